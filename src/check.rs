@@ -1,0 +1,406 @@
+//! Checking: the rules of SPEC sections 2 to 5 over what `scan` found.
+//!
+//! Every rule is a function from a scanned scope to diagnostics; none of them stops at the
+//! first problem. This module decides what is an error or a warning and says so in words;
+//! how a diagnostic is shown belongs to `diagnostic`, and it never looks at the AST.
+
+use std::collections::HashMap;
+
+use ruff_text_size::{Ranged, TextRange};
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::scan::{
+    CaseKey, CaseValue, FrameKind, Marker, MarkerId, MarkerKind, Module, Scope, ScopeKind, SwitchId,
+};
+use crate::source::Source;
+
+/// All diagnostics for a scanned module, in source order.
+pub fn check(module: &Module, source: &Source) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for scope in &module.scopes {
+        if scope.rewritten {
+            rewritten_scope(module, scope, source, &mut diagnostics);
+        } else if let Some(first) = scope.markers.first() {
+            diagnostics.push(not_rewritten(scope, first));
+        }
+    }
+    diagnostics.sort_by_key(|diagnostic| (diagnostic.range.start(), diagnostic.code.as_str()));
+    diagnostics
+}
+
+fn rewritten_scope(module: &Module, scope: &Scope, source: &Source, out: &mut Vec<Diagnostic>) {
+    for misplaced in &scope.misplaced {
+        out.push(
+            Diagnostic::new(
+                Code::MarkerInExpression,
+                misplaced.range,
+                format!("`{}` marker used inside an expression", misplaced.name),
+            )
+            .label("not a statement of its own")
+            .help(
+                "markers are whole statements: `goto .name`, `goto *(expr)`, `label .name`, \
+                 `case[value]`, and `switch` only as `while switch *expr:`",
+            ),
+        );
+    }
+    for binding in &scope.bindings {
+        out.push(
+            Diagnostic::new(
+                Code::MarkerNameBound,
+                binding.range,
+                format!(
+                    "`{}` is bound as a local name in a rewritten scope",
+                    binding.name
+                ),
+            )
+            .label("bound here")
+            .help(format!(
+                "gotopy gives `{}` its meaning in {}; rename the variable",
+                binding.name,
+                scope.describe()
+            )),
+        );
+    }
+    let has_computed_goto = scope
+        .markers
+        .iter()
+        .any(|marker| matches!(marker.kind, MarkerKind::ComputedGoto { .. }));
+    for (index, marker) in scope.markers.iter().enumerate() {
+        match &marker.kind {
+            MarkerKind::Goto { name, name_range } => match scope.labels.get(name) {
+                Some(entry) => {
+                    let label = scope.marker(entry.definition);
+                    out.extend(jump(scope, marker, label, name));
+                }
+                None => out.push(unknown_label(module, scope, name, *name_range)),
+            },
+            MarkerKind::Malformed { message, help } => out.push(
+                Diagnostic::new(Code::MalformedMarker, marker.range, message.as_str()).help(*help),
+            ),
+            MarkerKind::Case { switch: None, .. } => out.push(
+                Diagnostic::new(
+                    Code::CaseOutsideSwitch,
+                    marker.range,
+                    "`case` outside a `while switch` body",
+                )
+                .help(
+                    "`case[value]` marks an entry point of the enclosing `while switch *subject:`",
+                ),
+            ),
+            MarkerKind::Case {
+                switch: Some(switch),
+                ..
+            } => out.extend(case_entry(scope, MarkerId(index), *switch)),
+            MarkerKind::Switch(switch) => switch_rules(scope, *switch, source, out),
+            MarkerKind::Label { .. } | MarkerKind::ComputedGoto { .. } => {}
+        }
+    }
+    for entry in scope.labels.iter() {
+        let first = label_name_range(scope.marker(entry.definition));
+        for &again in &entry.redefinitions {
+            out.push(
+                Diagnostic::new(
+                    Code::DuplicateLabel,
+                    label_name_range(scope.marker(again)),
+                    format!("duplicate label `.{}`", entry.name),
+                )
+                .label("defined again here")
+                .related(first, format!("`.{}` is first defined here", entry.name))
+                .help("label names must be unique within a function"),
+            );
+        }
+        if entry.gotos.is_empty() && !has_computed_goto {
+            out.push(
+                Diagnostic::new(
+                    Code::UnusedLabel,
+                    first,
+                    format!("label `.{}` is never used", entry.name),
+                )
+                .label("no goto names this label"),
+            );
+        }
+    }
+}
+
+fn label_name_range(marker: &Marker) -> TextRange {
+    match &marker.kind {
+        MarkerKind::Label { name_range, .. } | MarkerKind::Goto { name_range, .. } => *name_range,
+        _ => marker.range,
+    }
+}
+
+/// The frame rules of SPEC section 4 for a jump from `from` to `to`.
+fn jump(scope: &Scope, from: &Marker, to: &Marker, name: &str) -> Option<Diagnostic> {
+    let source_path = scope.frame_path(from.frame);
+    let target_path = scope.frame_path(to.frame);
+    let common = source_path
+        .iter()
+        .zip(&target_path)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let entered = target_path[common..]
+        .iter()
+        .map(|&id| scope.frame(id))
+        .find(|frame| frame.kind.is_frame());
+    if let Some(frame) = entered {
+        return Some(
+            Diagnostic::new(
+                Code::JumpIntoFrame,
+                from.range,
+                format!(
+                    "`goto .{name}` jumps into a {} from outside it",
+                    frame.kind.describe()
+                ),
+            )
+            .label(format!("enters the {}", frame.kind.describe()))
+            .related(
+                frame.header,
+                format!("the {} starts here", frame.kind.describe()),
+            )
+            .related(
+                label_name_range(to),
+                format!("`.{name}` is defined inside it"),
+            )
+            .help(entering_help(frame.kind)),
+        );
+    }
+    let finally = source_path[common..]
+        .iter()
+        .rev()
+        .map(|&id| scope.frame(id))
+        .find(|frame| frame.kind == FrameKind::Finally)?;
+    Some(
+        Diagnostic::new(
+            Code::GotoOutOfFinally,
+            from.range,
+            format!("`goto .{name}` leaves a `finally` body"),
+        )
+        .label("leaves the `finally` body")
+        .related(finally.header, "the `finally` body starts here")
+        .related(
+            label_name_range(to),
+            format!("`.{name}` is defined outside it"),
+        )
+        .help(
+            "leaving a `finally` body would discard an exception in flight (see PEP 765); \
+             jump to a label inside it, or after the whole `try` statement from its `try` body",
+        ),
+    )
+}
+
+fn entering_help(kind: FrameKind) -> &'static str {
+    match kind {
+        FrameKind::For { .. } => {
+            "a `for` body needs its iterator, which only the `for` statement creates; \
+             jump to the `for` statement instead"
+        }
+        FrameKind::With { .. } => {
+            "a `with` body needs its context manager, which only the `with` statement enters; \
+             jump to the `with` statement instead"
+        }
+        FrameKind::Except { .. } => {
+            "an `except` handler runs only while its exception is handled; \
+             jumping in would skip the `except` clause"
+        }
+        _ => {
+            "a `finally` body runs only as the `try` statement unwinds; \
+              jumping in would skip that unwinding"
+        }
+    }
+}
+
+fn unknown_label(module: &Module, scope: &Scope, name: &str, range: TextRange) -> Diagnostic {
+    let diagnostic = Diagnostic::new(
+        Code::UnknownLabel,
+        range,
+        format!("unknown label `.{name}`"),
+    );
+    let elsewhere = module
+        .scopes
+        .iter()
+        .filter(|other| !std::ptr::eq(*other, scope))
+        .find_map(|other| Some((other, other.labels.get(name)?)));
+    match elsewhere {
+        Some((other, entry)) => diagnostic
+            .label(format!("no label `.{name}` in {}", scope.describe()))
+            .related(
+                label_name_range(other.marker(entry.definition)),
+                format!("`.{name}` is defined in {}", other.describe()),
+            )
+            .help(format!(
+                "a goto reaches only labels of its own {}: it cannot leave or enter a {}",
+                scope_noun(scope.kind),
+                scope_noun(other.kind)
+            )),
+        None => diagnostic.label(format!("no label `.{name}` in {}", scope.describe())),
+    }
+}
+
+fn scope_noun(kind: ScopeKind) -> &'static str {
+    match kind {
+        ScopeKind::Module => "module body",
+        ScopeKind::Class => "class body",
+        ScopeKind::Function => "function",
+    }
+}
+
+/// A `case` marker is an entry point of its switch: reaching it must enter no frame.
+fn case_entry(scope: &Scope, case: MarkerId, switch: SwitchId) -> Option<Diagnostic> {
+    let case = scope.marker(case);
+    let path = scope.frame_path(case.frame);
+    let body = path
+        .iter()
+        .position(|&id| scope.frame(id).kind == FrameKind::SwitchBody(switch))?;
+    let frame = path[body + 1..]
+        .iter()
+        .map(|&id| scope.frame(id))
+        .find(|frame| frame.kind.is_frame())?;
+    Some(
+        Diagnostic::new(
+            Code::JumpIntoFrame,
+            case.range,
+            format!(
+                "`case` inside a {} cannot be reached by its switch",
+                frame.kind.describe()
+            ),
+        )
+        .label(format!(
+            "the switch would jump into the {}",
+            frame.kind.describe()
+        ))
+        .related(
+            frame.header,
+            format!("the {} starts here", frame.kind.describe()),
+        )
+        .related(scope.switch(switch).header, "the switch")
+        .help(entering_help(frame.kind)),
+    )
+}
+
+fn switch_rules(scope: &Scope, id: SwitchId, source: &Source, out: &mut Vec<Diagnostic>) {
+    let switch = scope.switch(id);
+    for &range in &switch.continues {
+        out.push(
+            Diagnostic::new(Code::ContinueInSwitch, range, "`continue` in a switch body")
+                .label("a switch is not a loop")
+                .related(switch.header, "the switch")
+                .help("use `break` to leave the switch, or `goto` to jump back to a label"),
+        );
+    }
+    if let Some(range) = switch.else_keyword {
+        out.push(
+            Diagnostic::new(Code::ElseOnSwitch, range, "`else:` clause on a switch")
+                .related(switch.header, "the switch")
+                .help("the code after the `while switch` statement is the default case; move the `else:` body there"),
+        );
+    }
+    let values = scope.markers.iter().flat_map(|marker| match &marker.kind {
+        MarkerKind::Case {
+            switch: Some(owner),
+            values,
+        } if *owner == id => values.as_slice(),
+        _ => &[],
+    });
+    case_values(values, source, out);
+}
+
+fn case_values<'a>(
+    values: impl Iterator<Item = &'a CaseValue>,
+    source: &Source,
+    out: &mut Vec<Diagnostic>,
+) {
+    let text = |value: &CaseValue| &source.text()[value.range.to_std_range()];
+    let mut first_kind: Option<&CaseValue> = None;
+    let mut seen: HashMap<&CaseKey, &CaseValue> = HashMap::new();
+    for value in values {
+        let Some(kind) = value.value.kind() else {
+            out.push(
+                Diagnostic::new(
+                    Code::InvalidCaseValue,
+                    value.range,
+                    format!("case value `{}` is not a literal constant", text(value)),
+                )
+                .help("case values are integer, `str` or `bytes` literals"),
+            );
+            continue;
+        };
+        let first = *first_kind.get_or_insert(value);
+        if let Some(first_kind) = first.value.kind()
+            && first_kind != kind
+        {
+            out.push(
+                Diagnostic::new(
+                    Code::MixedCaseKinds,
+                    value.range,
+                    format!("`{kind}` case value in a switch over `{first_kind}` values"),
+                )
+                .label(format!("{} here", with_article(kind)))
+                .related(
+                    first.range,
+                    format!("the first case value is {}", with_article(first_kind)),
+                )
+                .help(
+                    "all case values of one switch must be of one kind: integers, `str` or `bytes`",
+                ),
+            );
+            continue;
+        }
+        match seen.get(&value.value) {
+            Some(earlier) => out.push(
+                Diagnostic::new(
+                    Code::DuplicateCaseValue,
+                    value.range,
+                    format!("duplicate case value `{}`", text(value)),
+                )
+                .label("repeated here")
+                .related(
+                    earlier.range(),
+                    format!("`{}` is first used here", text(earlier)),
+                )
+                .help("each value may start only one case"),
+            ),
+            None => {
+                seen.insert(&value.value, value);
+            }
+        }
+    }
+}
+
+/// "an `int`", "a `str`", "a `bytes`".
+fn with_article(kind: &str) -> String {
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} `{kind}`")
+}
+
+impl Ranged for CaseValue {
+    fn range(&self) -> TextRange {
+        self.range
+    }
+}
+
+fn not_rewritten(scope: &Scope, first: &Marker) -> Diagnostic {
+    let help = match scope.kind {
+        ScopeKind::Function => format!(
+            "decorate `{}` with `@goto` to rewrite it",
+            scope.qualname.rsplit('.').next().unwrap_or(&scope.qualname)
+        ),
+        ScopeKind::Module | ScopeKind::Class => {
+            "module and class bodies are rewritten only with the all-scopes option (`--all-scopes`)"
+                .to_owned()
+        }
+    };
+    Diagnostic::new(
+        Code::MarkersNotRewritten,
+        first.range,
+        format!(
+            "markers in {} are ignored because it is not rewritten",
+            scope.describe()
+        ),
+    )
+    .label("runs as ordinary Python")
+    .help(help)
+}

@@ -1,0 +1,267 @@
+//! The command line: argument parsing, reading inputs, printing results, exit codes.
+//!
+//! This is the only place that touches the file system, standard streams or the process
+//! exit status; the library below it takes text and returns values.
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use gotopy::diagnostic::{JsonDiagnostic, render_text};
+use gotopy::{Diagnostic, Options, Source, check_source};
+
+/// Exit status when there is no error (warnings allowed).
+const SUCCESS: u8 = 0;
+/// Exit status when some input has an error.
+const FOUND_ERRORS: u8 = 1;
+/// Exit status for usage errors and unreadable input.
+const BAD_INPUT: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gotopy",
+    version,
+    about = "goto, label and switch for Python, by rewriting bytecode"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check Python files for goto, label and switch errors without running them.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Files and directories to check (directories recursively, `*.py`); `-` reads stdin.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Rewrite every scope that contains markers, module and class bodies included.
+    #[arg(long)]
+    all_scopes: bool,
+    /// How diagnostics are printed.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// When text output is coloured.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    /// rustc/ruff style diagnostics with source snippets.
+    Text,
+    /// One JSON array of diagnostics.
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Color {
+    /// Colour when standard output is a terminal and NO_COLOR is unset.
+    Auto,
+    Always,
+    Never,
+}
+
+/// Runs the command line and returns the process exit status.
+pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            // `--help` and `--version` land here too, with their own exit status.
+            let _ = error.print();
+            return ExitCode::from(if error.use_stderr() {
+                BAD_INPUT
+            } else {
+                SUCCESS
+            });
+        }
+    };
+    match cli.command {
+        Command::Check(args) => check(&args),
+    }
+}
+
+fn check(args: &CheckArgs) -> ExitCode {
+    let options = Options {
+        all_scopes: args.all_scopes,
+    };
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let (inputs, mut unreadable) = collect_inputs(&args.paths);
+    let mut checked = Vec::new();
+    for input in inputs {
+        match read_source(&input) {
+            Ok(source) => {
+                let diagnostics = check_source(&source, options);
+                checked.push((source, diagnostics));
+            }
+            Err(message) => unreadable.push(message),
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    let output = match args.format {
+        Format::Text => text_report(&checked, color),
+        Format::Json => json_report(&checked),
+    };
+    let _ = stdout.write_all(output.as_bytes());
+    let _ = stdout.flush();
+    for message in &unreadable {
+        eprintln!("gotopy: error: {message}");
+    }
+    let has_errors = checked
+        .iter()
+        .any(|(_, diagnostics)| diagnostics.iter().any(Diagnostic::is_error));
+    ExitCode::from(if !unreadable.is_empty() {
+        BAD_INPUT
+    } else if has_errors {
+        FOUND_ERRORS
+    } else {
+        SUCCESS
+    })
+}
+
+fn text_report(checked: &[(Source, Vec<Diagnostic>)], color: bool) -> String {
+    let mut out = String::new();
+    let (mut errors, mut warnings) = (0, 0);
+    for (source, diagnostics) in checked {
+        out.push_str(&render_text(diagnostics, source, color));
+        errors += diagnostics.iter().filter(|d| d.is_error()).count();
+        warnings += diagnostics.len() - diagnostics.iter().filter(|d| d.is_error()).count();
+    }
+    out.push_str(&format!(
+        "checked {}: {}, {}\n",
+        plural(checked.len(), "file"),
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    ));
+    out
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+fn json_report(checked: &[(Source, Vec<Diagnostic>)]) -> String {
+    let all: Vec<JsonDiagnostic> = checked
+        .iter()
+        .flat_map(|(source, diagnostics)| {
+            diagnostics
+                .iter()
+                .map(move |diagnostic| JsonDiagnostic::new(diagnostic, source))
+        })
+        .collect();
+    let mut json = serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".to_owned());
+    json.push('\n');
+    json
+}
+
+/// Where source text comes from.
+enum Input {
+    Stdin,
+    File(PathBuf),
+}
+
+/// Expands the command-line paths into inputs, in a stable order; paths that cannot be
+/// expanded come back as messages.
+fn collect_inputs(paths: &[PathBuf]) -> (Vec<Input>, Vec<String>) {
+    let mut inputs = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            inputs.push(Input::Stdin);
+        } else if path.is_dir() {
+            let before = inputs.len();
+            for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+                match entry {
+                    Ok(entry) if entry.file_type().is_file() && is_python(entry.path()) => {
+                        inputs.push(Input::File(entry.into_path()));
+                    }
+                    Ok(_) => {}
+                    Err(error) => problems.push(format!("{}: {}", shown(path), walk_error(&error))),
+                }
+            }
+            if inputs.len() == before {
+                problems.push(format!("{}: no Python files (`*.py`) found", shown(path)));
+            }
+        } else {
+            inputs.push(Input::File(path.clone()));
+        }
+    }
+    (inputs, problems)
+}
+
+fn walk_error(error: &walkdir::Error) -> String {
+    match (error.path(), error.io_error()) {
+        (Some(path), Some(io)) => format!("cannot read {}: {}", shown(path), io_reason(io)),
+        _ => error.to_string(),
+    }
+}
+
+fn is_python(path: &Path) -> bool {
+    path.extension().is_some_and(|extension| extension == "py")
+}
+
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
+
+fn read_source(input: &Input) -> Result<Source, String> {
+    let (path, bytes) = match input {
+        Input::Stdin => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|error| format!("<stdin>: cannot read: {}", io_reason(&error)))?;
+            ("<stdin>".to_owned(), bytes)
+        }
+        Input::File(path) => {
+            let bytes = std::fs::read(path)
+                .map_err(|error| format!("{}: cannot read: {}", shown(path), io_reason(&error)))?;
+            (shown(path), bytes)
+        }
+    };
+    // Python ignores a UTF-8 byte order mark at the start of a source file.
+    let bytes = bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&bytes)
+        .to_vec();
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Source::new(path, text)),
+        Err(error) => {
+            let at = error.utf8_error().valid_up_to();
+            Err(format!(
+                "{path}: not valid UTF-8: undecodable byte 0x{:02x} at offset {at}",
+                error.as_bytes()[at]
+            ))
+        }
+    }
+}
+
+/// An I/O error in words, without the OS error number.
+fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        std::io::ErrorKind::IsADirectory => "is a directory".to_owned(),
+        _ => {
+            let text = error.to_string();
+            match text.find(" (os error") {
+                Some(end) => text[..end].to_lowercase(),
+                None => text,
+            }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Diagnostics: what gotopy reports about a file, and how it is shown.
+//!
+//! A [`Diagnostic`] holds byte ranges into one [`Source`]; lines and columns are computed
+//! only when it is rendered, as text in the rustc/ruff style (through `annotate-snippets`)
+//! or as JSON. This module decides how a problem is shown, never whether it is one: the
+//! rules live in `check`.
+
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+use ruff_text_size::TextRange;
+use serde::Serialize;
+
+use crate::source::{Location, Source};
+
+/// Whether a diagnostic makes `check` fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+macro_rules! codes {
+    ($($variant:ident = $code:literal, $name:literal, $severity:ident;)*) => {
+        /// Every problem gotopy reports, named after the problem. The codes are stable:
+        /// a code is never reused for another meaning.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $($variant,)*
+        }
+
+        impl Code {
+            pub const ALL: &[Code] = &[$(Code::$variant,)*];
+
+            /// The stable code, such as `G001`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $code,)*
+                }
+            }
+
+            /// A kebab-case name, such as `duplicate-label`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $name,)*
+                }
+            }
+
+            pub fn severity(self) -> Severity {
+                match self {
+                    $(Code::$variant => Severity::$severity,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    SyntaxError = "G000", "syntax-error", Error;
+    DuplicateLabel = "G001", "duplicate-label", Error;
+    UnknownLabel = "G002", "unknown-label", Error;
+    JumpIntoFrame = "G003", "jump-into-frame", Error;
+    GotoOutOfFinally = "G004", "goto-out-of-finally", Error;
+    MarkerInExpression = "G005", "marker-in-expression", Error;
+    MalformedMarker = "G006", "malformed-marker", Error;
+    MarkerNameBound = "G007", "marker-name-bound", Error;
+    DuplicateCaseValue = "G008", "duplicate-case-value", Error;
+    MixedCaseKinds = "G009", "mixed-case-kinds", Error;
+    InvalidCaseValue = "G010", "invalid-case-value", Error;
+    ContinueInSwitch = "G011", "continue-in-switch", Error;
+    ElseOnSwitch = "G012", "else-on-switch", Error;
+    CaseOutsideSwitch = "G013", "case-outside-switch", Error;
+    UnusedLabel = "G101", "unused-label", Warning;
+    MarkersNotRewritten = "G102", "markers-not-rewritten", Warning;
+}
+
+impl Serialize for Code {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// A related place shown beside the primary one, such as the first definition of a label.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Related {
+    pub range: TextRange,
+    pub message: String,
+}
+
+/// One problem at one place in one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub code: Code,
+    /// One line, lowercase, names in backticks, no trailing period.
+    pub message: String,
+    pub range: TextRange,
+    /// Text under the caret of the primary place; empty for none.
+    pub label: String,
+    pub related: Vec<Related>,
+    /// Footnotes: how to fix it, or why it is a problem.
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(code: Code, range: TextRange, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            range,
+            label: String::new(),
+            related: Vec::new(),
+            help: None,
+        }
+    }
+
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    pub fn related(mut self, range: TextRange, message: impl Into<String>) -> Self {
+        self.related.push(Related {
+            range,
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn severity(&self) -> Severity {
+        self.code.severity()
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.severity() == Severity::Error
+    }
+}
+
+/// Renders diagnostics of one source in the rustc/ruff text style.
+pub fn render_text(diagnostics: &[Diagnostic], source: &Source, color: bool) -> String {
+    let renderer = if color {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
+    let mut out = String::new();
+    for diagnostic in diagnostics {
+        out.push_str(&renderer.render(&report(diagnostic, source)));
+        out.push_str("\n\n");
+    }
+    out
+}
+
+fn report<'a>(diagnostic: &'a Diagnostic, source: &'a Source) -> Vec<Group<'a>> {
+    let level = match diagnostic.severity() {
+        Severity::Error => Level::ERROR,
+        Severity::Warning => Level::WARNING,
+    };
+    let mut snippet = Snippet::source(source.text())
+        .line_start(1)
+        .path(source.path())
+        .annotation(
+            AnnotationKind::Primary
+                .span(span(diagnostic.range, source))
+                .label(non_empty(&diagnostic.label)),
+        );
+    for related in &diagnostic.related {
+        snippet = snippet.annotation(
+            AnnotationKind::Context
+                .span(span(related.range, source))
+                .label(related.message.as_str()),
+        );
+    }
+    let mut group = level
+        .primary_title(diagnostic.message.as_str())
+        .id(diagnostic.code.as_str())
+        .element(snippet);
+    if let Some(help) = &diagnostic.help {
+        group = group.element(Level::HELP.message(help.as_str()));
+    }
+    vec![group]
+}
+
+fn non_empty(text: &str) -> Option<&str> {
+    (!text.is_empty()).then_some(text)
+}
+
+/// A byte range annotate-snippets can show: clamped to the text and to character boundaries.
+fn span(range: TextRange, source: &Source) -> std::ops::Range<usize> {
+    let text = source.text();
+    let clamp = |offset: usize| {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        offset
+    };
+    clamp(range.start().to_usize())..clamp(range.end().to_usize())
+}
+
+/// The JSON form of a diagnostic, with positions resolved.
+#[derive(Debug, Serialize)]
+pub struct JsonDiagnostic<'a> {
+    pub code: Code,
+    pub name: &'static str,
+    pub severity: Severity,
+    pub message: &'a str,
+    pub path: &'a str,
+    #[serde(flatten)]
+    pub span: JsonSpan,
+    pub label: &'a str,
+    pub help: Option<&'a str>,
+    pub related: Vec<JsonRelated<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonSpan {
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonRelated<'a> {
+    pub message: &'a str,
+    pub path: &'a str,
+    #[serde(flatten)]
+    pub span: JsonSpan,
+}
+
+impl JsonSpan {
+    fn new(range: TextRange, source: &Source) -> Self {
+        let Location { line, column } = source.location(range.start());
+        let end = source.location(range.end());
+        Self {
+            line,
+            column,
+            end_line: end.line,
+            end_column: end.column,
+        }
+    }
+}
+
+impl<'a> JsonDiagnostic<'a> {
+    pub fn new(diagnostic: &'a Diagnostic, source: &'a Source) -> Self {
+        Self {
+            code: diagnostic.code,
+            name: diagnostic.code.name(),
+            severity: diagnostic.severity(),
+            message: &diagnostic.message,
+            path: source.path(),
+            span: JsonSpan::new(diagnostic.range, source),
+            label: &diagnostic.label,
+            help: diagnostic.help.as_deref(),
+            related: diagnostic
+                .related
+                .iter()
+                .map(|related| JsonRelated {
+                    message: &related.message,
+                    path: source.path(),
+                    span: JsonSpan::new(related.range, source),
+                })
+                .collect(),
+        }
+    }
+}

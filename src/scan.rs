@@ -1,0 +1,907 @@
+//! Scanning: the AST of one module to scopes, markers, frames and label tables.
+//!
+//! `scan` walks the AST once. It splits the module into scopes (module, class and function
+//! bodies), finds every marker of SPEC section 1 together with the frame path around it
+//! (SPEC section 4), records switches, marker shapes used as expressions and local
+//! bindings of the marker names, decides which scopes are rewritten (SPEC section 2) and
+//! builds one [`LabelTable`] per scope. It records facts only: whether a fact is an error is
+//! decided by `check`, because some rules depend on whether a scope turns out to be
+//! rewritten, which is known only once the whole scope has been seen.
+
+use std::collections::HashMap;
+
+use malachite_bigint::BigInt;
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustpython_compiler::ast::name::Name;
+use rustpython_compiler::ast::token::{TokenKind, Tokens};
+use rustpython_compiler::ast::visitor::{self, Visitor};
+use rustpython_compiler::ast::{
+    self as ast, ExceptHandler, Expr, ExprContext, ModModule, Operator, Pattern, Stmt, UnaryOp,
+};
+
+/// The names that make up gotopy's markers.
+pub const MARKER_NAMES: [&str; 4] = ["goto", "label", "switch", "case"];
+
+/// Decorators that ask for a function to be rewritten (SPEC section 2).
+pub const DECORATOR_NAMES: [&str; 3] = ["goto", "with_goto", "switch"];
+
+/// What the caller chose about which scopes are rewritten.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Rewrite every scope that contains markers, module and class bodies included.
+    pub all_scopes: bool,
+}
+
+macro_rules! id_type {
+    ($($name:ident),*) => {$(
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub usize);
+    )*};
+}
+id_type!(ScopeId, FrameId, MarkerId, SwitchId);
+
+/// Everything `scan` found in one module. Scope 0 is the module body.
+#[derive(Debug)]
+pub struct Module {
+    pub scopes: Vec<Scope>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeKind {
+    Module,
+    Class,
+    Function,
+}
+
+/// One code object's worth of source: a module, class or function body.
+#[derive(Debug)]
+pub struct Scope {
+    pub kind: ScopeKind,
+    /// `__qualname__`-style: `f`, `C.m`, `outer.<locals>.inner`; `<module>` for the module.
+    pub qualname: String,
+    /// The name in the `def` or `class` header; empty at offset 0 for the module.
+    pub name_range: TextRange,
+    pub parent: Option<ScopeId>,
+    /// Decorated with `goto`, `with_goto` or `switch`.
+    pub decorated: bool,
+    /// Whether gotopy rewrites this scope's code object.
+    pub rewritten: bool,
+    pub frames: Vec<Frame>,
+    pub markers: Vec<Marker>,
+    pub switches: Vec<Switch>,
+    pub labels: LabelTable,
+    /// Marker shapes used inside larger expressions, in source order.
+    pub misplaced: Vec<Misplaced>,
+    /// Local bindings of `goto`, `label`, `switch` or `case`, in source order.
+    pub bindings: Vec<Binding>,
+}
+
+/// A region of a scope's body that holds run-time state or unwinds, innermost last on a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub kind: FrameKind,
+    /// The header that opens it (`for x in y`, `with a as b`, `except E as e`, `finally`).
+    pub header: TextRange,
+    pub parent: Option<FrameId>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A `for` body; `is_async` for `async for`.
+    For { is_async: bool },
+    /// The body of one context manager of a `with` statement.
+    With { is_async: bool },
+    /// An `except` handler body; `is_star` for `except*`.
+    Except { is_star: bool },
+    /// A `finally` body.
+    Finally,
+    /// The `try` body, handlers and `else` of a `try` statement that has a `finally`: not a
+    /// frame in the SPEC's sense (it may be entered) but leaving it runs the finally body.
+    TryFinally,
+    /// The body of a `while switch` statement: not a frame, recorded so that the rewrite
+    /// knows which switch a marker is in.
+    SwitchBody(SwitchId),
+}
+
+impl FrameKind {
+    /// Frames in the SPEC's sense: a goto may leave them but never enter them.
+    pub fn is_frame(self) -> bool {
+        !matches!(self, FrameKind::TryFinally | FrameKind::SwitchBody(_))
+    }
+
+    /// How diagnostics name it: "`for` body", "`except` handler", ...
+    pub fn describe(self) -> &'static str {
+        match self {
+            FrameKind::For { is_async: false } => "`for` body",
+            FrameKind::For { is_async: true } => "`async for` body",
+            FrameKind::With { is_async: false } => "`with` body",
+            FrameKind::With { is_async: true } => "`async with` body",
+            FrameKind::Except { is_star: false } => "`except` handler",
+            FrameKind::Except { is_star: true } => "`except*` handler",
+            FrameKind::Finally => "`finally` body",
+            FrameKind::TryFinally => "`try` body",
+            FrameKind::SwitchBody(_) => "`while switch` body",
+        }
+    }
+}
+
+/// A marker statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marker {
+    pub kind: MarkerKind,
+    /// The whole statement.
+    pub range: TextRange,
+    /// The innermost frame around it, if any.
+    pub frame: Option<FrameId>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MarkerKind {
+    /// `label .name`
+    Label { name: Name, name_range: TextRange },
+    /// `goto .name`
+    Goto { name: Name, name_range: TextRange },
+    /// `goto *expr`
+    ComputedGoto { target: TextRange },
+    /// The header of `while switch *expr:`
+    Switch(SwitchId),
+    /// `case[v, ...]`, in the switch whose body holds it (none outside any switch).
+    Case {
+        switch: Option<SwitchId>,
+        values: Vec<CaseValue>,
+    },
+    /// A statement that is meant as a marker but has no valid shape.
+    Malformed { message: String, help: &'static str },
+}
+
+/// A `while switch *subject:` statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// `while switch *subject`
+    pub header: TextRange,
+    pub subject: TextRange,
+    /// The frame around the whole statement.
+    pub frame: Option<FrameId>,
+    /// `continue` statements that would continue the switch itself.
+    pub continues: Vec<TextRange>,
+    /// The `else` keyword of an `else:` clause.
+    pub else_keyword: Option<TextRange>,
+}
+
+/// One value of a `case[...]` marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseValue {
+    pub range: TextRange,
+    pub value: CaseKey,
+}
+
+/// A case value as Python compares it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CaseKey {
+    Int(BigInt),
+    Str(String),
+    Bytes(Vec<u8>),
+    /// Anything but an integer, `str` or `bytes` literal.
+    Invalid,
+}
+
+impl CaseKey {
+    /// The kind as diagnostics name it; `None` for an invalid value.
+    pub fn kind(&self) -> Option<&'static str> {
+        match self {
+            CaseKey::Int(_) => Some("int"),
+            CaseKey::Str(_) => Some("str"),
+            CaseKey::Bytes(_) => Some("bytes"),
+            CaseKey::Invalid => None,
+        }
+    }
+}
+
+/// A marker shape (`goto .x`, `label .x`, `goto *x`, `switch *x`, `case[x]`) used inside a
+/// larger expression instead of as a statement of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Misplaced {
+    pub range: TextRange,
+    pub name: &'static str,
+}
+
+/// A local binding of one of [`MARKER_NAMES`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    pub name: &'static str,
+    pub range: TextRange,
+}
+
+/// Every label of one scope, with its definition and every goto that names it.
+#[derive(Debug, Default)]
+pub struct LabelTable {
+    entries: Vec<LabelEntry>,
+    by_name: HashMap<Name, usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelEntry {
+    pub name: Name,
+    /// The first `label .name` of the scope.
+    pub definition: MarkerId,
+    /// Later `label .name` statements of the same name: each one is an error.
+    pub redefinitions: Vec<MarkerId>,
+    /// Every `goto .name` of the scope, in source order.
+    pub gotos: Vec<MarkerId>,
+}
+
+impl LabelTable {
+    fn build(markers: &[Marker]) -> Self {
+        let mut table = LabelTable::default();
+        for (index, marker) in markers.iter().enumerate() {
+            if let MarkerKind::Label { name, .. } = &marker.kind {
+                match table.by_name.get(name) {
+                    Some(&entry) => table.entries[entry].redefinitions.push(MarkerId(index)),
+                    None => {
+                        table.by_name.insert(name.clone(), table.entries.len());
+                        table.entries.push(LabelEntry {
+                            name: name.clone(),
+                            definition: MarkerId(index),
+                            redefinitions: Vec::new(),
+                            gotos: Vec::new(),
+                        });
+                    }
+                }
+            }
+        }
+        for (index, marker) in markers.iter().enumerate() {
+            if let MarkerKind::Goto { name, .. } = &marker.kind
+                && let Some(&entry) = table.by_name.get(name)
+            {
+                table.entries[entry].gotos.push(MarkerId(index));
+            }
+        }
+        table
+    }
+
+    pub fn get(&self, name: &str) -> Option<&LabelEntry> {
+        self.by_name.get(name).map(|&entry| &self.entries[entry])
+    }
+
+    /// Labels in the order of their first definition.
+    pub fn iter(&self) -> impl Iterator<Item = &LabelEntry> {
+        self.entries.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl Scope {
+    pub fn marker(&self, id: MarkerId) -> &Marker {
+        &self.markers[id.0]
+    }
+
+    pub fn frame(&self, id: FrameId) -> &Frame {
+        &self.frames[id.0]
+    }
+
+    pub fn switch(&self, id: SwitchId) -> &Switch {
+        &self.switches[id.0]
+    }
+
+    /// The frames around a place, outermost first.
+    pub fn frame_path(&self, innermost: Option<FrameId>) -> Vec<FrameId> {
+        let mut path = Vec::new();
+        let mut next = innermost;
+        while let Some(id) = next {
+            path.push(id);
+            next = self.frame(id).parent;
+        }
+        path.reverse();
+        path
+    }
+
+    /// How diagnostics name the scope: "function `f`", "class `C`", "the module".
+    pub fn describe(&self) -> String {
+        match self.kind {
+            ScopeKind::Module => "the module body".to_owned(),
+            ScopeKind::Class => format!("class `{}`", self.qualname),
+            ScopeKind::Function => format!("function `{}`", self.qualname),
+        }
+    }
+}
+
+/// Scans a parsed module.
+pub fn scan(module: &ModModule, tokens: &Tokens, options: Options) -> Module {
+    let mut scanner = Scanner {
+        tokens,
+        options,
+        scopes: Vec::new(),
+        state: ScopeState::default(),
+        nested_expression_scopes: 0,
+    };
+    let id = scanner.open_scope(
+        ScopeKind::Module,
+        "<module>".to_owned(),
+        TextRange::empty(TextSize::new(0)),
+        None,
+        false,
+    );
+    scanner.scope_body(id, &module.body);
+    Module {
+        scopes: scanner.scopes,
+    }
+}
+
+/// What a loop statement means to `continue`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loop {
+    Plain,
+    Switch(SwitchId),
+}
+
+/// Walking state that belongs to the scope being scanned.
+#[derive(Debug, Default)]
+struct ScopeState {
+    scope: usize,
+    frame: Option<FrameId>,
+    loops: Vec<Loop>,
+    switch: Option<SwitchId>,
+    /// Names declared `global` or `nonlocal`: binding them is not a local binding.
+    declared: Vec<Name>,
+}
+
+struct Scanner<'a> {
+    tokens: &'a Tokens,
+    options: Options,
+    scopes: Vec<Scope>,
+    state: ScopeState,
+    /// Depth inside lambdas and comprehensions, whose bindings are not the scope's own.
+    nested_expression_scopes: u32,
+}
+
+impl<'a> Scanner<'a> {
+    fn scope(&mut self) -> &mut Scope {
+        &mut self.scopes[self.state.scope]
+    }
+
+    fn open_scope(
+        &mut self,
+        kind: ScopeKind,
+        qualname: String,
+        name_range: TextRange,
+        parent: Option<ScopeId>,
+        decorated: bool,
+    ) -> ScopeId {
+        self.scopes.push(Scope {
+            kind,
+            qualname,
+            name_range,
+            parent,
+            decorated,
+            rewritten: false,
+            frames: Vec::new(),
+            markers: Vec::new(),
+            switches: Vec::new(),
+            labels: LabelTable::default(),
+            misplaced: Vec::new(),
+            bindings: Vec::new(),
+        });
+        ScopeId(self.scopes.len() - 1)
+    }
+
+    /// Scans the body of a scope, with fresh walking state, then settles what the scope is.
+    fn scope_body(&mut self, id: ScopeId, body: &'a [Stmt]) {
+        let outer = std::mem::replace(
+            &mut self.state,
+            ScopeState {
+                scope: id.0,
+                ..ScopeState::default()
+            },
+        );
+        let outer_nesting = std::mem::replace(&mut self.nested_expression_scopes, 0);
+        self.body(body);
+        let declared = std::mem::take(&mut self.state.declared);
+        let all_scopes = self.options.all_scopes;
+        let scope = self.scope();
+        scope
+            .bindings
+            .retain(|binding| !declared.iter().any(|name| name == binding.name));
+        scope.rewritten = scope.decorated || (all_scopes && !scope.markers.is_empty());
+        scope.labels = LabelTable::build(&scope.markers);
+        self.state = outer;
+        self.nested_expression_scopes = outer_nesting;
+    }
+
+    fn child_qualname(&self, name: &str) -> String {
+        let parent = &self.scopes[self.state.scope];
+        match parent.kind {
+            ScopeKind::Module => name.to_owned(),
+            ScopeKind::Class => format!("{}.{name}", parent.qualname),
+            ScopeKind::Function => format!("{}.<locals>.{name}", parent.qualname),
+        }
+    }
+
+    fn push_frame(&mut self, kind: FrameKind, header: TextRange) -> Option<FrameId> {
+        let parent = self.state.frame;
+        let scope = self.scope();
+        scope.frames.push(Frame {
+            kind,
+            header,
+            parent,
+        });
+        let id = FrameId(scope.frames.len() - 1);
+        std::mem::replace(&mut self.state.frame, Some(id))
+    }
+
+    /// Scans `body` inside a new frame.
+    fn framed(&mut self, kind: FrameKind, header: TextRange, body: &'a [Stmt]) {
+        let outer = self.push_frame(kind, header);
+        self.body(body);
+        self.state.frame = outer;
+    }
+
+    fn push_marker(&mut self, kind: MarkerKind, range: TextRange) -> MarkerId {
+        let frame = self.state.frame;
+        let scope = self.scope();
+        scope.markers.push(Marker { kind, range, frame });
+        MarkerId(scope.markers.len() - 1)
+    }
+
+    fn bind(&mut self, name: &str, range: TextRange) {
+        if let Some(name) = marker_name(name) {
+            self.scope().bindings.push(Binding { name, range });
+        }
+    }
+
+    fn body(&mut self, body: &'a [Stmt]) {
+        for stmt in body {
+            self.stmt(stmt);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(def) => self.function(def),
+            Stmt::ClassDef(class) => self.class(class),
+            Stmt::Expr(expr) => self.expression_statement(expr),
+            Stmt::While(stmt) => match switch_subject(&stmt.test) {
+                Some(subject) => self.switch(stmt, subject),
+                None => {
+                    self.visit_expr(&stmt.test);
+                    self.looped(Loop::Plain, |this| this.body(&stmt.body));
+                    self.body(&stmt.orelse);
+                }
+            },
+            Stmt::For(stmt) => {
+                self.visit_expr(&stmt.target);
+                self.visit_expr(&stmt.iter);
+                let header = TextRange::new(stmt.start(), stmt.iter.end());
+                let kind = FrameKind::For {
+                    is_async: stmt.is_async,
+                };
+                self.looped(Loop::Plain, |this| this.framed(kind, header, &stmt.body));
+                self.body(&stmt.orelse);
+            }
+            Stmt::With(stmt) => self.with(stmt),
+            Stmt::Try(stmt) => self.try_statement(stmt),
+            Stmt::If(stmt) => {
+                self.visit_expr(&stmt.test);
+                self.body(&stmt.body);
+                for clause in &stmt.elif_else_clauses {
+                    if let Some(test) = &clause.test {
+                        self.visit_expr(test);
+                    }
+                    self.body(&clause.body);
+                }
+            }
+            Stmt::Match(stmt) => {
+                self.visit_expr(&stmt.subject);
+                for case in &stmt.cases {
+                    self.pattern(&case.pattern);
+                    if let Some(guard) = &case.guard {
+                        self.visit_expr(guard);
+                    }
+                    self.body(&case.body);
+                }
+            }
+            Stmt::Continue(stmt) => {
+                if let Some(&Loop::Switch(id)) = self.state.loops.last() {
+                    self.scope().switches[id.0].continues.push(stmt.range);
+                }
+            }
+            Stmt::Global(ast::StmtGlobal { names, .. })
+            | Stmt::Nonlocal(ast::StmtNonlocal { names, .. }) => {
+                let names = names.iter().map(|name| name.id.clone());
+                self.state.declared.extend(names);
+            }
+            // Imports are how the decorator gets into a module (`from goto import goto`), so
+            // they are not counted as local bindings of the marker names.
+            Stmt::Import(_) | Stmt::ImportFrom(_) => {}
+            // The remaining statements hold expressions only, no bodies.
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn looped(&mut self, kind: Loop, scan: impl FnOnce(&mut Self)) {
+        self.state.loops.push(kind);
+        scan(self);
+        self.state.loops.pop();
+    }
+
+    fn function(&mut self, def: &'a ast::StmtFunctionDef) {
+        for decorator in &def.decorator_list {
+            self.visit_expr(&decorator.expression);
+        }
+        // Defaults and annotations are evaluated in the enclosing scope.
+        for parameter in def.parameters.iter() {
+            if let Some(default) = parameter.default() {
+                self.visit_expr(default);
+            }
+            if let Some(annotation) = parameter.annotation() {
+                self.visit_expr(annotation);
+            }
+        }
+        if let Some(returns) = &def.returns {
+            self.visit_expr(returns);
+        }
+        self.bind(&def.name.id, def.name.range);
+        let decorated = def
+            .decorator_list
+            .iter()
+            .any(|decorator| is_goto_decorator(&decorator.expression));
+        let qualname = self.child_qualname(&def.name.id);
+        let parent = Some(ScopeId(self.state.scope));
+        let id = self.open_scope(
+            ScopeKind::Function,
+            qualname,
+            def.name.range,
+            parent,
+            decorated,
+        );
+        for parameter in def.parameters.iter() {
+            if let Some(name) = marker_name(parameter.name()) {
+                let range = parameter.name().range;
+                self.scopes[id.0].bindings.push(Binding { name, range });
+            }
+        }
+        self.scope_body(id, &def.body);
+    }
+
+    fn class(&mut self, class: &'a ast::StmtClassDef) {
+        for decorator in &class.decorator_list {
+            self.visit_expr(&decorator.expression);
+        }
+        if let Some(arguments) = &class.arguments {
+            self.visit_arguments(arguments);
+        }
+        self.bind(&class.name.id, class.name.range);
+        let qualname = self.child_qualname(&class.name.id);
+        let parent = Some(ScopeId(self.state.scope));
+        let id = self.open_scope(ScopeKind::Class, qualname, class.name.range, parent, false);
+        self.scope_body(id, &class.body);
+    }
+
+    fn expression_statement(&mut self, stmt: &'a ast::StmtExpr) {
+        let range = stmt.range;
+        let kind = match &*stmt.value {
+            Expr::Attribute(attribute) => match name_of(&attribute.value) {
+                Some("goto") => MarkerKind::Goto {
+                    name: attribute.attr.id.clone(),
+                    name_range: attribute.attr.range,
+                },
+                Some("label") => MarkerKind::Label {
+                    name: attribute.attr.id.clone(),
+                    name_range: attribute.attr.range,
+                },
+                _ => match chained_marker(&attribute.value) {
+                    Some(marker) => MarkerKind::Malformed {
+                        message: format!("`{marker}` takes a single name"),
+                        help: "write `goto .name` or `label .name` with one plain name",
+                    },
+                    None => return self.visit_expr(&stmt.value),
+                },
+            },
+            Expr::BinOp(binary) if binary.op == Operator::Mult => match name_of(&binary.left) {
+                Some("goto") => {
+                    self.visit_expr(&binary.right);
+                    MarkerKind::ComputedGoto {
+                        target: binary.right.range(),
+                    }
+                }
+                Some("label") => MarkerKind::Malformed {
+                    message: "a label name cannot be computed".to_owned(),
+                    help: "write `label .name`",
+                },
+                Some("switch") => MarkerKind::Malformed {
+                    message: "`switch *subject` is the test of a `while` statement".to_owned(),
+                    help: "write `while switch *subject:` and put the cases in its body",
+                },
+                _ => return self.visit_expr(&stmt.value),
+            },
+            Expr::Subscript(subscript) if name_of(&subscript.value) == Some("case") => {
+                MarkerKind::Case {
+                    switch: self.state.switch,
+                    values: case_values(&subscript.slice),
+                }
+            }
+            Expr::Name(name) if matches!(name.id.as_str(), "goto" | "label") => {
+                MarkerKind::Malformed {
+                    message: format!("`{}` needs a label name", name.id),
+                    help: "write `goto .name` or `label .name`",
+                }
+            }
+            _ => return self.visit_expr(&stmt.value),
+        };
+        self.push_marker(kind, range);
+    }
+
+    fn switch(&mut self, stmt: &'a ast::StmtWhile, subject: &'a Expr) {
+        self.visit_expr(subject);
+        let id = SwitchId(self.scope().switches.len());
+        let header = TextRange::new(stmt.start(), stmt.test.end());
+        let else_keyword = stmt.orelse.first().and_then(|first| {
+            let body_end = stmt.body.last().map_or(stmt.test.end(), Ranged::end);
+            self.keyword_between(TokenKind::Else, body_end, first.start())
+        });
+        let frame = self.state.frame;
+        self.scope().switches.push(Switch {
+            header,
+            subject: subject.range(),
+            frame,
+            continues: Vec::new(),
+            else_keyword,
+        });
+        self.push_marker(MarkerKind::Switch(id), header);
+        let outer_switch = self.state.switch.replace(id);
+        self.looped(Loop::Switch(id), |this| {
+            this.framed(FrameKind::SwitchBody(id), header, &stmt.body);
+        });
+        self.state.switch = outer_switch;
+        self.body(&stmt.orelse);
+    }
+
+    fn with(&mut self, stmt: &'a ast::StmtWith) {
+        let header_end = stmt.items.last().map_or(stmt.start(), Ranged::end);
+        let header = TextRange::new(stmt.start(), header_end);
+        let outer = self.state.frame;
+        for item in &stmt.items {
+            self.visit_expr(&item.context_expr);
+            if let Some(target) = &item.optional_vars {
+                self.visit_expr(target);
+            }
+            let kind = FrameKind::With {
+                is_async: stmt.is_async,
+            };
+            self.push_frame(kind, header);
+        }
+        self.body(&stmt.body);
+        self.state.frame = outer;
+    }
+
+    fn try_statement(&mut self, stmt: &'a ast::StmtTry) {
+        let has_finally = !stmt.finalbody.is_empty();
+        let outer = self.state.frame;
+        if has_finally {
+            let try_keyword = TextRange::at(stmt.start(), TextSize::new(3));
+            self.push_frame(FrameKind::TryFinally, try_keyword);
+        }
+        self.body(&stmt.body);
+        for handler in &stmt.handlers {
+            let ExceptHandler::ExceptHandler(handler) = handler;
+            if let Some(type_) = &handler.type_ {
+                self.visit_expr(type_);
+            }
+            let header_end = match (&handler.name, &handler.type_) {
+                (Some(name), _) => name.end(),
+                (None, Some(type_)) => type_.end(),
+                (None, None) => handler.start() + TextSize::new(6),
+            };
+            if let Some(name) = &handler.name {
+                self.bind(&name.id, name.range);
+            }
+            let kind = FrameKind::Except {
+                is_star: stmt.is_star,
+            };
+            let header = TextRange::new(handler.start(), header_end);
+            self.framed(kind, header, &handler.body);
+        }
+        self.body(&stmt.orelse);
+        self.state.frame = outer;
+        if let Some(first) = stmt.finalbody.first() {
+            let before = [
+                stmt.orelse.last().map(Ranged::end),
+                stmt.handlers.last().map(Ranged::end),
+                stmt.body.last().map(Ranged::end),
+            ];
+            let from = before.into_iter().flatten().next().unwrap_or(stmt.start());
+            let keyword = self
+                .keyword_between(TokenKind::Finally, from, first.start())
+                .unwrap_or(TextRange::empty(first.start()));
+            self.framed(FrameKind::Finally, keyword, &stmt.finalbody);
+        }
+    }
+
+    /// The first token of `kind` in `from..to`, for keywords the AST does not keep.
+    fn keyword_between(&self, kind: TokenKind, from: TextSize, to: TextSize) -> Option<TextRange> {
+        let start = self.tokens.partition_point(|token| token.start() < from);
+        self.tokens[start..]
+            .iter()
+            .take_while(|token| token.start() < to)
+            .find(|token| token.kind() == kind)
+            .map(Ranged::range)
+    }
+
+    fn pattern(&mut self, pattern: &'a Pattern) {
+        match pattern {
+            Pattern::MatchAs(ast::PatternMatchAs {
+                name: Some(name), ..
+            })
+            | Pattern::MatchStar(ast::PatternMatchStar {
+                name: Some(name), ..
+            }) => self.bind(&name.id, name.range),
+            Pattern::MatchMapping(ast::PatternMatchMapping {
+                rest: Some(name), ..
+            }) => self.bind(&name.id, name.range),
+            _ => {}
+        }
+        visitor::walk_pattern(self, pattern);
+    }
+}
+
+impl<'a> Visitor<'a> for Scanner<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        self.stmt(stmt);
+    }
+
+    fn visit_pattern(&mut self, pattern: &'a Pattern) {
+        self.pattern(pattern);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Some(name) = marker_shape(expr) {
+            self.scope().misplaced.push(Misplaced {
+                range: expr.range(),
+                name,
+            });
+        }
+        match expr {
+            Expr::Name(name) if matches!(name.ctx, ExprContext::Store | ExprContext::Del) => {
+                if self.nested_expression_scopes == 0 {
+                    self.bind(&name.id, name.range);
+                }
+            }
+            // An assignment expression binds in the enclosing function even from inside a
+            // comprehension.
+            Expr::Named(named) => {
+                if let Expr::Name(name) = &*named.target {
+                    self.bind(&name.id, name.range);
+                }
+                self.visit_expr(&named.value);
+            }
+            Expr::Lambda(_)
+            | Expr::ListComp(_)
+            | Expr::SetComp(_)
+            | Expr::DictComp(_)
+            | Expr::Generator(_) => {
+                self.nested_expression_scopes += 1;
+                visitor::walk_expr(self, expr);
+                self.nested_expression_scopes -= 1;
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+fn name_of(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Name(name) => Some(name.id.as_str()),
+        _ => None,
+    }
+}
+
+fn marker_name(name: &str) -> Option<&'static str> {
+    MARKER_NAMES.into_iter().find(|marker| *marker == name)
+}
+
+/// `goto`/`label` at the root of an attribute chain such as `goto .a .b`.
+fn chained_marker(expr: &Expr) -> Option<&'static str> {
+    match expr {
+        Expr::Attribute(attribute) => chained_marker(&attribute.value),
+        Expr::Name(name) => ["goto", "label"]
+            .into_iter()
+            .find(|marker| *marker == name.id.as_str()),
+        _ => None,
+    }
+}
+
+/// Which marker an expression is shaped like, if any.
+fn marker_shape(expr: &Expr) -> Option<&'static str> {
+    let (base, name) = match expr {
+        Expr::Attribute(attribute) => (&*attribute.value, ["goto", "label"].as_slice()),
+        Expr::BinOp(binary) if binary.op == Operator::Mult => {
+            (&*binary.left, ["goto", "switch"].as_slice())
+        }
+        Expr::Subscript(subscript) => (&*subscript.value, ["case"].as_slice()),
+        _ => return None,
+    };
+    let base = name_of(base)?;
+    marker_name(base).filter(|marker| name.contains(marker))
+}
+
+/// The subject of `while switch *subject:`.
+fn switch_subject(test: &Expr) -> Option<&Expr> {
+    match test {
+        Expr::BinOp(binary)
+            if binary.op == Operator::Mult && name_of(&binary.left) == Some("switch") =>
+        {
+            Some(&binary.right)
+        }
+        _ => None,
+    }
+}
+
+fn is_goto_decorator(expr: &Expr) -> bool {
+    let name = match expr {
+        Expr::Name(name) => name.id.as_str(),
+        Expr::Attribute(attribute) => attribute.attr.id.as_str(),
+        _ => return false,
+    };
+    DECORATOR_NAMES.contains(&name)
+}
+
+fn case_values(slice: &Expr) -> Vec<CaseValue> {
+    match slice {
+        Expr::Tuple(tuple) if !tuple.elts.is_empty() => tuple.elts.iter().map(case_value).collect(),
+        _ => vec![case_value(slice)],
+    }
+}
+
+fn case_value(expr: &Expr) -> CaseValue {
+    let value = match expr {
+        Expr::NumberLiteral(_) => int_of(expr),
+        Expr::UnaryOp(unary) => match (unary.op, int_of(&unary.operand)) {
+            (UnaryOp::USub, CaseKey::Int(value)) => CaseKey::Int(-value),
+            (UnaryOp::UAdd, value @ CaseKey::Int(_)) => value,
+            _ => CaseKey::Invalid,
+        },
+        Expr::StringLiteral(string) => CaseKey::Str(string.value.to_str().to_owned()),
+        Expr::BytesLiteral(bytes) => CaseKey::Bytes(bytes.value.bytes().collect()),
+        _ => CaseKey::Invalid,
+    };
+    CaseValue {
+        range: expr.range(),
+        value,
+    }
+}
+
+fn int_of(expr: &Expr) -> CaseKey {
+    match expr {
+        Expr::NumberLiteral(number) => int_value(&number.value),
+        _ => CaseKey::Invalid,
+    }
+}
+
+fn int_value(number: &ast::Number) -> CaseKey {
+    let ast::Number::Int(int) = number else {
+        return CaseKey::Invalid;
+    };
+    match int.as_u64() {
+        Some(small) => CaseKey::Int(BigInt::from(small)),
+        None => parse_big_int(&int.to_string()).map_or(CaseKey::Invalid, CaseKey::Int),
+    }
+}
+
+/// A big integer literal as written in source: `123_456...`, `0x...`, `0o...` or `0b...`.
+fn parse_big_int(token: &str) -> Option<BigInt> {
+    let digits: String = token.chars().filter(|&c| c != '_').collect();
+    let lower = digits.to_ascii_lowercase();
+    let (radix, digits) = match lower.get(..2) {
+        Some("0x") => (16, &lower[2..]),
+        Some("0o") => (8, &lower[2..]),
+        Some("0b") => (2, &lower[2..]),
+        _ => (10, lower.as_str()),
+    };
+    BigInt::parse_bytes(digits.as_bytes(), radix)
+}
