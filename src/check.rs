@@ -148,8 +148,8 @@ fn jump(scope: &Scope, from: &Marker, to: &Marker, name: &str) -> Option<Diagnos
                 Code::JumpIntoFrame,
                 from.range,
                 format!(
-                    "`goto .{name}` jumps into a {} from outside it",
-                    frame.kind.describe()
+                    "`goto .{name}` jumps into {} from outside it",
+                    a(frame.kind.describe())
                 ),
             )
             .label(format!("enters the {}", frame.kind.describe()))
@@ -232,7 +232,24 @@ fn unknown_label(module: &Module, scope: &Scope, name: &str, range: TextRange) -
                 scope_noun(scope.kind),
                 scope_noun(other.kind)
             )),
-        None => diagnostic.label(format!("no label `.{name}` in {}", scope.describe())),
+        None => {
+            let diagnostic =
+                diagnostic.label(format!("no label `.{name}` in {}", scope.describe()));
+            let known: Vec<String> = scope
+                .labels
+                .iter()
+                .map(|entry| format!("`.{}`", entry.name))
+                .collect();
+            if known.is_empty() {
+                diagnostic.help(format!("{} defines no labels", scope.describe()))
+            } else {
+                diagnostic.help(format!(
+                    "labels in {}: {}",
+                    scope.describe(),
+                    known.join(", ")
+                ))
+            }
+        }
     }
 }
 
@@ -260,8 +277,8 @@ fn case_entry(scope: &Scope, case: MarkerId, switch: SwitchId) -> Option<Diagnos
             Code::JumpIntoFrame,
             case.range,
             format!(
-                "`case` inside a {} cannot be reached by its switch",
-                frame.kind.describe()
+                "`case` inside {} cannot be reached by its switch",
+                a(frame.kind.describe())
             ),
         )
         .label(format!(
@@ -334,10 +351,10 @@ fn case_values<'a>(
                     value.range,
                     format!("`{kind}` case value in a switch over `{first_kind}` values"),
                 )
-                .label(format!("{} here", with_article(kind)))
+                .label(format!("{} here", a(&format!("`{kind}`"))))
                 .related(
                     first.range,
-                    format!("the first case value is {}", with_article(first_kind)),
+                    format!("the first case value is {}", a(&format!("`{first_kind}`"))),
                 )
                 .help(
                     "all case values of one switch must be of one kind: integers, `str` or `bytes`",
@@ -366,14 +383,15 @@ fn case_values<'a>(
     }
 }
 
-/// "an `int`", "a `str`", "a `bytes`".
-fn with_article(kind: &str) -> String {
-    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+/// `text` with "a" or "an" before it: "an `int`", "a `for` body", "an `except` handler".
+fn a(text: &str) -> String {
+    let first = text.chars().find(char::is_ascii_alphabetic);
+    let article = if first.is_some_and(|c| "aeiou".contains(c)) {
         "an"
     } else {
         "a"
     };
-    format!("{article} `{kind}`")
+    format!("{article} {text}")
 }
 
 impl Ranged for CaseValue {

@@ -242,8 +242,19 @@ fn read_source(input: &Input) -> Result<Source, String> {
         Ok(text) => Ok(Source::new(path, text)),
         Err(error) => {
             let at = error.utf8_error().valid_up_to();
+            let before = &error.as_bytes()[..at];
+            let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
+            let line_start = before
+                .iter()
+                .rposition(|&byte| byte == b'\n')
+                .map_or(0, |i| i + 1);
+            let column = String::from_utf8_lossy(&before[line_start..])
+                .chars()
+                .count()
+                + 1;
             Err(format!(
-                "{path}: not valid UTF-8: undecodable byte 0x{:02x} at offset {at}",
+                "{path}: not valid UTF-8: undecodable byte 0x{:02x} at line {line}, column {column} \
+                 (gotopy reads source as UTF-8)",
                 error.as_bytes()[at]
             ))
         }

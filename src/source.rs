@@ -4,6 +4,8 @@
 //! diagnostics show. It knows nothing of markers or rules, and it never touches the file
 //! system: callers read the bytes and hand over the text.
 
+use std::sync::OnceLock;
+
 use ruff_source_file::LineIndex;
 use ruff_text_size::TextSize;
 use serde::Serialize;
@@ -13,7 +15,8 @@ use serde::Serialize;
 pub struct Source {
     path: String,
     text: String,
-    index: LineIndex,
+    /// Built on first use: a file without diagnostics never needs it.
+    index: OnceLock<LineIndex>,
 }
 
 /// A one-based line and a one-based column counted in characters, as rustc and ruff print them.
@@ -25,12 +28,10 @@ pub struct Location {
 
 impl Source {
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> Self {
-        let text = text.into();
-        let index = LineIndex::from_source_text(&text);
         Self {
             path: path.into(),
-            text,
-            index,
+            text: text.into(),
+            index: OnceLock::new(),
         }
     }
 
@@ -45,7 +46,10 @@ impl Source {
     /// The line and column of a byte offset; offsets past the end clamp to the end.
     pub fn location(&self, offset: TextSize) -> Location {
         let offset = offset.min(self.text_len());
-        let at = self.index.line_column(offset, &self.text);
+        let index = self
+            .index
+            .get_or_init(|| LineIndex::from_source_text(&self.text));
+        let at = index.line_column(offset, &self.text);
         Location {
             line: at.line.get(),
             column: at.column.get(),
