@@ -432,7 +432,7 @@ impl<'a> Scanner<'a> {
             parent,
         });
         let id = FrameId(scope.frames.len() - 1);
-        std::mem::replace(&mut self.state.frame, Some(id))
+        self.state.frame.replace(id)
     }
 
     /// Scans `body` inside a new frame.

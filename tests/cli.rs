@@ -1,7 +1,5 @@
 //! CLI tests: exit status, standard output and standard error of `gotopy`, as snapshots.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -10,7 +8,7 @@ use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 /// `gotopy` run from the repository root, colour off.
 fn gotopy() -> Command {
     let mut command = Command::new(get_cargo_bin("gotopy"));
-    command.current_dir(common::root()).env("NO_COLOR", "1");
+    command.current_dir(env!("CARGO_MANIFEST_DIR")).env("NO_COLOR", "1");
     command
 }
 
