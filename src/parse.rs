@@ -5,24 +5,64 @@
 //! A syntax error becomes a [`Code::SyntaxError`] diagnostic; this module knows nothing of
 //! markers.
 
+use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::ModModule;
-use rustpython_compiler::parser::{self, Parsed};
+use rustpython_compiler::ast::token::{TokenKind, Tokens};
+use rustpython_compiler::parser::{self, Mode, ParseOptions, Parsed};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Source;
 
 /// Parses a whole module, or says where and why it is not Python.
 pub fn parse(source: &Source) -> Result<Parsed<ModModule>, Diagnostic> {
-    parser::parse_module(source.text()).map_err(|error| {
-        Diagnostic::new(
+    let parsed = parser::parse_unchecked(source.text(), ParseOptions::from(Mode::Module))
+        .try_into_module()
+        .expect("module mode parses to a module");
+    let Some(error) = parsed.errors().first() else {
+        return Ok(parsed);
+    };
+    let message = lowercase_first(&error.error.to_string());
+    // Like CPython, blame a bracket left open on an earlier line rather than the place where
+    // the parser, reading on inside it, finally gave up.
+    let line = |offset: TextSize| source.location(offset).line;
+    if let Some((bracket, at)) = unclosed_bracket(parsed.tokens(), error.location.start())
+        && line(at) < line(error.location.start())
+    {
+        return Err(Diagnostic::new(
             Code::SyntaxError,
-            error.location,
-            format!(
-                "syntax error: {}",
-                lowercase_first(&error.error.to_string())
-            ),
+            TextRange::at(at, TextSize::from(1)),
+            format!("syntax error: `{bracket}` was never closed"),
         )
-    })
+        .label("opened here")
+        .related(
+            error.location,
+            format!("the parser stopped here: {message}"),
+        ));
+    }
+    Err(Diagnostic::new(
+        Code::SyntaxError,
+        error.location,
+        format!("syntax error: {message}"),
+    ))
+}
+
+/// The innermost bracket still open at `before` that no later token closes.
+fn unclosed_bracket(tokens: &Tokens, before: TextSize) -> Option<(char, TextSize)> {
+    let mut open: Vec<(char, TextSize)> = Vec::new();
+    for token in tokens.iter() {
+        let bracket = match token.kind() {
+            TokenKind::Lpar => '(',
+            TokenKind::Lsqb => '[',
+            TokenKind::Lbrace => '{',
+            TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
+                open.pop();
+                continue;
+            }
+            _ => continue,
+        };
+        open.push((bracket, token.start()));
+    }
+    open.into_iter().rev().find(|&(_, at)| at < before)
 }
 
 /// The parser's messages start with a capital; gotopy's are lowercase throughout.
