@@ -30,18 +30,23 @@ pub fn check(module: &Module, source: &Source) -> Vec<Diagnostic> {
 
 fn rewritten_scope(module: &Module, scope: &Scope, source: &Source, out: &mut Vec<Diagnostic>) {
     for misplaced in &scope.misplaced {
-        out.push(
-            Diagnostic::new(
-                Code::MarkerInExpression,
-                misplaced.range,
-                format!("`{}` marker used inside an expression", misplaced.name),
-            )
-            .label("not a statement of its own")
-            .help(
+        let diagnostic = Diagnostic::new(
+            Code::MarkerInExpression,
+            misplaced.range,
+            format!("`{}` marker used inside an expression", misplaced.name),
+        )
+        .label("not a statement of its own");
+        out.push(match misplaced.computed_target {
+            Some(target) => diagnostic.help(format!(
+                "`*` binds tighter than the operators after it; to jump to the label that \
+                 the whole expression names, write `goto *({})`",
+                &source.text()[target.to_std_range()]
+            )),
+            None => diagnostic.help(
                 "markers are whole statements: `goto .name`, `goto *(expr)`, `label .name`, \
                  `case[value]`, and `switch` only as `while switch *expr:`",
             ),
-        );
+        });
     }
     for binding in &scope.bindings {
         out.push(
@@ -188,24 +193,30 @@ fn jump(scope: &Scope, from: &Marker, to: &Marker, name: &str) -> Option<Diagnos
     )
 }
 
-fn entering_help(kind: FrameKind) -> &'static str {
+fn entering_help(kind: FrameKind) -> String {
     match kind {
-        FrameKind::For { .. } => {
-            "a `for` body needs its iterator, which only the `for` statement creates; \
-             jump to the `for` statement instead"
+        FrameKind::For { is_async } => {
+            let keyword = if is_async { "async for" } else { "for" };
+            format!(
+                "{} body needs its iterator, which only the `{keyword}` statement creates; \
+                 jump to the `{keyword}` statement instead",
+                a(&format!("`{keyword}`"))
+            )
         }
-        FrameKind::With { .. } => {
-            "a `with` body needs its context manager, which only the `with` statement enters; \
-             jump to the `with` statement instead"
+        FrameKind::With { is_async } => {
+            let keyword = if is_async { "async with" } else { "with" };
+            format!(
+                "{} body needs its context manager, which only the `{keyword}` statement \
+                 enters; jump to the `{keyword}` statement instead",
+                a(&format!("`{keyword}`"))
+            )
         }
-        FrameKind::Except { .. } => {
-            "an `except` handler runs only while its exception is handled; \
-             jumping in would skip the `except` clause"
-        }
-        _ => {
-            "a `finally` body runs only as the `try` statement unwinds; \
-              jumping in would skip that unwinding"
-        }
+        FrameKind::Except { .. } => "an `except` handler runs only while its exception is \
+                                     handled; jumping in would skip the `except` clause"
+            .to_owned(),
+        _ => "a `finally` body runs only as the `try` statement unwinds; jumping in would \
+              skip that unwinding"
+            .to_owned(),
     }
 }
 
@@ -290,7 +301,11 @@ fn case_entry(scope: &Scope, case: MarkerId, switch: SwitchId) -> Option<Diagnos
             format!("the {} starts here", frame.kind.describe()),
         )
         .related(scope.switch(switch).header, "the switch")
-        .help(entering_help(frame.kind)),
+        .help(format!(
+            "a switch jumps only to cases it reaches without entering a frame: move this \
+             `case` before the {} starts",
+            frame.kind.describe()
+        )),
     )
 }
 
@@ -335,9 +350,14 @@ fn case_values<'a>(
                 Diagnostic::new(
                     Code::InvalidCaseValue,
                     value.range,
-                    format!("case value `{}` is not a literal constant", text(value)),
+                    format!(
+                        "case value `{}` is not an integer, `str` or `bytes` literal",
+                        text(value)
+                    ),
                 )
-                .help("case values are integer, `str` or `bytes` literals"),
+                .help(
+                    "case values must be known when the switch is compiled: write the value itself",
+                ),
             );
             continue;
         };

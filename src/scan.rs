@@ -203,6 +203,9 @@ impl CaseKey {
 pub struct Misplaced {
     pub range: TextRange,
     pub name: &'static str,
+    /// For `goto *a + b`, which Python reads as `(goto * a) + b`: the range of `a + b`, the
+    /// target the user most likely meant.
+    pub computed_target: Option<TextRange>,
 }
 
 /// A local binding of one of [`MARKER_NAMES`].
@@ -600,7 +603,7 @@ impl<'a> Scanner<'a> {
                         message: format!("`{marker}` takes a single name"),
                         help: "write `goto .name` or `label .name` with one plain name",
                     },
-                    None => return self.visit_expr(&stmt.value),
+                    None => return self.misplaced_statement(stmt),
                 },
             },
             Expr::BinOp(binary) if binary.op == Operator::Mult => match name_of(&binary.left) {
@@ -618,7 +621,7 @@ impl<'a> Scanner<'a> {
                     message: "`switch *subject` is the test of a `while` statement".to_owned(),
                     help: "write `while switch *subject:` and put the cases in its body",
                 },
-                _ => return self.visit_expr(&stmt.value),
+                _ => return self.misplaced_statement(stmt),
             },
             Expr::Subscript(subscript) if name_of(&subscript.value) == Some("case") => {
                 MarkerKind::Case {
@@ -632,9 +635,27 @@ impl<'a> Scanner<'a> {
                     help: "write `goto .name` or `label .name`",
                 }
             }
-            _ => return self.visit_expr(&stmt.value),
+            _ => return self.misplaced_statement(stmt),
         };
         self.push_marker(kind, range);
+    }
+
+    /// An expression statement that is not a marker, though it may contain one.
+    fn misplaced_statement(&mut self, stmt: &'a ast::StmtExpr) {
+        let before = self.scope().misplaced.len();
+        self.visit_expr(&stmt.value);
+        // `goto *a + b` binds as `(goto * a) + b`: the computed goto is the leftmost operand.
+        let mut leftmost = &*stmt.value;
+        while let Expr::BinOp(binary) = leftmost {
+            if binary.op == Operator::Mult && name_of(&binary.left) == Some("goto") {
+                if let Some(first) = self.scope().misplaced.get_mut(before) {
+                    first.computed_target =
+                        Some(TextRange::new(binary.right.start(), stmt.range.end()));
+                }
+                break;
+            }
+            leftmost = &binary.left;
+        }
     }
 
     fn switch(&mut self, stmt: &'a ast::StmtWhile, subject: &'a Expr) {
@@ -764,6 +785,7 @@ impl<'a> Visitor<'a> for Scanner<'a> {
             self.scope().misplaced.push(Misplaced {
                 range: expr.range(),
                 name,
+                computed_target: None,
             });
         }
         match expr {
