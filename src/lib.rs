@@ -14,6 +14,7 @@
 //! assert_eq!(diagnostics[0].message, "unknown label `.missing`");
 //! ```
 
+pub mod bytecode;
 pub mod check;
 pub mod diagnostic;
 pub mod parse;

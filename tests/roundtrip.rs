@@ -1,0 +1,86 @@
+//! Decoding a code object into an instruction list and assembling it again, with no edits,
+//! reproduces it byte for byte (in RustPython's marshal format), and every code object the
+//! plain RustPython compiler emits passes gotopy's verifier.
+//!
+//! The fixtures always; CPython's standard library when `GOTOPY_STDLIB=1` (as `.ci/run`
+//! sets it).
+
+use gotopy::bytecode::{Body, for_each_code_mut, marshal};
+use rustpython_compiler::{CompileOpts, Mode, compile};
+
+#[path = "../benches/corpus.rs"]
+mod corpus;
+
+/// Decodes and reassembles every code object of `text`; `None` if RustPython cannot
+/// compile it.
+fn roundtrip(path: &str, text: &str) -> Option<Result<(), String>> {
+    let original = compile(text, Mode::Exec, path, CompileOpts::default()).ok()?;
+    let mut copy = original.clone();
+    let result = for_each_code_mut(&mut copy, &mut |code| {
+        let depth = code.max_stackdepth;
+        let body = Body::decode(code).map_err(|e| format!("{}: decode: {e}", code.qualname))?;
+        body.assemble(code)
+            .map_err(|e| format!("{}: assemble: {e}", code.qualname))?;
+        if code.max_stackdepth != depth {
+            return Err(format!(
+                "{}: max stack depth {} recomputed as {}",
+                code.qualname, depth, code.max_stackdepth
+            ));
+        }
+        Ok(())
+    });
+    Some(result.and_then(|()| {
+        if marshal(&copy) == marshal(&original) {
+            Ok(())
+        } else {
+            Err("reassembled code differs".to_owned())
+        }
+    }))
+}
+
+fn assert_all_roundtrip(files: &[(String, String)]) {
+    let mut failures = Vec::new();
+    let mut compiled = 0;
+    for (path, text) in files {
+        match roundtrip(path, text) {
+            None => {}
+            Some(Ok(())) => compiled += 1,
+            Some(Err(why)) => failures.push(format!("{path}: {why}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} files do not round-trip:\n{}",
+        failures.len(),
+        compiled + failures.len(),
+        failures.join("\n")
+    );
+    assert!(compiled > 0);
+}
+
+#[test]
+fn fixtures_roundtrip() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let files: Vec<_> = ["fixtures/ok", "fixtures/err", "examples"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(format!("{root}/{dir}")).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "py"))
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            (path.display().to_string(), text)
+        })
+        .collect();
+    assert_all_roundtrip(&files);
+}
+
+#[test]
+fn standard_library_roundtrips() {
+    if std::env::var_os("GOTOPY_STDLIB").is_none() {
+        eprintln!("skipped: set GOTOPY_STDLIB=1 to round-trip the standard library");
+        return;
+    }
+    let files = corpus::stdlib_sources();
+    assert!(files.len() > 1000, "found only {} files", files.len());
+    assert_all_roundtrip(&files);
+}
