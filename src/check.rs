@@ -404,7 +404,7 @@ fn case_values<'a>(
 }
 
 /// `text` with "a" or "an" before it: "an `int`", "a `for` body", "an `except` handler".
-fn a(text: &str) -> String {
+pub(crate) fn a(text: &str) -> String {
     let first = text.chars().find(char::is_ascii_alphabetic);
     let article = if first.is_some_and(|c| "aeiou".contains(c)) {
         "an"

@@ -71,6 +71,7 @@ codes! {
     CaseOutsideSwitch = "G013", "case-outside-switch", Error;
     UnusedLabel = "G101", "unused-label", Warning;
     MarkersNotRewritten = "G102", "markers-not-rewritten", Warning;
+    CannotRewrite = "G200", "cannot-rewrite", Error;
 }
 
 impl Serialize for Code {

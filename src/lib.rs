@@ -16,6 +16,7 @@
 
 pub mod bytecode;
 pub mod check;
+pub mod compile;
 pub mod diagnostic;
 pub mod parse;
 pub mod scan;
