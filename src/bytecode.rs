@@ -289,16 +289,17 @@ impl Body {
         let mut units = Vec::with_capacity(layout.size);
         let mut locations = Vec::with_capacity(layout.size);
         let mut lines = Vec::with_capacity(layout.size);
-        for (instr, (&offset, &arg)) in self.instrs().zip(layout.offsets.iter().zip(&layout.args)) {
-            let arg = OpArg::new(arg);
-            let caches = instr.op.cache_entries();
+        for (index, instr) in self.instrs().enumerate() {
+            let (offset, op) = (layout.offsets[index], layout.ops[index]);
+            let arg = OpArg::new(layout.args[index]);
+            let caches = op.cache_entries();
             let size = arg.instr_size() + caches;
             debug_assert_eq!(units.len(), offset);
             let (extras, low) = arg.split();
             units.extend(
                 extras
                     .map(|byte| CodeUnit::new(Instruction::ExtendedArg, byte))
-                    .chain([CodeUnit::new(instr.op, low)]),
+                    .chain([CodeUnit::new(op, low)]),
             );
             units.extend(std::iter::repeat_n(
                 CodeUnit::new(Instruction::Cache, 0.into()),
@@ -413,6 +414,7 @@ impl Body {
                 return Ok(Layout {
                     offsets,
                     labels,
+                    ops,
                     args,
                     size,
                 });
@@ -500,7 +502,8 @@ impl Body {
                         index,
                     )?;
                 }
-                let effect = instr.op.stack_effect(layout.args[index]);
+                let op = layout.ops[index];
+                let effect = op.stack_effect(layout.args[index]);
                 let after =
                     depth
                         .checked_add_signed(effect)
@@ -514,14 +517,14 @@ impl Body {
                     && !matches!(instr.op, Instruction::EndAsyncFor)
                 {
                     // SEND jumps to END_SEND with the receiver still on the stack.
-                    let jump = if matches!(instr.op, Instruction::Send { .. }) {
+                    let jump = if matches!(op, Instruction::Send { .. }) {
                         depth
                     } else {
                         after
                     };
                     enter(index_of_label(label)?, jump, &mut depths, &mut work, index)?;
                 }
-                if instr.op.is_scope_exit() || instr.op.is_unconditional_jump() {
+                if op.is_scope_exit() || op.is_unconditional_jump() {
                     break;
                 }
                 index += 1;
@@ -546,6 +549,8 @@ impl Body {
 struct Layout {
     offsets: Vec<usize>,
     labels: HashMap<Label, usize>,
+    /// Opcodes, with jump directions resolved.
+    ops: Vec<Instruction>,
     /// Arguments, with jump arguments resolved.
     args: Vec<u32>,
     size: usize,
@@ -753,4 +758,119 @@ pub fn marshal(code: &CodeObject) -> Vec<u8> {
     let mut bytes = Vec::new();
     rustpython_compiler::core::marshal::serialize_code(&mut bytes, code);
     bytes
+}
+
+/// A readable listing of `code` and every code object nested in it: line numbers, offsets,
+/// opcode names, arguments resolved to names and constants, jump targets, and the
+/// exception table. `gotopy dis` prints it and the snapshots record it.
+pub fn disassemble(code: &CodeObject) -> Result<String, BytecodeError> {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut pending = vec![code];
+    while let Some(code) = pending.pop() {
+        let body = Body::decode(code)?;
+        let layout = body.layout()?;
+        let _ = writeln!(
+            out,
+            "Disassembly of {} (line {}):",
+            code.qualname,
+            code_first_line(code)
+        );
+        let targets: std::collections::HashSet<usize> = layout.labels.values().copied().collect();
+        let mut last_line = None;
+        for (index, instr) in body.instrs().enumerate() {
+            let offset = layout.offsets[index];
+            let line = (instr.line.line != last_line.unwrap_or(-2) && instr.line.line >= 0)
+                .then(|| instr.line.line.to_string());
+            if line.is_some() {
+                last_line = Some(instr.line.line);
+            }
+            let marker = if targets.contains(&offset) {
+                ">>"
+            } else {
+                "  "
+            };
+            let text = match instr.target {
+                Some(label) => {
+                    format!("{} -> {}", opname(layout.ops[index]), layout.labels[&label])
+                }
+                None => render(instr.op, instr.arg, code),
+            };
+            let _ = writeln!(
+                out,
+                "{:>5} {marker} {offset:>5} {text}",
+                line.unwrap_or_default()
+            );
+        }
+        let entries = decode_exception_table(&code.exceptiontable);
+        if !entries.is_empty() {
+            let _ = writeln!(out, "Exception table:");
+            for entry in entries {
+                let _ = writeln!(
+                    out,
+                    "  {} to {} -> {} [{}]{}",
+                    entry.start,
+                    entry.end,
+                    entry.target,
+                    entry.depth,
+                    if entry.push_lasti { " lasti" } else { "" }
+                );
+            }
+        }
+        out.push('\n');
+        for constant in code.constants.iter().rev() {
+            if let ConstantData::Code { code } = constant {
+                pending.push(code);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// An instruction with its argument resolved. Local-variable arguments are resolved here
+/// (RustPython's own display looks them up in `varnames` only and panics on cells).
+fn render(op: Instruction, arg: u32, code: &CodeObject) -> String {
+    let local = |index: u32| {
+        let index = index as usize;
+        code.varnames
+            .iter()
+            .chain(code.cellvars.iter())
+            .chain(code.freevars.iter())
+            .nth(index)
+            .map_or_else(|| "?".to_owned(), |name| name.to_string())
+    };
+    match op {
+        Instruction::LoadFast { .. }
+        | Instruction::LoadFastBorrow { .. }
+        | Instruction::LoadFastCheck { .. }
+        | Instruction::LoadFastAndClear { .. }
+        | Instruction::StoreFast { .. }
+        | Instruction::DeleteFast { .. } => format!("{}({arg}, {})", opname(op), local(arg)),
+        Instruction::LoadFastLoadFast { .. }
+        | Instruction::LoadFastBorrowLoadFastBorrow { .. }
+        | Instruction::StoreFastLoadFast { .. }
+        | Instruction::StoreFastStoreFast { .. } => {
+            format!("{}({}, {})", opname(op), local(arg >> 4), local(arg & 15))
+        }
+        _ => op
+            .display(OpArg::new(arg), code)
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// The opcode's name as `dis` prints it (`JUMP_FORWARD`).
+fn opname(op: Instruction) -> String {
+    let debug = format!("{op:?}");
+    let name = debug.split([' ', '{']).next().unwrap_or(&debug);
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
 }

@@ -34,6 +34,40 @@ struct Cli {
 enum Command {
     /// Check Python files for goto, label and switch errors without running them.
     Check(CheckArgs),
+    /// Compile Python files with goto to RustPython code objects (marshal format, `.rpyc`).
+    Compile(CompileArgs),
+    /// Print the rewritten bytecode of a Python file.
+    Dis(DisArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CompileArgs {
+    /// Files and directories to compile (directories recursively, `*.py`).
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Where to write the code object of a single input file.
+    #[arg(short, long, value_name = "OUT", conflicts_with = "out_dir")]
+    output: Option<PathBuf>,
+    /// Directory for the outputs: `F.py` found under a directory argument goes to
+    /// DIR/<F relative to it>.rpyc, a file argument to DIR/<its name>.rpyc.
+    #[arg(long, value_name = "DIR", required_unless_present = "output")]
+    out_dir: Option<PathBuf>,
+    /// Rewrite every scope that contains markers, module and class bodies included.
+    #[arg(long)]
+    all_scopes: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct DisArgs {
+    /// The Python file.
+    #[arg(value_name = "FILE")]
+    path: PathBuf,
+    /// Show only the code objects with this name or qualified name.
+    #[arg(long, value_name = "NAME")]
+    function: Option<String>,
+    /// Rewrite every scope that contains markers, module and class bodies included.
+    #[arg(long)]
+    all_scopes: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -84,7 +118,145 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
     };
     match cli.command {
         Command::Check(args) => check(&args),
+        Command::Compile(args) => compile(&args),
+        Command::Dis(args) => dis(&args),
     }
+}
+
+/// Compiles one input, printing its diagnostics to stderr; `None` after an error.
+fn compile_one(source: &Source, options: Options) -> Option<gotopy::compile::Compiled> {
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    match gotopy::compile::compile_source(source, options) {
+        Ok(compiled) => {
+            eprint!("{}", render_text(&compiled.warnings, source, color));
+            Some(compiled)
+        }
+        Err(gotopy::compile::CompileError::Rejected(diagnostics)) => {
+            eprint!("{}", render_text(&diagnostics, source, color));
+            None
+        }
+        Err(error) => {
+            eprintln!("gotopy: error: {}: {error}", source.path());
+            None
+        }
+    }
+}
+
+fn compile(args: &CompileArgs) -> ExitCode {
+    let options = Options {
+        all_scopes: args.all_scopes,
+    };
+    let (mut jobs, mut problems) = (Vec::new(), Vec::new());
+    for path in &args.paths {
+        if path.is_dir() {
+            let (inputs, found) = collect_inputs(std::slice::from_ref(path));
+            problems.extend(found);
+            for input in inputs {
+                if let Input::File(file) = input {
+                    let relative = file.strip_prefix(path).unwrap_or(&file).to_path_buf();
+                    jobs.push((file, relative.with_extension("rpyc")));
+                }
+            }
+        } else {
+            let name = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
+            jobs.push((path.clone(), name.with_extension("rpyc")));
+        }
+    }
+    if let Some(output) = &args.output {
+        if jobs.len() != 1 || !problems.is_empty() {
+            eprintln!("gotopy: error: `-o` takes exactly one input file; use `--out-dir`");
+            return ExitCode::from(BAD_INPUT);
+        }
+        jobs[0].1 = output.clone();
+    } else if let Some(dir) = &args.out_dir {
+        for job in &mut jobs {
+            job.1 = dir.join(&job.1);
+        }
+    }
+    let mut failed = false;
+    for (input, output) in jobs {
+        let source = match read_source(&Input::File(input)) {
+            Ok(source) => source,
+            Err(message) => {
+                problems.push(message);
+                continue;
+            }
+        };
+        let Some(compiled) = compile_one(&source, options) else {
+            failed = true;
+            continue;
+        };
+        let bytes = gotopy::bytecode::marshal(&compiled.code);
+        let written = output
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&output, bytes));
+        if let Err(error) = written {
+            problems.push(format!(
+                "{}: cannot write: {}",
+                shown(&output),
+                io_reason(&error)
+            ));
+        }
+    }
+    for message in &problems {
+        eprintln!("gotopy: error: {message}");
+    }
+    ExitCode::from(if !problems.is_empty() {
+        BAD_INPUT
+    } else if failed {
+        FOUND_ERRORS
+    } else {
+        SUCCESS
+    })
+}
+
+fn dis(args: &DisArgs) -> ExitCode {
+    let options = Options {
+        all_scopes: args.all_scopes,
+    };
+    let source = match read_source(&Input::File(args.path.clone())) {
+        Ok(source) => source,
+        Err(message) => {
+            eprintln!("gotopy: error: {message}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    let Some(compiled) = compile_one(&source, options) else {
+        return ExitCode::from(FOUND_ERRORS);
+    };
+    let listing = match gotopy::bytecode::disassemble(&compiled.code) {
+        Ok(listing) => listing,
+        Err(error) => {
+            eprintln!("gotopy: error: {}: {error}", source.path());
+            return ExitCode::from(FOUND_ERRORS);
+        }
+    };
+    let shown: Vec<&str> = listing
+        .split_inclusive("\n\n")
+        .filter(|block| match &args.function {
+            None => true,
+            Some(name) => block.lines().next().is_some_and(|header| {
+                let qualname = header
+                    .trim_start_matches("Disassembly of ")
+                    .split(" (line")
+                    .next()
+                    .unwrap_or_default();
+                qualname == name || qualname.rsplit('.').next() == Some(name.as_str())
+            }),
+        })
+        .collect();
+    if shown.is_empty() {
+        eprintln!(
+            "gotopy: error: {}: no code object named `{}`",
+            source.path(),
+            args.function.as_deref().unwrap_or_default()
+        );
+        return ExitCode::from(BAD_INPUT);
+    }
+    print!("{}", shown.concat());
+    ExitCode::from(SUCCESS)
 }
 
 fn check(args: &CheckArgs) -> ExitCode {
