@@ -8,7 +8,9 @@ use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 /// `gotopy` run from the repository root, colour off.
 fn gotopy() -> Command {
     let mut command = Command::new(get_cargo_bin("gotopy"));
-    command.current_dir(env!("CARGO_MANIFEST_DIR")).env("NO_COLOR", "1");
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1");
     command
 }
 
