@@ -73,13 +73,14 @@ pub struct Instr {
 }
 
 impl Instr {
-    /// An instruction like `like` (same handler and locations) with another opcode.
+    /// An instruction gotopy inserts, at the source location of `like`, under no handler
+    /// (set one if it can raise).
     pub fn like(like: &Instr, op: Instruction, arg: u32, target: Option<Label>) -> Instr {
         Instr {
             op,
             arg,
             target,
-            handler: like.handler,
+            handler: None,
             location: like.location,
             line: like.line,
             inserted: true,

@@ -23,10 +23,10 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::ast::{self, Expr, ExprContext, Mod, ModModule, Stmt};
 use rustpython_compiler::codegen::compile::{CompileOpts, compile_top};
-use rustpython_compiler::core::bytecode::{Instruction, InstructionMetadata};
+use rustpython_compiler::core::bytecode::Instruction;
 use rustpython_compiler::core::{Mode, SourceLocation};
 
-use crate::bytecode::{Body, BytecodeError, Instr, Item, Label, for_each_code_mut};
+use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, for_each_code_mut};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::scan::{FrameKind, MarkerId, MarkerKind, Module, Options, Scope, ScopeId};
 use crate::source::Source;
@@ -60,7 +60,7 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Rejected(diagnostics));
     }
-    refuse_unlowered(&module, options)?;
+    refuse_unlowered(&module)?;
     let file = SourceFileBuilder::new(source.path(), source.text()).finish();
     let mut ast = parsed.into_syntax();
     let rewritten: Vec<ScopeId> = (0..module.scopes.len())
@@ -83,7 +83,7 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
     )
     .map_err(|e| CompileError::Codegen(e.to_string()))?;
     if !rewritten.is_empty() {
-        let rewriter = Rewriter::new(&module, &rewritten, &guards, &file);
+        let mut rewriter = Rewriter::new(&module, &rewritten, &guards, &file);
         for_each_code_mut(&mut code, &mut |code| rewriter.rewrite(code))
             .map_err(|e| CompileError::Rejected(vec![e]))?;
         rewriter.all_labels_placed()?;
@@ -96,7 +96,7 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
 
 /// Switches and computed gotos are not lowered yet: refuse them rather than emit code in
 /// which they would run as ordinary (and failing) Python.
-fn refuse_unlowered(module: &Module, _options: Options) -> Result<(), CompileError> {
+fn refuse_unlowered(module: &Module) -> Result<(), CompileError> {
     let refused: Vec<Diagnostic> = module
         .scopes
         .iter()
@@ -265,7 +265,7 @@ struct Rewriter<'a> {
     markers: HashMap<Span, (ScopeId, MarkerId)>,
     guards: Vec<Span>,
     /// Labels found in some code object, to check that none was lost.
-    placed: std::cell::RefCell<Vec<(ScopeId, MarkerId)>>,
+    placed: Vec<(ScopeId, MarkerId)>,
 }
 
 impl<'a> Rewriter<'a> {
@@ -300,47 +300,53 @@ impl<'a> Rewriter<'a> {
             module,
             markers,
             guards: guards.iter().map(|&range| span(range)).collect(),
-            placed: Default::default(),
+            placed: Vec::new(),
         }
     }
 
-    fn rewrite(&self, code: &mut CodeObject) -> Result<(), Diagnostic> {
+    fn rewrite(&mut self, code: &mut CodeObject) -> Result<(), Diagnostic> {
         let mut body = Body::decode(code).map_err(|e| self.internal(code, None, e))?;
-        let found = self.find_markers(&body);
-        if found.is_empty() {
-            return Ok(());
-        }
-        let scope_id = found[0].1.0;
-        let scope = &self.module.scopes[scope_id.0];
+        // Guards live only in scopes with labels, so removing them first changes nothing
+        // in a code object without markers.
         remove_guards(&mut body, &self.guards);
-        // Labels first, so that gotos can name them.
-        let mut labels: HashMap<&str, Label> = HashMap::new();
         let found = self.find_markers(&body);
-        for &(at, (_, marker)) in found.iter().rev() {
+        let Some(&(_, (scope_id, first))) = found.first() else {
+            return Ok(());
+        };
+        let scope = &self.module.scopes[scope_id.0];
+        // Every label first, so that gotos can name labels on either side of them; a jump
+        // takes the handler in force at its label.
+        let mut labels: HashMap<&str, (Label, Option<Handler>)> = HashMap::new();
+        for &(at, (_, marker)) in &found {
             if let MarkerKind::Label { name, .. } = &scope.marker(marker).kind {
-                let label = body.new_label();
-                body.items.splice(at..at + 3, [Item::Label(label)]);
-                labels.insert(name.as_str(), label);
-                self.placed.borrow_mut().push((scope_id, marker));
+                let Item::Instr(load) = &body.items[at] else {
+                    unreachable!("markers are found on instructions")
+                };
+                let handler = load.handler;
+                labels.insert(name.as_str(), (body.new_label(), handler));
+                self.placed.push((scope_id, marker));
             }
         }
-        let found = self.find_markers(&body);
+        // Back to front, so that each splice leaves the earlier positions valid.
         for &(at, (_, marker)) in found.iter().rev() {
-            let MarkerKind::Goto { name, .. } = &scope.marker(marker).kind else {
-                continue;
+            let replacement = match &scope.marker(marker).kind {
+                MarkerKind::Label { name, .. } => vec![Item::Label(labels[name.as_str()].0)],
+                MarkerKind::Goto { name, .. } => {
+                    let Some(&target) = labels.get(name.as_str()) else {
+                        return Err(self.refuse(
+                            scope,
+                            marker,
+                            format!("the code generator removed label `.{name}` as unreachable"),
+                        ));
+                    };
+                    self.lower_goto(&body, at, scope, marker, target)?
+                }
+                _ => unreachable!("only labels and gotos are looked for"),
             };
-            let Some(&label) = labels.get(name.as_str()) else {
-                return Err(self.refuse(
-                    scope,
-                    marker,
-                    format!("the code generator removed label `.{name}` as unreachable"),
-                ));
-            };
-            let lowered = self.lower_goto(&body, at, scope, marker, label)?;
-            body.items.splice(at..at + 3, lowered);
+            body.items.splice(at..at + 3, replacement);
         }
         body.assemble(code)
-            .map_err(|e| self.internal(code, Some((scope, found[0].1.1)), e))
+            .map_err(|e| self.internal(code, Some((scope, first)), e))
     }
 
     /// Where each marker's three instructions start in `body.items`, in order.
@@ -372,7 +378,7 @@ impl<'a> Rewriter<'a> {
         at: usize,
         scope: &Scope,
         goto: MarkerId,
-        label: Label,
+        (label, handler): (Label, Option<Handler>),
     ) -> Result<Vec<Item>, Diagnostic> {
         let Item::Instr(site) = &body.items[at] else {
             unreachable!("markers are found on instructions")
@@ -389,9 +395,13 @@ impl<'a> Rewriter<'a> {
             let frame = scope.frame(frame);
             match frame.kind {
                 FrameKind::For { .. } => {
-                    let mut pop = Instr::like(site, Instruction::PopIter, 0, None);
-                    pop.handler = None; // cannot raise
-                    items.push(Item::Instr(pop));
+                    // Cannot raise, so it needs no handler.
+                    items.push(Item::Instr(Instr::like(
+                        site,
+                        Instruction::PopIter,
+                        0,
+                        None,
+                    )));
                 }
                 FrameKind::SwitchBody(_) => {}
                 kind => {
@@ -416,13 +426,13 @@ impl<'a> Rewriter<'a> {
             0,
             Some(label),
         );
-        jump.handler = handler_at(body, label);
+        jump.handler = handler;
         items.push(Item::Instr(jump));
         Ok(items)
     }
 
     fn all_labels_placed(&self) -> Result<(), CompileError> {
-        let placed = self.placed.borrow();
+        let placed = &self.placed;
         let mut lost = Vec::new();
         for &(scope_id, marker) in self.markers.values() {
             let scope = &self.module.scopes[scope_id.0];
@@ -486,18 +496,6 @@ fn is_name_load(op: Instruction) -> bool {
     )
 }
 
-/// The handler of the first instruction after `label`.
-fn handler_at(body: &Body, label: Label) -> Option<crate::bytecode::Handler> {
-    let at = body
-        .items
-        .iter()
-        .position(|item| matches!(item, Item::Label(l) if *l == label))?;
-    body.items[at..].iter().find_map(|item| match item {
-        Item::Instr(instr) => Some(instr.handler),
-        Item::Label(_) => None,
-    })?
-}
-
 /// Deletes each guard's test; a guard that jumps into its statement becomes a plain jump.
 fn remove_guards(body: &mut Body, guards: &[Span]) {
     let mut at = 0;
@@ -550,7 +548,6 @@ fn remove_guards(body: &mut Body, guards: &[Span]) {
                 vec![Item::Instr(always)]
             }
         };
-        debug_assert!(conditional.op.label_arg().is_some());
         let added = replacement.len();
         body.items.splice(at..end, replacement);
         at += added;
