@@ -19,6 +19,7 @@ pub mod check;
 pub mod compile;
 pub mod diagnostic;
 pub mod parse;
+pub mod run;
 pub mod scan;
 pub mod source;
 

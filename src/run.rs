@@ -1,0 +1,71 @@
+//! Running a module in an embedded RustPython interpreter, compiled through gotopy.
+//!
+//! The interpreter has RustPython's native modules and its pure-Python standard library
+//! frozen in (no `Lib` directory is needed), and a module `goto` (`src/python/goto.py`,
+//! itself compiled by gotopy) with the names markers and decorators use.
+
+use rustpython_vm::Interpreter;
+use rustpython_vm::frozen::{FrozenCodeObject, FrozenModule};
+
+use crate::compile::{CompileError, compile_source};
+use crate::{Options, Source};
+
+/// The source of the run-time module `goto`.
+const GOTO_MODULE: &str = include_str!("python/goto.py");
+
+/// Runs a compiled module as `__main__` with `sys.argv` set to `argv` and returns the
+/// process exit status: 0, 1 after an uncaught exception (its traceback printed to stderr),
+/// or the code of a `SystemExit`.
+pub fn run_code(code: rustpython_compiler::CodeObject, path: &str, argv: Vec<String>) -> u8 {
+    let interpreter = interpreter(argv);
+    let status = interpreter.run(|vm| {
+        let scope = vm.new_scope_with_main()?;
+        scope
+            .globals
+            .set_item("__file__", vm.ctx.new_str(path).into(), vm)?;
+        vm.run_code_obj(vm.ctx.new_code(code), scope).map(drop)
+    });
+    u8::try_from(status).unwrap_or(1)
+}
+
+/// Compiles and runs `source` (see [`run_code`]).
+pub fn run_source(
+    source: &Source,
+    options: Options,
+    argv: Vec<String>,
+) -> Result<u8, CompileError> {
+    let compiled = compile_source(source, options)?;
+    Ok(run_code(compiled.code, source.path(), argv))
+}
+
+/// An interpreter with the native modules, the frozen standard library and `goto`.
+fn interpreter(argv: Vec<String>) -> Interpreter {
+    let mut settings = rustpython_vm::Settings::default();
+    settings.argv = argv;
+    let builder = Interpreter::builder(settings);
+    let natives = rustpython_stdlib::stdlib_module_defs(&builder.ctx);
+    builder
+        .add_native_modules(&natives)
+        .add_frozen_modules(rustpython_pylib::FROZEN_STDLIB)
+        .add_frozen_modules([("goto", goto_module())])
+        .build()
+}
+
+/// `goto`, compiled once per process and kept for the interpreters that follow.
+fn goto_module() -> FrozenModule {
+    static BYTES: std::sync::OnceLock<&'static [u8]> = std::sync::OnceLock::new();
+    let bytes = BYTES.get_or_init(|| {
+        let source = Source::new("<frozen goto>", GOTO_MODULE);
+        let compiled = compile_source(&source, Options::default())
+            .unwrap_or_else(|error| panic!("the bundled goto module compiles: {error}"));
+        Box::leak(
+            FrozenCodeObject::encode(&compiled.code)
+                .bytes
+                .into_boxed_slice(),
+        )
+    });
+    FrozenModule {
+        code: FrozenCodeObject { bytes },
+        package: false,
+    }
+}
