@@ -38,6 +38,25 @@ enum Command {
     Compile(CompileArgs),
     /// Print the rewritten bytecode of a Python file.
     Dis(DisArgs),
+    /// Run a Python file in the embedded RustPython interpreter, compiled with goto.
+    Run(RunArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Rewrite every scope that contains markers, module and class bodies included.
+    #[arg(long)]
+    all_scopes: bool,
+    /// The Python file.
+    #[arg(value_name = "FILE")]
+    path: PathBuf,
+    /// Arguments for the program: `sys.argv[1:]`.
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    args: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -120,7 +139,28 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
         Command::Check(args) => check(&args),
         Command::Compile(args) => compile(&args),
         Command::Dis(args) => dis(&args),
+        Command::Run(args) => run_file(&args),
     }
+}
+
+fn run_file(args: &RunArgs) -> ExitCode {
+    let options = Options {
+        all_scopes: args.all_scopes,
+    };
+    let source = match read_source(&Input::File(args.path.clone())) {
+        Ok(source) => source,
+        Err(message) => {
+            eprintln!("gotopy: error: {message}");
+            return ExitCode::from(BAD_INPUT);
+        }
+    };
+    let Some(compiled) = compile_one(&source, options) else {
+        return ExitCode::from(FOUND_ERRORS);
+    };
+    let argv = std::iter::once(source.path().to_owned())
+        .chain(args.args.iter().cloned())
+        .collect();
+    ExitCode::from(gotopy::run::run_code(compiled.code, source.path(), argv))
 }
 
 /// Compiles one input, printing its diagnostics to stderr; `None` after an error.
