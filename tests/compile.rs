@@ -1,5 +1,5 @@
 //! Compiling with goto: every `fixtures/ok` fixture either compiles to code objects that pass
-//! the verifier (snapshot: the rewritten disassembly) or is refused with `G200`, naming what
+//! the verifier (snapshot: the rewritten disassembly and what `gotopy run` prints) or is refused with `G200`, naming what
 //! is not supported yet (snapshot: the refusal); a module without markers in a rewritten
 //! scope compiles byte for byte as the plain RustPython compiler compiles it (the fixtures
 //! always, CPython's standard library with `GOTOPY_STDLIB=1`).
@@ -22,7 +22,10 @@ fn ok_fixtures_compile_or_are_refused() {
         let text = std::fs::read_to_string(path).unwrap();
         let source = Source::new(common::shown(path), text.clone());
         let shown = match compile_source(&source, common::fixture_options(&text)) {
-            Ok(compiled) => disassemble(&compiled.code).expect("emitted code decodes"),
+            Ok(compiled) => {
+                let listing = disassemble(&compiled.code).expect("emitted code decodes");
+                format!("{listing}--- gotopy run ---\n{}", run_output(path))
+            }
             Err(CompileError::Rejected(diagnostics)) => {
                 let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
                 assert!(
@@ -37,6 +40,30 @@ fn ok_fixtures_compile_or_are_refused() {
         };
         insta::assert_snapshot!(shown);
     });
+}
+
+/// What `gotopy run FILE` prints and its exit status (stderr only if it failed).
+fn run_output(path: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_gotopy"));
+    command.arg("run");
+    if common::fixture_options(&text).all_scopes {
+        command.arg("--all-scopes");
+    }
+    let output = command
+        .arg(common::shown(path))
+        .current_dir(common::root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("gotopy runs");
+    let mut shown = String::from_utf8_lossy(&output.stdout).into_owned();
+    if !output.status.success() {
+        shown.push_str(&String::from_utf8_lossy(&output.stderr));
+    }
+    format!(
+        "{shown}(exit status {})\n",
+        output.status.code().unwrap_or(-1)
+    )
 }
 
 /// The goto of `for` bodies lowers to one `POP_ITER` per loop left, then the jump.

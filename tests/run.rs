@@ -1,0 +1,211 @@
+//! `gotopy run` against CPython: each program is written twice, with goto (run by gotopy in
+//! RustPython) and as the equivalent structured code (run by `python3`); both must print
+//! the same. Also `sys.argv`, `SystemExit` codes and tracebacks.
+
+use std::process::{Command, Output};
+
+fn write(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gotopy-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn gotopy_run(path: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gotopy"))
+        .arg("run")
+        .arg(path)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
+    let goto_path = write(&format!("{name}.py"), with_goto);
+    let plain_path = write(&format!("{name}_plain.py"), structured);
+    let ours = gotopy_run(&goto_path, &[]);
+    let cpython = Command::new("python3").arg(&plain_path).output().unwrap();
+    assert!(
+        cpython.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cpython.stderr)
+    );
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&cpython.stdout)
+    );
+    assert!(!cpython.stdout.is_empty());
+}
+
+#[test]
+fn leaving_one_two_and_eleven_for_loops() {
+    assert_same_as_cpython(
+        "loops",
+        r#"
+from goto import goto, label
+import sys
+
+@goto
+def first_pair(items, target):
+    for a in items:
+        for b in items:
+            if a + b == target:
+                goto .found
+    return None
+    label .found
+    return (a, b)
+
+@goto
+def first_negative(items):
+    for x in items:
+        if x < 0:
+            goto .out
+    x = None
+    label .out
+    return x
+
+@goto
+def deep(limit):
+    r = range(2)
+    n = 0
+    for a in r:
+     for b in r:
+      for c in r:
+       for d in r:
+        for e in r:
+         for f in r:
+          for g in r:
+           for h in r:
+            for i in r:
+             for j in r:
+              for k in r:
+                n += 1
+                if n == limit:
+                    goto .done
+    label .done
+    return n
+
+print(first_pair([1, 2, 3, 4], 7), first_pair([1], 5))
+print(first_negative([3, -1, -2]), first_negative([1]))
+print([deep(t) for t in (1, 700, 5000)])
+# 100,000 jumps out of a loop leave nothing behind.
+print(sum(first_negative([1, 2, -3]) for _ in range(100000)))
+"#,
+        r#"
+def first_pair(items, target):
+    for a in items:
+        for b in items:
+            if a + b == target:
+                return (a, b)
+    return None
+
+def first_negative(items):
+    for x in items:
+        if x < 0:
+            return x
+    return None
+
+def deep(limit):
+    return min(limit, 2 ** 11)
+
+print(first_pair([1, 2, 3, 4], 7), first_pair([1], 5))
+print(first_negative([3, -1, -2]), first_negative([1]))
+print([deep(t) for t in (1, 700, 5000)])
+print(sum(first_negative([1, 2, -3]) for _ in range(100000)))
+"#,
+    );
+}
+
+#[test]
+fn loops_built_from_labels_and_generators() {
+    assert_same_as_cpython(
+        "labels",
+        r#"
+from goto import goto, label
+
+@goto
+def collatz(n):
+    steps = 0
+    label .top
+    if n == 1:
+        return steps
+    steps += 1
+    if n % 2:
+        n = 3 * n + 1
+        goto .top
+    n //= 2
+    goto .top
+
+@goto
+def evens(limit):
+    n = 0
+    label .again
+    if n >= limit:
+        return
+    yield n
+    n += 2
+    goto .again
+
+print([collatz(n) for n in range(1, 30)])
+print(list(evens(11)))
+"#,
+        r#"
+def collatz(n):
+    steps = 0
+    while n != 1:
+        steps += 1
+        n = 3 * n + 1 if n % 2 else n // 2
+    return steps
+
+def evens(limit):
+    n = 0
+    while n < limit:
+        yield n
+        n += 2
+
+print([collatz(n) for n in range(1, 30)])
+print(list(evens(11)))
+"#,
+    );
+}
+
+#[test]
+fn argv_exit_codes_and_tracebacks() {
+    let path = write(
+        "argv.py",
+        "import sys, collections, itertools, math, re, time\nprint(sys.argv[1:])\nsys.exit(int(sys.argv[1]))\n",
+    );
+    let output = gotopy_run(&path, &["3", "-x"]);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "['3', '-x']\n");
+    assert_eq!(output.status.code(), Some(3));
+
+    let path = write("boom.py", "def f():\n    return 1 / 0\n\nf()\n");
+    let output = gotopy_run(&path, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("line 2, in f"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("File \"{}\", line 4", path.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("ZeroDivisionError"), "{stderr}");
+}
+
+#[test]
+fn refused_programs_do_not_run() {
+    let path = write(
+        "refused.py",
+        "from goto import goto, label\n@goto\ndef f(m):\n    with m:\n        goto .out\n    label .out\nprint('ran')\n",
+    );
+    let output = gotopy_run(&path, &[]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("G200"));
+}
