@@ -261,6 +261,7 @@ type Span = (SourceLocation, SourceLocation);
 
 struct Rewriter<'a> {
     module: &'a Module,
+    text: &'a str,
     /// Label and goto statements of rewritten scopes, by their span.
     markers: HashMap<Span, (ScopeId, MarkerId)>,
     guards: Vec<Span>,
@@ -273,7 +274,7 @@ impl<'a> Rewriter<'a> {
         module: &'a Module,
         rewritten: &[ScopeId],
         guards: &[TextRange],
-        file: &SourceFile,
+        file: &'a SourceFile,
     ) -> Self {
         let code = file.to_source_code();
         let span = |range: TextRange| {
@@ -298,6 +299,7 @@ impl<'a> Rewriter<'a> {
         }
         Rewriter {
             module,
+            text: file.source_text(),
             markers,
             guards: guards.iter().map(|&range| span(range)).collect(),
             placed: Vec::new(),
@@ -339,7 +341,7 @@ impl<'a> Rewriter<'a> {
                             format!("the code generator removed label `.{name}` as unreachable"),
                         ));
                     };
-                    self.lower_goto(&body, at, scope, marker, target)?
+                    self.lower_goto(code, &body, at, scope, marker, target)?
                 }
                 _ => unreachable!("only labels and gotos are looked for"),
             };
@@ -374,6 +376,7 @@ impl<'a> Rewriter<'a> {
     /// The cleanup for each frame `goto` leaves on its way to `label`, then the jump.
     fn lower_goto(
         &self,
+        code: &CodeObject,
         body: &Body,
         at: usize,
         scope: &Scope,
@@ -402,6 +405,29 @@ impl<'a> Rewriter<'a> {
                         0,
                         None,
                     )));
+                }
+                FrameKind::Except { is_star: false } => {
+                    // In a handler body the stack holds the exception it replaced; POP_EXCEPT
+                    // restores that one, then `as name` is unbound as the handler's own exit
+                    // does it.
+                    items.push(Item::Instr(Instr::like(
+                        site,
+                        Instruction::PopExcept,
+                        0,
+                        None,
+                    )));
+                    if let Some(name) = handler_name(&self.text[frame.header.to_std_range()]) {
+                        let Some(unbind) = unbind_sequence(body, code, name) else {
+                            return Err(self.refuse(
+                                scope,
+                                goto,
+                                format!("cannot find how this function unbinds `{name}`"),
+                            ));
+                        };
+                        items.extend(unbind.into_iter().map(|instr| {
+                            Item::Instr(Instr::like(site, instr.op, instr.arg, None))
+                        }));
+                    }
                 }
                 FrameKind::SwitchBody(_) => {}
                 kind => {
@@ -482,6 +508,54 @@ impl<'a> Rewriter<'a> {
         )
         .help("this is a bug in gotopy; please report it with this file")
     }
+}
+
+/// The `as` name of an `except ... as name` header, if it has one.
+fn handler_name(header: &str) -> Option<&str> {
+    let is_identifier = |c: char| c.is_alphanumeric() || c == '_';
+    let name_start = header
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_identifier(c))
+        .last()?
+        .0;
+    let before = header[..name_start].trim_end().strip_suffix("as")?;
+    (!before.ends_with(is_identifier)).then_some(&header[name_start..])
+}
+
+/// `LOAD_CONST None; STORE name; DELETE name`, as the code generator emits it when a handler
+/// with `as name` exits (only for local and module or class names).
+fn unbind_sequence<'b>(body: &'b Body, code: &CodeObject, name: &str) -> Option<[&'b Instr; 3]> {
+    let named = |op: Instruction, arg: u32| -> bool {
+        let names = match op {
+            Instruction::StoreFast { .. } | Instruction::DeleteFast { .. } => &code.varnames,
+            Instruction::StoreName { .. } | Instruction::DeleteName { .. } => &code.names,
+            _ => return false,
+        };
+        names.get(arg as usize).is_some_and(|n| n.as_str() == name)
+    };
+    body.items.windows(3).find_map(|window| {
+        let [Item::Instr(load), Item::Instr(store), Item::Instr(delete)] = window else {
+            return None;
+        };
+        let is_none = matches!(load.op, Instruction::LoadConst { .. })
+            && matches!(
+                code.constants.get(load.arg as usize),
+                Some(rustpython_compiler::core::bytecode::ConstantData::None)
+            );
+        let pair = matches!(
+            (store.op, delete.op),
+            (
+                Instruction::StoreFast { .. },
+                Instruction::DeleteFast { .. }
+            ) | (
+                Instruction::StoreName { .. },
+                Instruction::DeleteName { .. }
+            )
+        );
+        (is_none && pair && store.arg == delete.arg && named(store.op, store.arg))
+            .then_some([load, store, delete])
+    })
 }
 
 fn is_name_load(op: Instruction) -> bool {

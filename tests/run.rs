@@ -209,3 +209,74 @@ fn refused_programs_do_not_run() {
     assert!(output.stdout.is_empty());
     assert!(String::from_utf8_lossy(&output.stderr).contains("G200"));
 }
+
+#[test]
+fn leaving_except_handlers() {
+    assert_same_as_cpython(
+        "handlers",
+        r#"
+from goto import goto, label
+import sys
+
+@goto
+def parse(text):
+    try:
+        value = int(text)
+    except ValueError as problem:
+        goto .bad
+    return value
+    label .bad
+    return ("bad", sys.exc_info()[0], "problem" in locals())
+
+@goto
+def nested(n):
+    for i in range(n):
+        try:
+            raise KeyError(i)
+        except KeyError:
+            try:
+                raise IndexError(i)
+            except IndexError as inner:
+                if i == 2:
+                    goto .out
+    return "finished"
+    label .out
+    return ("left at", i, sys.exc_info()[0])
+
+print(parse("12"), parse("x"))
+print(nested(1), nested(5))
+# 100,000 jumps out of a handler leave no exception behind.
+print(sum(parse("?")[2] for _ in range(100000)), sys.exc_info())
+"#,
+        r#"
+import sys
+
+def parse(text):
+    try:
+        value = int(text)
+    except ValueError as problem:
+        pass
+    else:
+        return value
+    return ("bad", sys.exc_info()[0], "problem" in locals())
+
+def nested(n):
+    for i in range(n):
+        try:
+            raise KeyError(i)
+        except KeyError:
+            try:
+                raise IndexError(i)
+            except IndexError as inner:
+                if i == 2:
+                    break
+    else:
+        return "finished"
+    return ("left at", i, sys.exc_info()[0])
+
+print(parse("12"), parse("x"))
+print(nested(1), nested(5))
+print(sum(parse("?")[2] for _ in range(100000)), sys.exc_info())
+"#,
+    );
+}
