@@ -261,6 +261,7 @@ type Span = (SourceLocation, SourceLocation);
 
 struct Rewriter<'a> {
     module: &'a Module,
+    file: &'a SourceFile,
     text: &'a str,
     /// Label and goto statements of rewritten scopes, by their span.
     markers: HashMap<Span, (ScopeId, MarkerId)>,
@@ -299,6 +300,7 @@ impl<'a> Rewriter<'a> {
         }
         Rewriter {
             module,
+            file,
             text: file.source_text(),
             markers,
             guards: guards.iter().map(|&range| span(range)).collect(),
@@ -429,6 +431,39 @@ impl<'a> Rewriter<'a> {
                         }));
                     }
                 }
+                FrameKind::With { is_async: false } => {
+                    // `with a, b:` gives two frames one header; their exits cannot be told
+                    // apart by location.
+                    if from
+                        .iter()
+                        .filter(|&&id| scope.frame(id).header == frame.header)
+                        .count()
+                        > 1
+                    {
+                        return Err(self.refuse(
+                            scope,
+                            goto,
+                            "leaving a `with` statement with several items is not supported yet"
+                                .to_owned(),
+                        ));
+                    }
+                    // Call `__exit__(None, None, None)` as the `with` statement's own normal
+                    // exit does: the same instructions under the same (outer) handler.
+                    let start = self.location(frame.header.start());
+                    let Some(exit) = with_exit_sequence(body, code, start) else {
+                        return Err(self.refuse(
+                            scope,
+                            goto,
+                            "cannot find this `with` statement's exit in the compiled code"
+                                .to_owned(),
+                        ));
+                    };
+                    items.extend(exit.into_iter().map(|instr| {
+                        let mut copy = Instr::like(site, instr.op, instr.arg, None);
+                        copy.handler = instr.handler;
+                        Item::Instr(copy)
+                    }));
+                }
                 FrameKind::SwitchBody(_) => {}
                 kind => {
                     return Err(self.refuse(
@@ -455,6 +490,12 @@ impl<'a> Rewriter<'a> {
         jump.handler = handler;
         items.push(Item::Instr(jump));
         Ok(items)
+    }
+
+    fn location(&self, offset: TextSize) -> SourceLocation {
+        self.file
+            .to_source_code()
+            .source_location(offset, PositionEncoding::Utf8)
     }
 
     fn all_labels_placed(&self) -> Result<(), CompileError> {
@@ -555,6 +596,44 @@ fn unbind_sequence<'b>(body: &'b Body, code: &CodeObject, name: &str) -> Option<
         );
         (is_none && pair && store.arg == delete.arg && named(store.op, store.arg))
             .then_some([load, store, delete])
+    })
+}
+
+/// `LOAD_CONST None` three times, `CALL 3`, `POP_TOP`: the normal exit of the `with`
+/// statement that starts at `start`.
+fn with_exit_sequence<'b>(
+    body: &'b Body,
+    code: &CodeObject,
+    start: SourceLocation,
+) -> Option<[&'b Instr; 5]> {
+    let is_none = |instr: &Instr| {
+        matches!(instr.op, Instruction::LoadConst { .. })
+            && matches!(
+                code.constants.get(instr.arg as usize),
+                Some(rustpython_compiler::core::bytecode::ConstantData::None)
+            )
+    };
+    body.items.windows(5).find_map(|window| {
+        let [
+            Item::Instr(a),
+            Item::Instr(b),
+            Item::Instr(c),
+            Item::Instr(call),
+            Item::Instr(pop),
+        ] = window
+        else {
+            return None;
+        };
+        let shape = is_none(a)
+            && is_none(b)
+            && is_none(c)
+            && matches!(call.op, Instruction::Call { .. })
+            && call.arg == 3
+            && matches!(pop.op, Instruction::PopTop);
+        let here = window
+            .iter()
+            .all(|item| matches!(item, Item::Instr(i) if i.location.0 == start));
+        (shape && here).then_some([a, b, c, call, pop])
     })
 }
 

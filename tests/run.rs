@@ -202,7 +202,7 @@ fn argv_exit_codes_and_tracebacks() {
 fn refused_programs_do_not_run() {
     let path = write(
         "refused.py",
-        "from goto import goto, label\n@goto\ndef f(m):\n    with m:\n        goto .out\n    label .out\nprint('ran')\n",
+        "from goto import goto, label\n@goto\ndef f(m):\n    try:\n        goto .out\n    finally:\n        m()\n    label .out\nprint('ran')\n",
     );
     let output = gotopy_run(&path, &[]);
     assert_eq!(output.status.code(), Some(1));
@@ -278,5 +278,93 @@ print(parse("12"), parse("x"))
 print(nested(1), nested(5))
 print(sum(parse("?")[2] for _ in range(100000)), sys.exc_info())
 "#,
+    );
+}
+
+#[test]
+fn leaving_with_bodies() {
+    let manager = r#"
+import sys
+log = []
+class Manager:
+    def __init__(self, name, fail=False):
+        self.name, self.fail = name, fail
+    def __enter__(self):
+        log.append("enter " + self.name)
+        return self
+    def __exit__(self, *exc):
+        log.append(f"exit {self.name} {exc[:2]}")
+        if self.fail:
+            raise RuntimeError("exit of " + self.name)
+        return False
+"#;
+    assert_same_as_cpython(
+        "with",
+        &format!(
+            r#"{manager}
+from goto import goto, label
+
+@goto
+def leave(fail):
+    try:
+        with Manager("outer"):
+            for i in range(3):
+                with Manager("inner", fail) as m:
+                    if i == 1:
+                        goto .out
+    except RuntimeError as e:
+        log.append("caught " + str(e))
+        return "caught"
+    return "never"
+    label .out
+    return "left"
+
+@goto
+def count():
+    n = 0
+    label .top
+    with Manager("m"):
+        n += 1
+        if n < 100000:
+            goto .top
+    return n
+
+print(leave(False), leave(True))
+print(log)
+log.clear()
+print(count(), len(log), log[-1])
+"#
+        ),
+        &format!(
+            r#"{manager}
+def leave(fail):
+    try:
+        with Manager("outer"):
+            for i in range(3):
+                with Manager("inner", fail) as m:
+                    if i == 1:
+                        break
+            else:
+                return "never"
+    except RuntimeError as e:
+        log.append("caught " + str(e))
+        return "caught"
+    return "left"
+
+def count():
+    n = 0
+    while True:
+        with Manager("m"):
+            n += 1
+            if n < 100000:
+                continue
+        return n
+
+print(leave(False), leave(True))
+print(log)
+log.clear()
+print(count(), len(log), log[-1])
+"#
+        ),
     );
 }
