@@ -368,3 +368,48 @@ print(count(), len(log), log[-1])
         ),
     );
 }
+
+/// Jumps across more than 65,536 code units need two `EXTENDED_ARG` prefixes.
+#[test]
+fn long_jumps_both_ways() {
+    let filler = "        x += 1\n".repeat(40_000);
+    let program = format!(
+        "from goto import goto, label\n\
+         @goto\n\
+         def f(n):\n\
+         \x20   x = 0\n\
+         \x20   label .top\n\
+         \x20   if n > 0:\n\
+         \x20       n -= 1\n\
+         \x20       goto .end\n\
+         {filler}\
+         \x20       goto .top\n\
+         \x20   label .end\n\
+         \x20   if n > 0:\n\
+         \x20       goto .top\n\
+         \x20   return x\n\
+         print(f(3), f(0))\n"
+    );
+    let path = write("long.py", &program);
+    let listing = Command::new(env!("CARGO_BIN_EXE_gotopy"))
+        .args(["dis", "--function", "f"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    let longest = listing
+        .lines()
+        .filter_map(|line| line.split_once("JUMP_FORWARD -> "))
+        .filter_map(|(_, target)| target.trim().parse::<usize>().ok())
+        .max()
+        .expect("a forward goto");
+    assert!(longest > 65_536, "the goto jumps only to {longest}");
+    let output = gotopy_run(&path, &[]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Every goto skips the filler: x stays 0.
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "0 0\n");
+}
