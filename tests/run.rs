@@ -413,3 +413,61 @@ fn long_jumps_both_ways() {
     // Every goto skips the filler: x stays 0.
     assert_eq!(String::from_utf8_lossy(&output.stdout), "0 0\n");
 }
+
+/// Rewriting keeps everything else about functions: names, defaults, keyword-only defaults,
+/// docstrings, closures, argument counts, variable names, first lines and method kinds.
+/// (`co_flags` is left out: RustPython sets flags CPython does not.)
+#[test]
+fn rewritten_functions_keep_their_attributes() {
+    let body = |marker: &str, target: &str| {
+        format!(
+            r#"
+import inspect
+def make(k):
+    @goto
+    def inner(a, b=2, *args, c=3, d, **kw):
+        """Adds things."""
+        {marker}
+        {target}
+        return a + b + c + d + k
+    return inner
+
+class C:
+    @goto
+    @staticmethod
+    def s(x=1):
+        {marker}
+        {target}
+        return x
+    @classmethod
+    @goto
+    def c(cls, y=2):
+        {marker}
+        {target}
+        return cls.__name__, y
+
+@goto
+def gen(n):
+    "Counts."
+    {marker}
+    {target}
+    yield from range(n)
+
+f = make(10)
+for g in (f, C.s, C.c, gen):
+    code = g.__code__
+    print(g.__name__, g.__qualname__, g.__doc__, g.__defaults__, g.__kwdefaults__,
+          code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount,
+          code.co_varnames, code.co_freevars, code.co_firstlineno)
+print(f(1, d=4), [c.cell_contents for c in f.__closure__], C.s(), C.c(), list(gen(3)),
+      inspect.isgeneratorfunction(gen))
+"#
+        )
+    };
+    let with_goto = format!(
+        "from goto import goto, label\n{}",
+        body("goto .go", "label .go")
+    );
+    let plain = format!("goto = lambda f: f\n{}", body("pass", "pass"));
+    assert_same_as_cpython("attributes", &with_goto, &plain);
+}
