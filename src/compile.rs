@@ -28,7 +28,7 @@ use rustpython_compiler::core::{Mode, SourceLocation};
 
 use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, for_each_code_mut};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::scan::{FrameKind, MarkerId, MarkerKind, Module, Options, Scope, ScopeId};
+use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, Options, Scope, ScopeId};
 use crate::source::Source;
 
 /// Why a module could not be compiled.
@@ -70,8 +70,8 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
             scope.rewritten && !scope.markers.is_empty()
         })
         .collect();
-    let guards = if rewritten.is_empty() {
-        Vec::new()
+    let prepared = if rewritten.is_empty() {
+        Prepared::default()
     } else {
         prepare(&mut ast, &module, &rewritten)
     };
@@ -83,7 +83,7 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
     )
     .map_err(|e| CompileError::Codegen(e.to_string()))?;
     if !rewritten.is_empty() {
-        let mut rewriter = Rewriter::new(&module, &rewritten, &guards, &file);
+        let mut rewriter = Rewriter::new(&module, &rewritten, &prepared, &file);
         for_each_code_mut(&mut code, &mut |code| rewriter.rewrite(code))
             .map_err(|e| CompileError::Rejected(vec![e]))?;
         rewriter.all_labels_placed()?;
@@ -127,9 +127,39 @@ fn refuse_unlowered(module: &Module) -> Result<(), CompileError> {
 
 // --- Preparing the AST ---------------------------------------------------------------------
 
-/// Adds the guards that keep labels reachable; returns the source range of every guard.
-fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Vec<TextRange> {
+/// What preparing the AST added, for the rewrite to find again by source range.
+#[derive(Default)]
+struct Prepared {
+    /// The test of every guard that keeps a label reachable.
+    guards: Vec<TextRange>,
+    /// Every trampoline, by the source range its instructions carry.
+    trampolines: Vec<(TextRange, Trampoline)>,
+}
+
+/// A copy of a `finally` body, placed right after its `try` statement, for one goto that
+/// leaves that `try`. The goto jumps there, outside the protected range, so the copy runs as
+/// the code generator's own copies for `return` and `break` do: an exception, `return`,
+/// `break` or `continue` in it goes where it would after the `try` statement. After the copy
+/// the goto carries on from the `try` statement's level.
+///
+/// It is compiled as `if label: <finally body>; goto .name`, every added node spanning the
+/// range from the goto to the end of the `try` statement (unique for the pair). The rewrite
+/// turns the test into a jump over the copy, so ordinary control flow never enters it, and
+/// lowers the trailing goto like any other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Trampoline {
+    scope: ScopeId,
+    goto: MarkerId,
+    /// The `try` statement's frame.
+    frame: FrameId,
+}
+
+/// Adds the guards that keep labels reachable and the trampolines of gotos that leave
+/// `try` statements with a `finally` clause.
+fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepared {
     let mut labels_by_scope: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
+    // Gotos leaving each `try` statement, by the statement's start.
+    let mut leaving: HashMap<TextSize, Vec<Trampoline>> = HashMap::new();
     for &id in rewritten {
         let scope = &module.scopes[id.0];
         let labels: Vec<TextSize> = scope
@@ -141,16 +171,44 @@ fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Vec<T
         if !labels.is_empty() {
             labels_by_scope.insert(scope.name_range.start(), labels);
         }
+        for (index, marker) in scope.markers.iter().enumerate() {
+            let MarkerKind::Goto { name, .. } = &marker.kind else {
+                continue;
+            };
+            for frame in frames_left(scope, marker.frame, name) {
+                if scope.frame(frame).kind == FrameKind::TryFinally {
+                    let trampoline = Trampoline {
+                        scope: id,
+                        goto: MarkerId(index),
+                        frame,
+                    };
+                    let at = scope.frame(frame).header.start();
+                    leaving.entry(at).or_default().push(trampoline);
+                }
+            }
+        }
     }
-    let mut guards = Vec::new();
+    let mut prepared = Prepared::default();
     let module_labels = labels_by_scope.get(&TextSize::default()).cloned();
     guard_body(
         &mut ast.body,
         module_labels.as_deref(),
         &labels_by_scope,
-        &mut guards,
+        &mut prepared.guards,
     );
-    guards
+    if !leaving.is_empty() {
+        add_trampolines(&mut ast.body, module, &leaving, &mut prepared.trampolines);
+    }
+    prepared
+}
+
+/// The frames a goto at `from` leaves on its way to label `name`, innermost first.
+fn frames_left(scope: &Scope, from: Option<FrameId>, name: &str) -> Vec<FrameId> {
+    let entry = scope.labels.get(name).expect("checked: the label exists");
+    let from = scope.frame_path(from);
+    let to = scope.frame_path(scope.marker(entry.definition).frame);
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    from[common..].iter().rev().copied().collect()
 }
 
 /// Guards the statements of one scope's `body` (not of nested scopes, which get their own
@@ -183,13 +241,7 @@ fn guard_body(
                             range,
                         }),
                     );
-                    *stmt = Stmt::If(ast::StmtIf {
-                        node_index: Default::default(),
-                        range,
-                        test: Box::new(guard_test(range)),
-                        body: vec![inner],
-                        elif_else_clauses: Vec::new(),
-                    });
+                    *stmt = guarded(range, vec![inner]);
                     guards.push(range);
                 }
             }
@@ -202,34 +254,110 @@ fn guard_body(
                 guard_body(&mut stmt.body, labels, scopes, guards);
                 guard_body(&mut stmt.orelse, labels, scopes, guards);
             }
-            Stmt::If(stmt) => {
-                guard_body(&mut stmt.body, labels, scopes, guards);
-                for clause in &mut stmt.elif_else_clauses {
-                    guard_body(&mut clause.body, labels, scopes, guards);
+            _ => {
+                for inner in child_bodies(stmt) {
+                    guard_body(inner, labels, scopes, guards);
                 }
             }
-            Stmt::For(stmt) => {
-                guard_body(&mut stmt.body, labels, scopes, guards);
-                guard_body(&mut stmt.orelse, labels, scopes, guards);
-            }
-            Stmt::With(stmt) => guard_body(&mut stmt.body, labels, scopes, guards),
-            Stmt::Try(stmt) => {
-                guard_body(&mut stmt.body, labels, scopes, guards);
-                for handler in &mut stmt.handlers {
-                    let ast::ExceptHandler::ExceptHandler(handler) = handler;
-                    guard_body(&mut handler.body, labels, scopes, guards);
-                }
-                guard_body(&mut stmt.orelse, labels, scopes, guards);
-                guard_body(&mut stmt.finalbody, labels, scopes, guards);
-            }
-            Stmt::Match(stmt) => {
-                for case in &mut stmt.cases {
-                    guard_body(&mut case.body, labels, scopes, guards);
-                }
-            }
-            _ => {}
         }
     }
+}
+
+/// Inserts a trampoline after each `try` statement that gotos leave, in every scope.
+fn add_trampolines(
+    body: &mut Vec<Stmt>,
+    module: &Module,
+    leaving: &HashMap<TextSize, Vec<Trampoline>>,
+    added: &mut Vec<(TextRange, Trampoline)>,
+) {
+    let mut at = 0;
+    while at < body.len() {
+        for inner in child_bodies(&mut body[at]) {
+            add_trampolines(inner, module, leaving, added);
+        }
+        let Stmt::Try(stmt) = &body[at] else {
+            at += 1;
+            continue;
+        };
+        let Some(gotos) = leaving.get(&stmt.range.start()) else {
+            at += 1;
+            continue;
+        };
+        let mut copies = Vec::new();
+        for &trampoline in gotos {
+            let scope = &module.scopes[trampoline.scope.0];
+            let goto = scope.marker(trampoline.goto);
+            let MarkerKind::Goto { name, .. } = &goto.kind else {
+                unreachable!("trampolines are made for gotos")
+            };
+            let range = TextRange::new(goto.range.start(), stmt.range.end());
+            let mut copy = stmt.finalbody.clone();
+            copy.push(goto_statement(range, name));
+            copies.push(guarded(range, copy));
+            added.push((range, trampoline));
+        }
+        let count = copies.len();
+        body.splice(at + 1..at + 1, copies);
+        at += count + 1;
+    }
+}
+
+/// The statement lists directly inside a statement, nested scopes included.
+fn child_bodies(stmt: &mut Stmt) -> Vec<&mut Vec<Stmt>> {
+    match stmt {
+        Stmt::FunctionDef(def) => vec![&mut def.body],
+        Stmt::ClassDef(class) => vec![&mut class.body],
+        Stmt::While(stmt) => vec![&mut stmt.body, &mut stmt.orelse],
+        Stmt::For(stmt) => vec![&mut stmt.body, &mut stmt.orelse],
+        Stmt::With(stmt) => vec![&mut stmt.body],
+        Stmt::If(stmt) => std::iter::once(&mut stmt.body)
+            .chain(stmt.elif_else_clauses.iter_mut().map(|c| &mut c.body))
+            .collect(),
+        Stmt::Try(stmt) => {
+            let mut bodies = vec![&mut stmt.body];
+            for handler in &mut stmt.handlers {
+                let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                bodies.push(&mut handler.body);
+            }
+            bodies.push(&mut stmt.orelse);
+            bodies.push(&mut stmt.finalbody);
+            bodies
+        }
+        Stmt::Match(stmt) => stmt.cases.iter_mut().map(|c| &mut c.body).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `if label: <body>`, the test and the statement spanning `range`.
+fn guarded(range: TextRange, body: Vec<Stmt>) -> Stmt {
+    Stmt::If(ast::StmtIf {
+        node_index: Default::default(),
+        range,
+        test: Box::new(guard_test(range)),
+        body,
+        elif_else_clauses: Vec::new(),
+    })
+}
+
+/// `goto .name`, every node spanning `range`.
+fn goto_statement(range: TextRange, name: &str) -> Stmt {
+    let goto = Expr::Name(ast::ExprName {
+        node_index: Default::default(),
+        range,
+        id: ast::name::Name::new_static("goto"),
+        ctx: ExprContext::Load,
+    });
+    Stmt::Expr(ast::StmtExpr {
+        node_index: Default::default(),
+        range,
+        value: Box::new(Expr::Attribute(ast::ExprAttribute {
+            node_index: Default::default(),
+            range,
+            value: Box::new(goto),
+            attr: ast::Identifier::new(name, range),
+            ctx: ExprContext::Load,
+        })),
+    })
 }
 
 /// The name `label`, loaded, spanning `range`.
@@ -266,15 +394,48 @@ struct Rewriter<'a> {
     /// Label and goto statements of rewritten scopes, by their span.
     markers: HashMap<Span, (ScopeId, MarkerId)>,
     guards: Vec<Span>,
+    /// Trampolines by the span of their instructions, and the span of each.
+    trampolines: HashMap<Span, Trampoline>,
+    trampoline_spans: HashMap<Trampoline, Span>,
     /// Labels found in some code object, to check that none was lost.
     placed: Vec<(ScopeId, MarkerId)>,
+}
+
+/// Something in a code object that the rewrite replaces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum SiteKind {
+    /// A label or goto statement: three instructions.
+    Marker(ScopeId, MarkerId),
+    /// The test of a trampoline (`LOAD label`, maybe `TO_BOOL`, a conditional jump); `jump`
+    /// is the position of the conditional jump from the site's start.
+    Entry(Span),
+    /// The goto that ends a trampoline.
+    Exit(Span),
+}
+
+/// A goto to lower, from frame `from` on (a trampoline's goto goes on from its `try`).
+#[derive(Clone, Copy)]
+struct GotoAt {
+    scope: ScopeId,
+    marker: MarkerId,
+    from: Option<FrameId>,
+}
+
+struct Site {
+    at: usize,
+    len: usize,
+    kind: SiteKind,
+    /// How many times the same statement came before in this code object: the code
+    /// generator compiles a `finally` body more than once, and the markers in each copy
+    /// belong together.
+    copy: usize,
 }
 
 impl<'a> Rewriter<'a> {
     fn new(
         module: &'a Module,
         rewritten: &[ScopeId],
-        guards: &[TextRange],
+        prepared: &Prepared,
         file: &'a SourceFile,
     ) -> Self {
         let code = file.to_source_code();
@@ -298,12 +459,19 @@ impl<'a> Rewriter<'a> {
                 markers.insert(span(name), (id, MarkerId(index)));
             }
         }
+        let trampolines: HashMap<Span, Trampoline> = prepared
+            .trampolines
+            .iter()
+            .map(|&(range, trampoline)| (span(range), trampoline))
+            .collect();
         Rewriter {
             module,
             file,
             text: file.source_text(),
             markers,
-            guards: guards.iter().map(|&range| span(range)).collect(),
+            guards: prepared.guards.iter().map(|&range| span(range)).collect(),
+            trampoline_spans: trampolines.iter().map(|(&s, &t)| (t, s)).collect(),
+            trampolines,
             placed: Vec::new(),
         }
     }
@@ -313,91 +481,189 @@ impl<'a> Rewriter<'a> {
         // Guards live only in scopes with labels, so removing them first changes nothing
         // in a code object without markers.
         remove_guards(&mut body, &self.guards);
-        let found = self.find_markers(&body);
-        let Some(&(_, (scope_id, first))) = found.first() else {
+        let sites = self.find_sites(&body);
+        let Some(scope_id) = sites.iter().find_map(|site| match site.kind {
+            SiteKind::Marker(scope, _) => Some(scope),
+            SiteKind::Entry(span) | SiteKind::Exit(span) => Some(self.trampolines[&span].scope),
+        }) else {
             return Ok(());
         };
         let scope = &self.module.scopes[scope_id.0];
-        // Every label first, so that gotos can name labels on either side of them; a jump
-        // takes the handler in force at its label.
-        let mut labels: HashMap<&str, (Label, Option<Handler>)> = HashMap::new();
-        for &(at, (_, marker)) in &found {
-            if let MarkerKind::Label { name, .. } = &scope.marker(marker).kind {
-                let Item::Instr(load) = &body.items[at] else {
-                    unreachable!("markers are found on instructions")
-                };
-                let handler = load.handler;
-                labels.insert(name.as_str(), (body.new_label(), handler));
-                self.placed.push((scope_id, marker));
+        let first = match sites[0].kind {
+            SiteKind::Marker(_, marker) => marker,
+            SiteKind::Entry(span) | SiteKind::Exit(span) => self.trampolines[&span].goto,
+        };
+        // Every jump target first, so that gotos can go to either side of them. A jump takes
+        // the handler in force at its target.
+        let mut targets = Targets::default();
+        let mut copies: HashMap<SiteKind, usize> = HashMap::new();
+        for site in &sites {
+            *copies.entry(site.kind).or_default() += 1;
+            let Item::Instr(load) = &body.items[site.at] else {
+                unreachable!("sites are found on instructions")
+            };
+            let handler = load.handler;
+            match site.kind {
+                SiteKind::Marker(_, marker) => {
+                    if let MarkerKind::Label { name, .. } = &scope.marker(marker).kind {
+                        let label = body.new_label();
+                        targets.labels.insert((name.as_str(), site.copy), (label, handler));
+                        self.placed.push((scope_id, marker));
+                    }
+                }
+                SiteKind::Entry(span) => {
+                    let label = match entry_jump(&body, site) {
+                        // `if label:` jumps past the copy when false: the copy starts next.
+                        (Instruction::PopJumpIfFalse { .. }, _) => body.new_label(),
+                        // Jumps to the copy when true.
+                        (_, target) => target,
+                    };
+                    targets.entries.insert((span, site.copy), (label, handler));
+                }
+                SiteKind::Exit(_) => {}
             }
         }
         // Back to front, so that each splice leaves the earlier positions valid.
-        for &(at, (_, marker)) in found.iter().rev() {
-            let replacement = match &scope.marker(marker).kind {
-                MarkerKind::Label { name, .. } => vec![Item::Label(labels[name.as_str()].0)],
-                MarkerKind::Goto { name, .. } => {
-                    let Some(&target) = labels.get(name.as_str()) else {
-                        return Err(self.refuse(
-                            scope,
-                            marker,
-                            format!("the code generator removed label `.{name}` as unreachable"),
-                        ));
-                    };
-                    self.lower_goto(code, &body, at, scope, marker, target)?
-                }
-                _ => unreachable!("only labels and gotos are looked for"),
+        // Handler blocks copied with awaited `with` exits, placed after everything else.
+        let mut cold = Vec::new();
+        for site in sites.iter().rev() {
+            let Item::Instr(instr) = &body.items[site.at] else {
+                unreachable!("sites are found on instructions")
             };
-            body.items.splice(at..at + 3, replacement);
+            let instr = instr.clone();
+            let replacement = match site.kind {
+                SiteKind::Marker(_, marker) => match &scope.marker(marker).kind {
+                    MarkerKind::Label { name, .. } => {
+                        vec![Item::Label(targets.labels[&(name.as_str(), site.copy)].0)]
+                    }
+                    MarkerKind::Goto { name, .. } => {
+                        let label_copies = copies
+                            .get(&SiteKind::Marker(
+                                scope_id,
+                                scope.labels.get(name).expect("checked").definition,
+                            ))
+                            .copied()
+                            .unwrap_or(0);
+                        if label_copies != copies[&site.kind] {
+                            return Err(self.refuse(
+                                scope,
+                                marker,
+                                format!(
+                                    "the code generator compiled this goto {} and label `.{name}` {}",
+                                    times(copies[&site.kind]),
+                                    times(label_copies)
+                                ),
+                            ));
+                        }
+                        let goto = GotoAt {
+                            scope: scope_id,
+                            marker,
+                            from: scope.marker(marker).frame,
+                        };
+                        self.lower_goto(code, &mut body, &mut cold, &targets, &instr, site, goto)?
+                    }
+                    _ => unreachable!("only labels and gotos are looked for"),
+                },
+                SiteKind::Entry(span) => {
+                    let (condition, over) = entry_jump(&body, site);
+                    if matches!(condition, Instruction::PopJumpIfFalse { .. }) {
+                        // Ordinary control flow jumps over the copy; the jump takes the line
+                        // of where it lands, so that it adds no line event of its own.
+                        let lands = body.items[label_position(&body, over)..]
+                            .iter()
+                            .find_map(|item| match item {
+                                Item::Instr(next) => Some(next),
+                                Item::Label(_) => None,
+                            })
+                            .unwrap_or(&instr);
+                        let mut jump = Instr::like(lands, jump_op(), 0, Some(over));
+                        jump.handler = instr.handler;
+                        let entry = targets.entries[&(span, site.copy)].0;
+                        vec![Item::Instr(jump), Item::Label(entry)]
+                    } else {
+                        Vec::new()
+                    }
+                }
+                SiteKind::Exit(span) => {
+                    let trampoline = self.trampolines[&span];
+                    let goto = GotoAt {
+                        scope: scope_id,
+                        marker: trampoline.goto,
+                        from: scope.frame(trampoline.frame).parent,
+                    };
+                    self.lower_goto(code, &mut body, &mut cold, &targets, &instr, site, goto)?
+                }
+            };
+            body.items.splice(site.at..site.at + site.len, replacement);
         }
+        body.items.extend(cold);
         body.assemble(code)
             .map_err(|e| self.internal(code, Some((scope, first)), e))
     }
 
-    /// Where each marker's three instructions start in `body.items`, in order.
-    fn find_markers(&self, body: &Body) -> Vec<(usize, (ScopeId, MarkerId))> {
-        let mut found = Vec::new();
-        for (at, window) in body.items.windows(3).enumerate() {
-            let [Item::Instr(load), Item::Instr(attr), Item::Instr(pop)] = window else {
-                continue;
+    /// Every site to rewrite, in order.
+    fn find_sites(&self, body: &Body) -> Vec<Site> {
+        let mut sites = Vec::new();
+        let mut seen: HashMap<SiteKind, usize> = HashMap::new();
+        let mut at = 0;
+        while at < body.items.len() {
+            let found = if let Some(span) = marker_shape(&body.items[at..]) {
+                if let Some(&(scope, marker)) = self.markers.get(&span) {
+                    Some((SiteKind::Marker(scope, marker), 3))
+                } else if self.trampolines.contains_key(&span) {
+                    Some((SiteKind::Exit(span), 3))
+                } else {
+                    None
+                }
+            } else {
+                guard_at(body, at, |span| self.trampolines.contains_key(span))
+                    .map(|(span, end, _)| (SiteKind::Entry(span), end - at))
             };
-            if !matches!(attr.op, Instruction::LoadAttr { .. })
-                || !matches!(pop.op, Instruction::PopTop)
-                || pop.location != attr.location
-                || load.location != attr.location
-                || !is_name_load(load.op)
-            {
-                continue;
-            }
-            if let Some(&marker) = self.markers.get(&attr.location) {
-                found.push((at, marker));
+            match found {
+                Some((kind, len)) => {
+                    let copy = seen.entry(kind).or_default();
+                    sites.push(Site {
+                        at,
+                        len,
+                        kind,
+                        copy: *copy,
+                    });
+                    *copy += 1;
+                    at += len;
+                }
+                None => at += 1,
             }
         }
-        found
+        sites
     }
 
-    /// The cleanup for each frame `goto` leaves on its way to `label`, then the jump.
+    /// The cleanup for each frame a goto leaves, from the frame `from` on, innermost first,
+    /// then the jump: to its label, or to the trampoline of the first `try` statement with a
+    /// `finally` clause that it leaves.
+    #[allow(clippy::too_many_arguments)]
     fn lower_goto(
         &self,
         code: &CodeObject,
-        body: &Body,
-        at: usize,
-        scope: &Scope,
-        goto: MarkerId,
-        (label, handler): (Label, Option<Handler>),
+        body: &mut Body,
+        cold: &mut Vec<Item>,
+        targets: &Targets,
+        site: &Instr,
+        at: &Site,
+        GotoAt {
+            scope: scope_id,
+            marker: goto,
+            from,
+        }: GotoAt,
     ) -> Result<Vec<Item>, Diagnostic> {
-        let Item::Instr(site) = &body.items[at] else {
-            unreachable!("markers are found on instructions")
-        };
+        let scope = &self.module.scopes[scope_id.0];
         let MarkerKind::Goto { name, .. } = &scope.marker(goto).kind else {
             unreachable!("only gotos are lowered")
         };
-        let entry = scope.labels.get(name).expect("checked: the label exists");
-        let from = scope.frame_path(scope.marker(goto).frame);
-        let to = scope.frame_path(scope.marker(entry.definition).frame);
-        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        let left = frames_left(scope, from, name);
         let mut items = Vec::new();
-        for &frame in from[common..].iter().rev() {
-            let frame = scope.frame(frame);
+        let mut target = targets.labels.get(&(name.as_str(), at.copy)).copied();
+        for (depth, &frame_id) in left.iter().enumerate() {
+            let frame = scope.frame(frame_id);
             match frame.kind {
                 FrameKind::For { .. } => {
                     // Cannot raise, so it needs no handler.
@@ -431,26 +697,17 @@ impl<'a> Rewriter<'a> {
                         }));
                     }
                 }
-                FrameKind::With { is_async: false } => {
-                    // `with a, b:` gives two frames one header; their exits cannot be told
-                    // apart by location.
-                    if from
+                FrameKind::With { .. } => {
+                    // Call `__exit__(None, None, None)` (and await it) as the `with`
+                    // statement's own normal exit does: the same instructions under the same
+                    // (outer) handlers. The exits of `with a, b:` share a location and come
+                    // innermost first.
+                    let inner_items = left[..depth]
                         .iter()
                         .filter(|&&id| scope.frame(id).header == frame.header)
-                        .count()
-                        > 1
-                    {
-                        return Err(self.refuse(
-                            scope,
-                            goto,
-                            "leaving a `with` statement with several items is not supported yet"
-                                .to_owned(),
-                        ));
-                    }
-                    // Call `__exit__(None, None, None)` as the `with` statement's own normal
-                    // exit does: the same instructions under the same (outer) handler.
+                        .count();
                     let start = self.location(frame.header.start());
-                    let Some(exit) = with_exit_sequence(body, code, start) else {
+                    let Some(exit) = with_exit(body, code, at.at, start, inner_items) else {
                         return Err(self.refuse(
                             scope,
                             goto,
@@ -458,11 +715,25 @@ impl<'a> Rewriter<'a> {
                                 .to_owned(),
                         ));
                     };
-                    items.extend(exit.into_iter().map(|instr| {
-                        let mut copy = Instr::like(site, instr.op, instr.arg, None);
-                        copy.handler = instr.handler;
-                        Item::Instr(copy)
-                    }));
+                    items.extend(copy_region(body, exit, site, cold));
+                }
+                FrameKind::TryFinally => {
+                    let trampoline = Trampoline {
+                        scope: scope_id,
+                        goto,
+                        frame: frame_id,
+                    };
+                    let span = self.trampoline_spans[&trampoline];
+                    target = targets.entries.get(&(span, at.copy)).copied();
+                    if target.is_none() {
+                        return Err(self.refuse(
+                            scope,
+                            goto,
+                            "cannot find the copy of the `finally` body in the compiled code"
+                                .to_owned(),
+                        ));
+                    }
+                    break;
                 }
                 FrameKind::SwitchBody(_) => {}
                 kind => {
@@ -477,16 +748,16 @@ impl<'a> Rewriter<'a> {
                 }
             }
         }
+        let Some((label, handler)) = target else {
+            return Err(self.refuse(
+                scope,
+                goto,
+                format!("the code generator removed label `.{name}` as unreachable"),
+            ));
+        };
         // The jump belongs to the label's side: if it is interrupted (a backward jump checks
         // for signals), the handlers around the label are the ones that apply.
-        let mut jump = Instr::like(
-            site,
-            Instruction::JumpForward {
-                delta: rustpython_compiler::core::bytecode::Arg::marker(),
-            },
-            0,
-            Some(label),
-        );
+        let mut jump = Instr::like(site, jump_op(), 0, Some(label));
         jump.handler = handler;
         items.push(Item::Instr(jump));
         Ok(items)
@@ -599,42 +870,135 @@ fn unbind_sequence<'b>(body: &'b Body, code: &CodeObject, name: &str) -> Option<
     })
 }
 
-/// `LOAD_CONST None` three times, `CALL 3`, `POP_TOP`: the normal exit of the `with`
-/// statement that starts at `start`.
-fn with_exit_sequence<'b>(
-    body: &'b Body,
+/// An exit of the `with` statement that starts at `start`, the first after position `after`
+/// once `skip` of them are passed: `LOAD_CONST None` three times, `CALL 3`, then `POP_TOP`,
+/// or for `async with` the await of the result (`GET_AWAITABLE`, a `SEND` loop, `END_SEND`)
+/// and `POP_TOP`; every instruction at the statement's start.
+fn with_exit(
+    body: &Body,
     code: &CodeObject,
+    after: usize,
     start: SourceLocation,
-) -> Option<[&'b Instr; 5]> {
-    let is_none = |instr: &Instr| {
-        matches!(instr.op, Instruction::LoadConst { .. })
-            && matches!(
-                code.constants.get(instr.arg as usize),
-                Some(rustpython_compiler::core::bytecode::ConstantData::None)
-            )
+    skip: usize,
+) -> Option<std::ops::Range<usize>> {
+    let is_none = |item: &Item| {
+        matches!(item, Item::Instr(instr)
+            if matches!(instr.op, Instruction::LoadConst { .. })
+                && matches!(
+                    code.constants.get(instr.arg as usize),
+                    Some(rustpython_compiler::core::bytecode::ConstantData::None)
+                ))
     };
-    body.items.windows(5).find_map(|window| {
-        let [
-            Item::Instr(a),
-            Item::Instr(b),
-            Item::Instr(c),
-            Item::Instr(call),
-            Item::Instr(pop),
-        ] = window
-        else {
+    let here = |item: &Item| matches!(item, Item::Label(_)) || matches!(item, Item::Instr(i) if i.location.0 == start);
+    let exit_at = |first: usize| -> Option<std::ops::Range<usize>> {
+        let items = &body.items[first..];
+        let [a, b, c, Item::Instr(call), ..] = items else {
             return None;
         };
-        let shape = is_none(a)
-            && is_none(b)
-            && is_none(c)
-            && matches!(call.op, Instruction::Call { .. })
-            && call.arg == 3
-            && matches!(pop.op, Instruction::PopTop);
-        let here = window
+        if !(is_none(a) && is_none(b) && is_none(c))
+            || !matches!(call.op, Instruction::Call { .. })
+            || call.arg != 3
+            || !items[..4].iter().all(here)
+        {
+            return None;
+        }
+        let awaited = matches!(items.get(4), Some(Item::Instr(i)) if matches!(i.op, Instruction::GetAwaitable { .. }));
+        let len = items
             .iter()
-            .all(|item| matches!(item, Item::Instr(i) if i.location.0 == start));
-        (shape && here).then_some([a, b, c, call, pop])
-    })
+            .take_while(|item| here(item))
+            .position(|item| matches!(item, Item::Instr(i) if matches!(i.op, Instruction::PopTop)))?
+            + 1;
+        // A plain exit is five instructions; an awaited one ends after its `END_SEND`.
+        let fits = if awaited {
+            matches!(&items[len - 2], Item::Instr(i) if matches!(i.op, Instruction::EndSend))
+        } else {
+            len == 5
+        };
+        fits.then(|| first..first + len)
+    };
+    (after..body.items.len())
+        .filter_map(exit_at)
+        .nth(skip)
+}
+
+/// A copy of the instructions in `region` at the location of `site`, under the same
+/// handlers, with fresh labels for those defined inside it. A handler block that jumps back
+/// into the region (the `CLEANUP_THROW` of an awaited exit) is copied too, into `cold`, to
+/// be placed at the end of the code.
+fn copy_region(
+    body: &mut Body,
+    region: std::ops::Range<usize>,
+    site: &Instr,
+    cold: &mut Vec<Item>,
+) -> Vec<Item> {
+    let original: Vec<Item> = body.items[region].to_vec();
+    let mut renamed: HashMap<Label, Label> = HashMap::new();
+    for item in &original {
+        if let Item::Label(label) = item {
+            renamed.insert(*label, body.new_label());
+        }
+    }
+    let copied = |instr: &Instr, renamed: &HashMap<Label, Label>| {
+        let mut new = Instr::like(site, instr.op, instr.arg, None);
+        new.target = instr.target.map(|t| renamed.get(&t).copied().unwrap_or(t));
+        new.handler = instr.handler;
+        new
+    };
+    let mut blocks: HashMap<Label, Label> = HashMap::new();
+    let mut copy = Vec::new();
+    for item in &original {
+        copy.push(match item {
+            Item::Label(label) => Item::Label(renamed[label]),
+            Item::Instr(instr) => {
+                let mut new = copied(instr, &renamed);
+                if let Some(handler) = &mut new.handler
+                    && let Some(block) = returning_block(body, handler.target, &renamed)
+                {
+                    handler.target = match blocks.get(&handler.target) {
+                        Some(&label) => label,
+                        None => {
+                            let label = body.new_label();
+                            cold.push(Item::Label(label));
+                            cold.extend(
+                                block
+                                    .iter()
+                                    .map(|instr| Item::Instr(copied(instr, &renamed))),
+                            );
+                            blocks.insert(handler.target, label);
+                            label
+                        }
+                    };
+                }
+                Item::Instr(new)
+            }
+        });
+    }
+    copy
+}
+
+/// The instructions of the handler block at `label` if it is straight-line code ending with
+/// a jump back to a label in `renamed` (and jumping nowhere else).
+fn returning_block(
+    body: &Body,
+    label: Label,
+    renamed: &HashMap<Label, Label>,
+) -> Option<Vec<Instr>> {
+    let start = label_position(body, label) + 1;
+    let mut block = Vec::new();
+    for item in &body.items[start..] {
+        let Item::Instr(instr) = item else {
+            return None;
+        };
+        block.push(instr.clone());
+        if let Some(target) = instr.target {
+            let back = matches!(instr.op, Instruction::JumpBackwardNoInterrupt { .. } | Instruction::JumpBackward { .. } | Instruction::JumpForward { .. });
+            return (back && renamed.contains_key(&target)).then_some(block);
+        }
+        if block.len() > 4 {
+            return None;
+        }
+    }
+    None
 }
 
 fn is_name_load(op: Instruction) -> bool {
@@ -649,38 +1013,105 @@ fn is_name_load(op: Instruction) -> bool {
     )
 }
 
+/// Where each jump target of one code object is, with the handler in force there.
+#[derive(Default)]
+struct Targets<'n> {
+    /// Labels by name and copy.
+    labels: HashMap<(&'n str, usize), (Label, Option<Handler>)>,
+    /// Where trampolines start, by span and copy.
+    entries: HashMap<(Span, usize), (Label, Option<Handler>)>,
+}
+
+fn jump_op() -> Instruction {
+    Instruction::JumpForward {
+        delta: rustpython_compiler::core::bytecode::Arg::marker(),
+    }
+}
+
+fn times(count: usize) -> String {
+    match count {
+        0 => "not at all".to_owned(),
+        1 => "once".to_owned(),
+        2 => "twice".to_owned(),
+        n => format!("{n} times"),
+    }
+}
+
+/// The span of a statement compiled as `LOAD name; LOAD_ATTR; POP_TOP`, all three
+/// instructions with the same span, at the start of `items`.
+fn marker_shape(items: &[Item]) -> Option<Span> {
+    let [Item::Instr(load), Item::Instr(attr), Item::Instr(pop), ..] = items else {
+        return None;
+    };
+    (matches!(attr.op, Instruction::LoadAttr { .. })
+        && matches!(pop.op, Instruction::PopTop)
+        && pop.location == attr.location
+        && load.location == attr.location
+        && is_name_load(load.op))
+    .then_some(attr.location)
+}
+
+/// A guard's test at `at` whose span `wanted` accepts: `LOAD name`, then perhaps `TO_BOOL`
+/// and `NOT_TAKEN`, and one conditional jump, all with the same span. Gives the span, the
+/// end of the test and the position of the conditional jump.
+fn guard_at(
+    body: &Body,
+    at: usize,
+    wanted: impl Fn(&Span) -> bool,
+) -> Option<(Span, usize, usize)> {
+    let Some(Item::Instr(load)) = body.items.get(at) else {
+        return None;
+    };
+    if !is_name_load(load.op) || !wanted(&load.location) {
+        return None;
+    }
+    let span = load.location;
+    let mut end = at + 1;
+    let mut jump = None;
+    while let Some(Item::Instr(next)) = body.items.get(end) {
+        if next.location != span {
+            break;
+        }
+        match next.op {
+            Instruction::ToBool | Instruction::NotTaken => end += 1,
+            Instruction::PopJumpIfFalse { .. } | Instruction::PopJumpIfTrue { .. }
+                if jump.is_none() =>
+            {
+                jump = Some(end);
+                end += 1;
+            }
+            _ => break,
+        }
+    }
+    jump.map(|jump| (span, end, jump))
+}
+
+/// The conditional jump of a trampoline's test, and where it goes.
+fn entry_jump(body: &Body, site: &Site) -> (Instruction, Label) {
+    body.items[site.at..site.at + site.len]
+        .iter()
+        .find_map(|item| match item {
+            Item::Instr(instr @ Instr {
+                op: Instruction::PopJumpIfFalse { .. } | Instruction::PopJumpIfTrue { .. },
+                ..
+            }) => Some((instr.op, instr.target.expect("jumps have targets"))),
+            _ => None,
+        })
+        .expect("a trampoline's test ends with a conditional jump")
+}
+
+fn label_position(body: &Body, label: Label) -> usize {
+    body.items
+        .iter()
+        .position(|item| matches!(item, Item::Label(l) if *l == label))
+        .expect("jump targets are placed")
+}
+
 /// Deletes each guard's test; a guard that jumps into its statement becomes a plain jump.
 fn remove_guards(body: &mut Body, guards: &[Span]) {
     let mut at = 0;
     while at < body.items.len() {
-        let is_guard_load = matches!(&body.items[at], Item::Instr(i)
-            if is_name_load(i.op) && guards.contains(&i.location));
-        if !is_guard_load {
-            at += 1;
-            continue;
-        }
-        let Item::Instr(load) = &body.items[at] else {
-            unreachable!()
-        };
-        let span = load.location;
-        let mut end = at + 1;
-        let mut jump = None;
-        while let Some(Item::Instr(next)) = body.items.get(end) {
-            if next.location != span {
-                break;
-            }
-            match next.op {
-                Instruction::ToBool | Instruction::NotTaken => end += 1,
-                Instruction::PopJumpIfFalse { .. } | Instruction::PopJumpIfTrue { .. }
-                    if jump.is_none() =>
-                {
-                    jump = Some(end);
-                    end += 1;
-                }
-                _ => break,
-            }
-        }
-        let Some(jump) = jump else {
+        let Some((_, end, jump)) = guard_at(body, at, |span| guards.contains(span)) else {
             at += 1;
             continue;
         };
@@ -693,9 +1124,7 @@ fn remove_guards(body: &mut Body, guards: &[Span]) {
             // Jumps to its statement when true: always jump.
             _ => {
                 let mut always = conditional.clone();
-                always.op = Instruction::JumpForward {
-                    delta: rustpython_compiler::core::bytecode::Arg::marker(),
-                };
+                always.op = jump_op();
                 always.inserted = true;
                 always.handler = None;
                 vec![Item::Instr(always)]

@@ -202,7 +202,7 @@ fn argv_exit_codes_and_tracebacks() {
 fn refused_programs_do_not_run() {
     let path = write(
         "refused.py",
-        "from goto import goto, label\n@goto\ndef f(m):\n    try:\n        goto .out\n    finally:\n        m()\n    label .out\nprint('ran')\n",
+        "from goto import goto, label\n@goto\ndef f(m):\n    try:\n        m()\n    except* ValueError:\n        goto .out\n    label .out\nprint('ran')\n",
     );
     let output = gotopy_run(&path, &[]);
     assert_eq!(output.status.code(), Some(1));
@@ -329,7 +329,17 @@ def count():
             goto .top
     return n
 
-print(leave(False), leave(True))
+@goto
+def pair():
+    with Manager("a") as a, Manager("b") as b:
+        for i in range(2):
+            with Manager(f"c{{i}}"):
+                if i == 1:
+                    goto .out
+    label .out
+    return "pair"
+
+print(leave(False), leave(True), pair())
 print(log)
 log.clear()
 print(count(), len(log), log[-1])
@@ -337,6 +347,14 @@ print(count(), len(log), log[-1])
         ),
         &format!(
             r#"{manager}
+def pair():
+    with Manager("a") as a, Manager("b") as b:
+        for i in range(2):
+            with Manager(f"c{{i}}"):
+                if i == 1:
+                    break
+    return "pair"
+
 def leave(fail):
     try:
         with Manager("outer"):
@@ -360,7 +378,7 @@ def count():
                 continue
         return n
 
-print(leave(False), leave(True))
+print(leave(False), leave(True), pair())
 print(log)
 log.clear()
 print(count(), len(log), log[-1])
@@ -470,4 +488,346 @@ print(f(1, d=4), [c.cell_contents for c in f.__closure__], C.s(), C.c(), list(ge
     );
     let plain = format!("goto = lambda f: f\n{}", body("pass", "pass"));
     assert_same_as_cpython("attributes", &with_goto, &plain);
+}
+
+#[test]
+fn leaving_try_finally() {
+    assert_same_as_cpython(
+        "finally",
+        r#"
+from goto import goto, label
+import sys
+log = []
+
+@goto
+def nested(n):
+    try:
+        for i in range(n):
+            try:
+                with open(__file__) as f:
+                    try:
+                        if i == 2:
+                            goto .out
+                    finally:
+                        log.append(("innermost", i, f.closed))
+            finally:
+                log.append(("inner", i, f.closed))
+    finally:
+        log.append(("outer", n))
+    return "finished"
+    label .out
+    return ("left at", i, f.closed)
+
+@goto
+def finally_return_wins():
+    try:
+        goto .out
+    finally:
+        return "finally won"
+    label .out
+    return "goto won"
+
+@goto
+def finally_raise_wins():
+    try:
+        try:
+            goto .out
+        finally:
+            raise KeyError("from finally")
+    except KeyError as e:
+        return "caught " + str(e)
+    label .out
+    return "goto won"
+
+@goto
+def finally_break_wins():
+    for i in range(3):
+        try:
+            goto .out
+        finally:
+            log.append(("break at", i))
+            break
+    return "break won"
+    label .out
+    return "goto won"
+
+@goto
+def in_handler(x):
+    try:
+        try:
+            1 / x
+        except ZeroDivisionError as e:
+            goto .out
+        else:
+            goto .out
+    finally:
+        log.append(("cleanup", x, sys.exc_info()[0]))
+    return "not reached"
+    label .out
+    return ("out", x, sys.exc_info()[0], "e" in locals())
+
+@goto
+def retry(limit):
+    cleanups = attempt = 0
+    label .again
+    attempt += 1
+    try:
+        if attempt < limit:
+            goto .again
+    finally:
+        cleanups += 1
+    return attempt, cleanups
+
+@goto
+def within_finally(resources):
+    try:
+        seen = []
+    finally:
+        i = 0
+        label .next
+        if i < len(resources):
+            seen.append(resources[i])
+            i += 1
+            goto .next
+    return seen
+
+print(nested(1), nested(5))
+print(finally_return_wins(), finally_raise_wins(), finally_break_wins())
+print(in_handler(0), in_handler(1))
+print(log)
+log.clear()
+# 100,000 jumps out of a try/finally: the finally body runs each time, nothing is left.
+print(retry(100000), sys.exc_info())
+print(within_finally(["a", "b"]), within_finally([]))
+"#,
+        r#"
+import sys
+log = []
+
+def nested(n):
+    try:
+        for i in range(n):
+            try:
+                with open(__file__) as f:
+                    try:
+                        if i == 2:
+                            break
+                    finally:
+                        log.append(("innermost", i, f.closed))
+            finally:
+                log.append(("inner", i, f.closed))
+            if i == 2:
+                break
+        else:
+            return "finished"
+    finally:
+        log.append(("outer", n))
+    return ("left at", i, f.closed)
+
+def finally_return_wins():
+    try:
+        pass
+    finally:
+        return "finally won"
+
+def finally_raise_wins():
+    try:
+        try:
+            pass
+        finally:
+            raise KeyError("from finally")
+    except KeyError as e:
+        return "caught " + str(e)
+
+def finally_break_wins():
+    for i in range(3):
+        try:
+            pass
+        finally:
+            log.append(("break at", i))
+            break
+    return "break won"
+
+def in_handler(x):
+    try:
+        try:
+            1 / x
+        except ZeroDivisionError as e:
+            pass
+    finally:
+        log.append(("cleanup", x, sys.exc_info()[0]))
+    return ("out", x, sys.exc_info()[0], "e" in locals())
+
+def retry(limit):
+    cleanups = attempt = 0
+    while True:
+        attempt += 1
+        try:
+            if attempt < limit:
+                continue
+        finally:
+            cleanups += 1
+        return attempt, cleanups
+
+def within_finally(resources):
+    try:
+        seen = []
+    finally:
+        i = 0
+        while i < len(resources):
+            seen.append(resources[i])
+            i += 1
+    return seen
+
+print(nested(1), nested(5))
+print(finally_return_wins(), finally_raise_wins(), finally_break_wins())
+print(in_handler(0), in_handler(1))
+print(log)
+log.clear()
+print(retry(100000), sys.exc_info())
+print(within_finally(["a", "b"]), within_finally([]))
+"#,
+    );
+}
+
+#[test]
+fn coroutines_and_async_generators() {
+    let helpers = r#"
+log = []
+
+class Yielder:
+    def __await__(self):
+        log.append("suspend")
+        yield "tick"
+
+class Manager:
+    def __init__(self, name):
+        self.name = name
+    async def __aenter__(self):
+        log.append("aenter " + self.name)
+        await Yielder()
+        return self
+    async def __aexit__(self, *exc):
+        log.append(f"aexit {self.name} {exc[:2]}")
+        await Yielder()
+        return False
+
+class Counter:
+    def __init__(self, n):
+        self.i, self.n = 0, n
+    def __aiter__(self):
+        return self
+    async def __anext__(self):
+        await Yielder()
+        if self.i >= self.n:
+            raise StopAsyncIteration
+        self.i += 1
+        return self.i
+
+def drive(coroutine):
+    ticks = 0
+    try:
+        while True:
+            coroutine.send(None)
+            ticks += 1
+    except StopIteration as stop:
+        return stop.value, ticks
+
+async def collect(n):
+    return [v async for v in numbers(n)]
+"#;
+    let calls = r#"
+print(drive(total(2)), drive(total(5)))
+print(drive(collect(3)))
+print(log)
+log.clear()
+# 20,000 jumps out of an `async with` leave nothing behind.
+print(drive(collect(20000))[1], len(log))
+# An exception thrown in while `__aexit__` is suspended reaches the enclosing handler.
+c = leave()
+c.send(None)
+c.send(None)
+try:
+    c.throw(ValueError("thrown"))
+except StopIteration as stop:
+    print(stop.value, log[-2:])
+"#;
+    assert_same_as_cpython(
+        "coroutines",
+        &format!(
+            r#"from goto import goto, label
+{helpers}
+@goto
+async def total(n):
+    total = 0
+    async with Manager("outer"):
+        async for x in Counter(n):
+            async with Manager(f"inner{{x}}"):
+                for y in range(3):
+                    total += x * y
+                    if total > 10:
+                        goto .out
+    label .out
+    await Yielder()
+    return total
+
+@goto
+async def numbers(n):
+    i = 0
+    label .top
+    async with Manager(f"g{{i}}"):
+        yield i
+        i += 1
+        if i < n:
+            goto .top
+
+@goto
+async def leave():
+    try:
+        async with Manager("t"):
+            goto .out
+    except ValueError as e:
+        return "caught " + str(e)
+    label .out
+    return "left"
+{calls}"#
+        ),
+        &format!(
+            r#"{helpers}
+async def total(n):
+    total = 0
+    async with Manager("outer"):
+        done = False
+        async for x in Counter(n):
+            async with Manager(f"inner{{x}}"):
+                for y in range(3):
+                    total += x * y
+                    if total > 10:
+                        done = True
+                        break
+            if done:
+                break
+    await Yielder()
+    return total
+
+async def numbers(n):
+    i = 0
+    while True:
+        async with Manager(f"g{{i}}"):
+            yield i
+            i += 1
+            if i < n:
+                continue
+        break
+
+async def leave():
+    try:
+        async with Manager("t"):
+            pass
+    except ValueError as e:
+        return "caught " + str(e)
+    return "left"
+{calls}"#
+        ),
+    );
 }
