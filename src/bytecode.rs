@@ -761,71 +761,168 @@ pub fn marshal(code: &CodeObject) -> Vec<u8> {
     bytes
 }
 
+/// One instruction as listings show it.
+struct Listed {
+    offset: usize,
+    /// The source line, where it differs from the previous instruction's.
+    line: Option<i32>,
+    text: String,
+    /// Where it jumps, as an offset.
+    target: Option<usize>,
+    /// Whether execution can go on to the next instruction.
+    falls_through: bool,
+    /// Whether a jump or a handler starts here.
+    is_target: bool,
+}
+
+/// The instructions of one code object as listings show them.
+fn listing(code: &CodeObject) -> Result<Vec<Listed>, BytecodeError> {
+    let body = Body::decode(code)?;
+    let layout = body.layout()?;
+    let targets: std::collections::HashSet<usize> = layout.labels.values().copied().collect();
+    let mut last_line = None;
+    let mut listed = Vec::new();
+    for (index, instr) in body.instrs().enumerate() {
+        let line = (instr.line.line != last_line.unwrap_or(-2) && instr.line.line >= 0)
+            .then_some(instr.line.line);
+        if line.is_some() {
+            last_line = line;
+        }
+        let op = layout.ops[index];
+        let target = instr.target.map(|label| layout.labels[&label]);
+        let text = match target {
+            Some(target) => format!("{} -> {target}", opname(op)),
+            None => render(instr.op, instr.arg, code),
+        };
+        listed.push(Listed {
+            offset: layout.offsets[index],
+            line,
+            text,
+            target,
+            falls_through: !(op.is_scope_exit() || op.is_unconditional_jump()),
+            is_target: targets.contains(&layout.offsets[index]),
+        });
+    }
+    Ok(listed)
+}
+
 /// A readable listing of `code` and every code object nested in it: line numbers, offsets,
 /// opcode names, arguments resolved to names and constants, jump targets, and the
 /// exception table. `gotopy dis` prints it and the snapshots record it.
 pub fn disassemble(code: &CodeObject) -> Result<String, BytecodeError> {
+    code_objects(code).into_iter().map(disassemble_one).collect()
+}
+
+/// The listing of one code object, without the code objects nested in it.
+pub fn disassemble_one(code: &CodeObject) -> Result<String, BytecodeError> {
     use std::fmt::Write;
     let mut out = String::new();
-    let mut pending = vec![code];
-    while let Some(code) = pending.pop() {
-        let body = Body::decode(code)?;
-        let layout = body.layout()?;
-        let _ = writeln!(
-            out,
-            "Disassembly of {} (line {}):",
-            code.qualname,
-            code_first_line(code)
-        );
-        let targets: std::collections::HashSet<usize> = layout.labels.values().copied().collect();
-        let mut last_line = None;
-        for (index, instr) in body.instrs().enumerate() {
-            let offset = layout.offsets[index];
-            let line = (instr.line.line != last_line.unwrap_or(-2) && instr.line.line >= 0)
-                .then(|| instr.line.line.to_string());
-            if line.is_some() {
-                last_line = Some(instr.line.line);
-            }
-            let marker = if targets.contains(&offset) {
-                ">>"
-            } else {
-                "  "
-            };
-            let text = match instr.target {
-                Some(label) => {
-                    format!("{} -> {}", opname(layout.ops[index]), layout.labels[&label])
-                }
-                None => render(instr.op, instr.arg, code),
-            };
+    let _ = writeln!(
+        out,
+        "Disassembly of {} (line {}):",
+        code.qualname,
+        code_first_line(code)
+    );
+    for instr in listing(code)? {
+        let marker = if instr.is_target { ">>" } else { "  " };
+        let line = instr.line.map(|line| line.to_string()).unwrap_or_default();
+        let _ = writeln!(out, "{line:>5} {marker} {:>5} {}", instr.offset, instr.text);
+    }
+    let entries = decode_exception_table(&code.exceptiontable);
+    if !entries.is_empty() {
+        let _ = writeln!(out, "Exception table:");
+        for entry in entries {
             let _ = writeln!(
                 out,
-                "{:>5} {marker} {offset:>5} {text}",
-                line.unwrap_or_default()
+                "  {} to {} -> {} [{}]{}",
+                entry.start,
+                entry.end,
+                entry.target,
+                entry.depth,
+                if entry.push_lasti { " lasti" } else { "" }
             );
         }
-        let entries = decode_exception_table(&code.exceptiontable);
-        if !entries.is_empty() {
-            let _ = writeln!(out, "Exception table:");
-            for entry in entries {
-                let _ = writeln!(
-                    out,
-                    "  {} to {} -> {} [{}]{}",
-                    entry.start,
-                    entry.end,
-                    entry.target,
-                    entry.depth,
-                    if entry.push_lasti { " lasti" } else { "" }
-                );
-            }
-        }
-        out.push('\n');
-        for constant in code.constants.iter().rev() {
-            if let ConstantData::Code { code } = constant {
-                pending.push(code);
-            }
+    }
+    out.push('\n');
+    Ok(out)
+}
+
+/// The control-flow graph of one code object (not its nested ones) in Graphviz DOT: a box
+/// per basic block with its instructions as the listing shows them, solid edges for jumps
+/// and fall-through (`jump` labels a conditional jump taken), dashed edges to exception
+/// handlers.
+pub fn control_flow_dot(code: &CodeObject) -> Result<String, BytecodeError> {
+    use std::collections::BTreeSet;
+    use std::fmt::Write;
+    let listed = listing(code)?;
+    let handlers = decode_exception_table(&code.exceptiontable);
+    // Blocks start at the first instruction, at jump and handler targets, and after
+    // instructions that jump or end the code.
+    let mut starts: BTreeSet<usize> = BTreeSet::from([0]);
+    starts.extend(listed.iter().filter_map(|l| l.target));
+    starts.extend(handlers.iter().map(|h| h.target as usize));
+    for pair in listed.windows(2) {
+        if pair[0].target.is_some() || !pair[0].falls_through {
+            starts.insert(pair[1].offset);
         }
     }
+    let block_of = |offset: usize| starts.range(..=offset).next_back().copied().unwrap_or(0);
+    let escape = |text: &str| text.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph \"{}\" {{", escape(&code.qualname));
+    let _ = writeln!(out, "  node [shape=box, fontname=\"monospace\"];");
+    let mut edges = Vec::new();
+    let mut blocks = listed.iter().peekable();
+    while let Some(first) = blocks.next() {
+        let mut label = String::new();
+        let mut instr = first;
+        loop {
+            let line = instr.line.map(|line| line.to_string()).unwrap_or_default();
+            let _ = write!(label, "{line:>5} {:>5} {}\\l", instr.offset, escape(&instr.text));
+            match blocks.peek() {
+                Some(next) if !starts.contains(&next.offset) => instr = blocks.next().unwrap(),
+                _ => break,
+            }
+        }
+        if let Some(target) = instr.target {
+            let kind = if instr.falls_through { " [label=\"jump\"]" } else { "" };
+            edges.push(format!("  b{} -> b{target}{kind};", first.offset));
+        }
+        if instr.falls_through
+            && let Some(next) = blocks.peek()
+        {
+            edges.push(format!("  b{} -> b{};", first.offset, next.offset));
+        }
+        let _ = writeln!(out, "  b{} [label=\"{label}\"];", first.offset);
+    }
+    let mut handled = BTreeSet::new();
+    for entry in &handlers {
+        for instr in listed
+            .iter()
+            .filter(|l| (entry.start as usize..entry.end as usize).contains(&l.offset))
+        {
+            handled.insert((block_of(instr.offset), entry.target as usize));
+        }
+    }
+    for (from, to) in handled {
+        edges.push(format!("  b{from} -> b{to} [style=dashed];"));
+    }
+    for edge in edges {
+        let _ = writeln!(out, "{edge}");
+    }
+    out.push_str("}\n");
     Ok(out)
+}
+
+/// Every code object in `code`, itself first, depth first.
+pub fn code_objects(code: &CodeObject) -> Vec<&CodeObject> {
+    let mut found = vec![code];
+    for constant in code.constants.iter() {
+        if let ConstantData::Code { code } = constant {
+            found.extend(code_objects(code));
+        }
+    }
+    found
 }
 
 /// An instruction with its argument resolved. Local-variable arguments are resolved here

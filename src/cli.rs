@@ -81,12 +81,25 @@ struct DisArgs {
     /// The Python file.
     #[arg(value_name = "FILE")]
     path: PathBuf,
-    /// Show only the code objects with this name or qualified name.
-    #[arg(long, value_name = "NAME")]
+    /// Show only the code objects with this name or qualified name (`f`, `C.m`,
+    /// `outer.<locals>.inner`, `<module>`).
+    #[arg(long, value_name = "NAME", required_if_eq("format", "dot"))]
     function: Option<String>,
     /// Rewrite every scope that contains markers, module and class bodies included.
     #[arg(long)]
     all_scopes: bool,
+    /// A listing, or a Graphviz control-flow graph of the one code object `--function`
+    /// names.
+    #[arg(long, value_enum, default_value_t = DisFormat::Text)]
+    format: DisFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DisFormat {
+    /// Offsets, opcodes, resolved arguments, jump targets, lines, exception table.
+    Text,
+    /// Graphviz DOT: basic blocks, jump and fall-through edges, dashed handler edges.
+    Dot,
 }
 
 #[derive(Debug, clap::Args)]
@@ -253,6 +266,8 @@ fn compile(args: &CompileArgs) -> ExitCode {
 }
 
 fn dis(args: &DisArgs) -> ExitCode {
+    use gotopy::bytecode::{code_objects, control_flow_dot, disassemble_one};
+    use rustpython_compiler::CodeObject;
     let options = Options {
         all_scopes: args.all_scopes,
     };
@@ -266,37 +281,51 @@ fn dis(args: &DisArgs) -> ExitCode {
     let Some(compiled) = compile_one(&source, options) else {
         return ExitCode::from(FOUND_ERRORS);
     };
-    let listing = match gotopy::bytecode::disassemble(&compiled.code) {
-        Ok(listing) => listing,
-        Err(error) => {
-            eprintln!("gotopy: error: {}: {error}", source.path());
-            return ExitCode::from(FOUND_ERRORS);
-        }
-    };
-    let shown: Vec<&str> = listing
-        .split_inclusive("\n\n")
-        .filter(|block| match &args.function {
+    let chosen: Vec<&CodeObject> = code_objects(&compiled.code)
+        .into_iter()
+        .filter(|code| match &args.function {
             None => true,
-            Some(name) => block.lines().next().is_some_and(|header| {
-                let qualname = header
-                    .trim_start_matches("Disassembly of ")
-                    .split(" (line")
-                    .next()
-                    .unwrap_or_default();
+            Some(name) => {
+                let qualname = code.qualname.as_str();
                 qualname == name || qualname.rsplit('.').next() == Some(name.as_str())
-            }),
+            }
         })
         .collect();
-    if shown.is_empty() {
+    let name = args.function.as_deref().unwrap_or_default();
+    if chosen.is_empty() {
         eprintln!(
-            "gotopy: error: {}: no code object named `{}`",
-            source.path(),
-            args.function.as_deref().unwrap_or_default()
+            "gotopy: error: {}: no code object named `{name}`",
+            source.path()
         );
         return ExitCode::from(BAD_INPUT);
     }
-    print!("{}", shown.concat());
-    ExitCode::from(SUCCESS)
+    let shown = match args.format {
+        DisFormat::Text => chosen.into_iter().map(disassemble_one).collect(),
+        DisFormat::Dot => match chosen.as_slice() {
+            [code] => control_flow_dot(code),
+            several => {
+                let names: Vec<&str> = several.iter().map(|c| c.qualname.as_str()).collect();
+                eprintln!(
+                    "gotopy: error: {}: `{name}` names {} code objects ({}); a graph shows one, \
+                     name it by its qualified name",
+                    source.path(),
+                    several.len(),
+                    names.join(", ")
+                );
+                return ExitCode::from(BAD_INPUT);
+            }
+        },
+    };
+    match shown {
+        Ok(shown) => {
+            print!("{shown}");
+            ExitCode::from(SUCCESS)
+        }
+        Err(error) => {
+            eprintln!("gotopy: error: {}: {error}", source.path());
+            ExitCode::from(FOUND_ERRORS)
+        }
+    }
 }
 
 fn check(args: &CheckArgs) -> ExitCode {

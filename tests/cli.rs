@@ -133,3 +133,35 @@ fn usage_errors_exit_two() {
     assert_cmd_snapshot!(gotopy().args(["check"]));
     assert_cmd_snapshot!(gotopy().args(["check", "--format", "xml", "a.py"]));
 }
+
+/// `--format dot` draws one function: blocks, jump and fall-through edges, handler edges.
+#[test]
+fn dis_dot_draws_the_control_flow_of_one_function() {
+    assert_cmd_snapshot!(gotopy().args([
+        "dis",
+        "fixtures/ok/goto_out_of_try_finally.py",
+        "--format",
+        "dot",
+        "--function",
+        "finally_return_wins",
+    ]));
+}
+
+#[test]
+fn dis_dot_needs_exactly_one_function() {
+    assert_cmd_snapshot!(gotopy().args(["dis", "examples/countdown.py", "--format", "dot"]));
+    let dir = scratch("dot");
+    let path = dir.join("two.py");
+    std::fs::write(&path, "class A:\n    def run(self): pass\nclass B:\n    def run(self): pass\n")
+        .unwrap();
+    assert_cmd_snapshot!(
+        gotopy()
+            .current_dir(&dir)
+            .args(["dis", "two.py", "--format", "dot", "--function", "run"])
+    );
+    assert_cmd_snapshot!(
+        gotopy()
+            .current_dir(&dir)
+            .args(["dis", "two.py", "--format", "dot", "--function", "B.run"])
+    );
+}
