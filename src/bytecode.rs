@@ -810,7 +810,10 @@ fn listing(code: &CodeObject) -> Result<Vec<Listed>, BytecodeError> {
 /// opcode names, arguments resolved to names and constants, jump targets, and the
 /// exception table. `gotopy dis` prints it and the snapshots record it.
 pub fn disassemble(code: &CodeObject) -> Result<String, BytecodeError> {
-    code_objects(code).into_iter().map(disassemble_one).collect()
+    code_objects(code)
+        .into_iter()
+        .map(disassemble_one)
+        .collect()
 }
 
 /// The listing of one code object, without the code objects nested in it.
@@ -878,14 +881,23 @@ pub fn control_flow_dot(code: &CodeObject) -> Result<String, BytecodeError> {
         let mut instr = first;
         loop {
             let line = instr.line.map(|line| line.to_string()).unwrap_or_default();
-            let _ = write!(label, "{line:>5} {:>5} {}\\l", instr.offset, escape(&instr.text));
+            let _ = write!(
+                label,
+                "{line:>5} {:>5} {}\\l",
+                instr.offset,
+                escape(&instr.text)
+            );
             match blocks.peek() {
                 Some(next) if !starts.contains(&next.offset) => instr = blocks.next().unwrap(),
                 _ => break,
             }
         }
         if let Some(target) = instr.target {
-            let kind = if instr.falls_through { " [label=\"jump\"]" } else { "" };
+            let kind = if instr.falls_through {
+                " [label=\"jump\"]"
+            } else {
+                ""
+            };
             edges.push(format!("  b{} -> b{target}{kind};", first.offset));
         }
         if instr.falls_through

@@ -178,24 +178,34 @@ fn run_file(args: &RunArgs) -> ExitCode {
 
 /// Compiles one input, printing its diagnostics to stderr; `None` after an error.
 fn compile_one(source: &Source, options: Options) -> Option<gotopy::compile::Compiled> {
+    let (compiled, report) = compile_reporting(source, options);
+    eprint!("{report}");
+    compiled
+}
+
+/// Compiles one input; also gives its diagnostics as text for stderr.
+fn compile_reporting(
+    source: &Source,
+    options: Options,
+) -> (Option<gotopy::compile::Compiled>, String) {
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     match gotopy::compile::compile_source(source, options) {
         Ok(compiled) => {
-            eprint!("{}", render_text(&compiled.warnings, source, color));
-            Some(compiled)
+            let report = render_text(&compiled.warnings, source, color);
+            (Some(compiled), report)
         }
         Err(gotopy::compile::CompileError::Rejected(diagnostics)) => {
-            eprint!("{}", render_text(&diagnostics, source, color));
-            None
+            (None, render_text(&diagnostics, source, color))
         }
-        Err(error) => {
-            eprintln!("gotopy: error: {}: {error}", source.path());
-            None
-        }
+        Err(error) => (None, format!("gotopy: error: {}: {error}\n", source.path())),
     }
 }
 
+/// Batches at least this large show a progress bar on a terminal.
+const PROGRESS_FROM: usize = 32;
+
 fn compile(args: &CompileArgs) -> ExitCode {
+    use rayon::prelude::*;
     let options = Options {
         all_scopes: args.all_scopes,
     };
@@ -226,32 +236,29 @@ fn compile(args: &CompileArgs) -> ExitCode {
             job.1 = dir.join(&job.1);
         }
     }
+    let progress = if jobs.len() >= PROGRESS_FROM && std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(jobs.len() as u64).with_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
+                .expect("the template is valid"),
+        )
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    // Files compile in parallel; what each reports is printed in input order.
+    let outcomes: Vec<Compiling> = jobs
+        .par_iter()
+        .map(|(input, output)| {
+            let outcome = compile_to_file(input, output, options);
+            progress.inc(1);
+            outcome
+        })
+        .collect();
+    progress.finish_and_clear();
     let mut failed = false;
-    for (input, output) in jobs {
-        let source = match read_source(&Input::File(input)) {
-            Ok(source) => source,
-            Err(message) => {
-                problems.push(message);
-                continue;
-            }
-        };
-        let Some(compiled) = compile_one(&source, options) else {
-            failed = true;
-            continue;
-        };
-        let bytes = gotopy::bytecode::marshal(&compiled.code);
-        let written = output
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&output, bytes));
-        if let Err(error) = written {
-            problems.push(format!(
-                "{}: cannot write: {}",
-                shown(&output),
-                io_reason(&error)
-            ));
-        }
+    for outcome in outcomes {
+        eprint!("{}", outcome.report);
+        failed |= outcome.failed;
+        problems.extend(outcome.problem);
     }
     for message in &problems {
         eprintln!("gotopy: error: {message}");
@@ -263,6 +270,50 @@ fn compile(args: &CompileArgs) -> ExitCode {
     } else {
         SUCCESS
     })
+}
+
+/// What compiling one file came to.
+struct Compiling {
+    /// Its diagnostics, rendered.
+    report: String,
+    /// It had errors.
+    failed: bool,
+    /// It could not be read or written.
+    problem: Option<String>,
+}
+
+fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
+    let source = match read_source(&Input::File(input.to_path_buf())) {
+        Ok(source) => source,
+        Err(message) => {
+            return Compiling {
+                report: String::new(),
+                failed: false,
+                problem: Some(message),
+            };
+        }
+    };
+    let (compiled, report) = compile_reporting(&source, options);
+    let Some(compiled) = compiled else {
+        return Compiling {
+            report,
+            failed: true,
+            problem: None,
+        };
+    };
+    let bytes = gotopy::bytecode::marshal(&compiled.code);
+    let written = output
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(output, bytes));
+    Compiling {
+        report,
+        failed: false,
+        problem: written
+            .err()
+            .map(|error| format!("{}: cannot write: {}", shown(output), io_reason(&error))),
+    }
 }
 
 fn dis(args: &DisArgs) -> ExitCode {

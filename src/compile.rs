@@ -75,13 +75,7 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
     } else {
         prepare(&mut ast, &module, &rewritten)
     };
-    let mut code = compile_top(
-        Mod::Module(ast),
-        file.clone(),
-        Mode::Exec,
-        CompileOpts::default(),
-    )
-    .map_err(|e| CompileError::Codegen(e.to_string()))?;
+    let mut code = generate(ast, &file)?;
     if !rewritten.is_empty() {
         let mut rewriter = Rewriter::new(&module, &rewritten, &prepared, &file);
         for_each_code_mut(&mut code, &mut |code| rewriter.rewrite(code))
@@ -92,6 +86,44 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
         code,
         warnings: diagnostics,
     })
+}
+
+thread_local! {
+    static IN_CODEGEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is inside RustPython's code generator. It panics on some valid
+/// programs; gotopy catches that and reports it as an error, so a panic hook can stay quiet
+/// about it.
+pub fn in_codegen() -> bool {
+    IN_CODEGEN.get()
+}
+
+/// RustPython's code generator on the module, its errors and panics as [`CompileError::Codegen`].
+fn generate(ast: ModModule, file: &SourceFile) -> Result<CodeObject, CompileError> {
+    IN_CODEGEN.set(true);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        compile_top(
+            Mod::Module(ast),
+            file.clone(),
+            Mode::Exec,
+            CompileOpts::default(),
+        )
+    }));
+    IN_CODEGEN.set(false);
+    match result {
+        Ok(generated) => generated.map_err(|e| CompileError::Codegen(e.to_string())),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            Err(CompileError::Codegen(format!(
+                "RustPython's code generator failed on this file (it panicked: {message})"
+            )))
+        }
+    }
 }
 
 /// Switches and computed gotos are not lowered yet: refuse them rather than emit code in
@@ -482,9 +514,9 @@ impl<'a> Rewriter<'a> {
         // in a code object without markers.
         remove_guards(&mut body, &self.guards);
         let sites = self.find_sites(&body);
-        let Some(scope_id) = sites.iter().find_map(|site| match site.kind {
-            SiteKind::Marker(scope, _) => Some(scope),
-            SiteKind::Entry(span) | SiteKind::Exit(span) => Some(self.trampolines[&span].scope),
+        let Some(scope_id) = sites.first().map(|site| match site.kind {
+            SiteKind::Marker(scope, _) => scope,
+            SiteKind::Entry(span) | SiteKind::Exit(span) => self.trampolines[&span].scope,
         }) else {
             return Ok(());
         };
@@ -507,7 +539,9 @@ impl<'a> Rewriter<'a> {
                 SiteKind::Marker(_, marker) => {
                     if let MarkerKind::Label { name, .. } = &scope.marker(marker).kind {
                         let label = body.new_label();
-                        targets.labels.insert((name.as_str(), site.copy), (label, handler));
+                        targets
+                            .labels
+                            .insert((name.as_str(), site.copy), (label, handler));
                         self.placed.push((scope_id, marker));
                     }
                 }
@@ -883,31 +917,33 @@ fn with_exit(
 ) -> Option<std::ops::Range<usize>> {
     let is_none = |item: &Item| {
         matches!(item, Item::Instr(instr)
-            if matches!(instr.op, Instruction::LoadConst { .. })
-                && matches!(
-                    code.constants.get(instr.arg as usize),
-                    Some(rustpython_compiler::core::bytecode::ConstantData::None)
-                ))
+        if matches!(instr.op, Instruction::LoadConst { .. })
+            && matches!(
+                code.constants.get(instr.arg as usize),
+                Some(rustpython_compiler::core::bytecode::ConstantData::None)
+            ))
     };
-    let here = |item: &Item| matches!(item, Item::Label(_)) || matches!(item, Item::Instr(i) if i.location.0 == start);
+    let here = |item: &Item| {
+        matches!(item, Item::Label(_)) || matches!(item, Item::Instr(i) if i.location.0 == start)
+    };
     let exit_at = |first: usize| -> Option<std::ops::Range<usize>> {
         let items = &body.items[first..];
         let [a, b, c, Item::Instr(call), ..] = items else {
             return None;
         };
-        if !(is_none(a) && is_none(b) && is_none(c))
-            || !matches!(call.op, Instruction::Call { .. })
-            || call.arg != 3
-            || !items[..4].iter().all(here)
-        {
+        let called = is_none(a)
+            && is_none(b)
+            && is_none(c)
+            && matches!(call.op, Instruction::Call { .. })
+            && call.arg == 3
+            && items[..4].iter().all(here);
+        if !called {
             return None;
         }
         let awaited = matches!(items.get(4), Some(Item::Instr(i)) if matches!(i.op, Instruction::GetAwaitable { .. }));
-        let len = items
-            .iter()
-            .take_while(|item| here(item))
-            .position(|item| matches!(item, Item::Instr(i) if matches!(i.op, Instruction::PopTop)))?
-            + 1;
+        let len = items.iter().take_while(|item| here(item)).position(
+            |item| matches!(item, Item::Instr(i) if matches!(i.op, Instruction::PopTop)),
+        )? + 1;
         // A plain exit is five instructions; an awaited one ends after its `END_SEND`.
         let fits = if awaited {
             matches!(&items[len - 2], Item::Instr(i) if matches!(i.op, Instruction::EndSend))
@@ -916,9 +952,7 @@ fn with_exit(
         };
         fits.then(|| first..first + len)
     };
-    (after..body.items.len())
-        .filter_map(exit_at)
-        .nth(skip)
+    (after..body.items.len()).filter_map(exit_at).nth(skip)
 }
 
 /// A copy of the instructions in `region` at the location of `site`, under the same
@@ -991,7 +1025,12 @@ fn returning_block(
         };
         block.push(instr.clone());
         if let Some(target) = instr.target {
-            let back = matches!(instr.op, Instruction::JumpBackwardNoInterrupt { .. } | Instruction::JumpBackward { .. } | Instruction::JumpForward { .. });
+            let back = matches!(
+                instr.op,
+                Instruction::JumpBackwardNoInterrupt { .. }
+                    | Instruction::JumpBackward { .. }
+                    | Instruction::JumpForward { .. }
+            );
             return (back && renamed.contains_key(&target)).then_some(block);
         }
         if block.len() > 4 {
@@ -1091,10 +1130,12 @@ fn entry_jump(body: &Body, site: &Site) -> (Instruction, Label) {
     body.items[site.at..site.at + site.len]
         .iter()
         .find_map(|item| match item {
-            Item::Instr(instr @ Instr {
-                op: Instruction::PopJumpIfFalse { .. } | Instruction::PopJumpIfTrue { .. },
-                ..
-            }) => Some((instr.op, instr.target.expect("jumps have targets"))),
+            Item::Instr(
+                instr @ Instr {
+                    op: Instruction::PopJumpIfFalse { .. } | Instruction::PopJumpIfTrue { .. },
+                    ..
+                },
+            ) => Some((instr.op, instr.target.expect("jumps have targets"))),
             _ => None,
         })
         .expect("a trampoline's test ends with a conditional jump")

@@ -152,16 +152,25 @@ fn dis_dot_needs_exactly_one_function() {
     assert_cmd_snapshot!(gotopy().args(["dis", "examples/countdown.py", "--format", "dot"]));
     let dir = scratch("dot");
     let path = dir.join("two.py");
-    std::fs::write(&path, "class A:\n    def run(self): pass\nclass B:\n    def run(self): pass\n")
-        .unwrap();
-    assert_cmd_snapshot!(
-        gotopy()
-            .current_dir(&dir)
-            .args(["dis", "two.py", "--format", "dot", "--function", "run"])
-    );
-    assert_cmd_snapshot!(
-        gotopy()
-            .current_dir(&dir)
-            .args(["dis", "two.py", "--format", "dot", "--function", "B.run"])
-    );
+    std::fs::write(
+        &path,
+        "class A:\n    def run(self): pass\nclass B:\n    def run(self): pass\n",
+    )
+    .unwrap();
+    assert_cmd_snapshot!(gotopy().current_dir(&dir).args([
+        "dis",
+        "two.py",
+        "--format",
+        "dot",
+        "--function",
+        "run"
+    ]));
+    assert_cmd_snapshot!(gotopy().current_dir(&dir).args([
+        "dis",
+        "two.py",
+        "--format",
+        "dot",
+        "--function",
+        "B.run"
+    ]));
 }

@@ -162,3 +162,115 @@ fn standard_library_compiles_as_rustpython_does() {
     }
     assert_plain_files_compile_identically(&corpus::stdlib_sources());
 }
+
+/// RustPython 0.5.0's code generator panics on some valid programs (here a `return` in a
+/// handler inside a `while` in a `finally` body after a `for` with `return`): an error of
+/// the file, not a crash of gotopy.
+#[test]
+fn code_generator_panics_are_errors() {
+    let text = "\
+def runner(q, quitting):
+    try:
+        for item in q:
+            if quitting:
+                return
+    finally:
+        while True:
+            try:
+                q.put(1)
+            except ValueError:
+                if quitting:
+                    return
+                continue
+            else:
+                break
+";
+    match compile_source(&Source::new("p.py", text), Options::default()) {
+        Err(CompileError::Codegen(message)) => assert!(
+            message.contains("code generator failed") && message.contains("StackUnderflow"),
+            "{message}"
+        ),
+        other => panic!(
+            "expected a code generator error, got {:?}",
+            other.map(|_| ())
+        ),
+    }
+    let path = std::env::temp_dir().join(format!("gotopy-panic-{}.py", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_gotopy"))
+        .arg("compile")
+        .arg(&path)
+        .arg("-o")
+        .arg(path.with_extension("rpyc"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("code generator failed on this file"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked at"), "{stderr}");
+}
+
+/// `gotopy compile PATH... --out-dir DIR`: files under a directory keep their relative path,
+/// file arguments go to DIR/<name>; each output is the marshalled code object (byte for
+/// byte RustPython's for files without markers); files are compiled in parallel but their
+/// diagnostics come in input order, and one bad file does not stop the others.
+#[test]
+fn compile_writes_a_tree_of_code_objects() {
+    let dir = std::env::temp_dir().join(format!("gotopy-compile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let tree = dir.join("tree");
+    let mut expected = Vec::new();
+    for i in 0..40 {
+        let relative = format!("pkg{}/m{i}.py", i % 3);
+        let text = format!("def f{i}(x):\n    return x * {i}\n");
+        std::fs::create_dir_all(tree.join(format!("pkg{}", i % 3))).unwrap();
+        std::fs::write(tree.join(&relative), &text).unwrap();
+        expected.push((relative, text));
+    }
+    for name in ["a_bad.py", "z_bad.py"] {
+        let text = "from goto import goto\n@goto\ndef f():\n    goto .nowhere\n";
+        std::fs::write(tree.join(name), text).unwrap();
+    }
+    let single = dir.join("single.py");
+    std::fs::write(&single, "print('single')\n").unwrap();
+    let out = dir.join("out");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_gotopy"))
+        .arg("compile")
+        .arg(&tree)
+        .arg(&single)
+        .arg("--out-dir")
+        .arg(&out)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let first = stderr.find("a_bad.py").expect("a_bad.py reported");
+    let last = stderr.find("z_bad.py").expect("z_bad.py reported");
+    assert!(first < last, "{stderr}");
+    assert!(stderr.contains("G002"), "{stderr}");
+    assert!(!out.join("a_bad.rpyc").exists() && !out.join("z_bad.rpyc").exists());
+    for (relative, text) in &expected {
+        let path = tree.join(relative);
+        let plain = compile(
+            text,
+            Mode::Exec,
+            &path.to_string_lossy(),
+            CompileOpts::default(),
+        )
+        .unwrap();
+        let written = std::fs::read(out.join(relative).with_extension("rpyc")).unwrap();
+        assert!(written == marshal(&plain), "{relative} differs");
+    }
+    let plain = compile(
+        "print('single')\n",
+        Mode::Exec,
+        &single.to_string_lossy(),
+        CompileOpts::default(),
+    )
+    .unwrap();
+    assert!(std::fs::read(out.join("single.rpyc")).unwrap() == marshal(&plain));
+}
