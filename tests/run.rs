@@ -831,3 +831,37 @@ async def leave():
         ),
     );
 }
+
+/// Tracebacks from rewritten code name the true lines: in a finally body run by a goto, and
+/// after a label reached by a backward goto.
+#[test]
+fn tracebacks_in_rewritten_code_point_at_source_lines() {
+    let path = write(
+        "trace.py",
+        "from goto import goto, label\n\
+         @goto\n\
+         def leave(x):\n    \
+             try:\n        \
+                 goto .out\n    \
+             finally:\n        \
+                 1 / x\n    \
+             label .out\n\
+         @goto\n\
+         def again(items):\n    \
+             label .top\n    \
+             items.pop()\n    \
+             goto .top\n\
+         try:\n    \
+             leave(0)\n\
+         except ZeroDivisionError as e:\n    \
+             print(e.__traceback__.tb_next.tb_lineno)\n\
+         again([1, 2])\n",
+    );
+    let output = gotopy_run(&path, &[]);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "7\n");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("line 18, in <module>"), "{stderr}");
+    assert!(stderr.contains("line 12, in again"), "{stderr}");
+    assert!(stderr.contains("IndexError"), "{stderr}");
+}
