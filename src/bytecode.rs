@@ -427,6 +427,26 @@ impl Body {
     /// instruction pops more than the stack holds, and that handlers are consistent;
     /// returns the maximum depth.
     fn verify(&self, layout: &Layout) -> Result<u32, BytecodeError> {
+        self.analyse(layout).map(|(_, max_depth)| max_depth)
+    }
+
+    /// The stack depth before each item (`None` for labels and unreachable instructions),
+    /// by the same analysis as the verifier.
+    pub fn stack_depths(&self) -> Result<Vec<Option<u32>>, BytecodeError> {
+        let (by_instr, _) = self.analyse(&self.layout()?)?;
+        let mut by_instr = by_instr.into_iter();
+        Ok(self
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Instr(_) => by_instr.next().flatten(),
+                Item::Label(_) => None,
+            })
+            .collect())
+    }
+
+    /// The depth before each instruction, and the maximum depth.
+    fn analyse(&self, layout: &Layout) -> Result<(Vec<Option<u32>>, u32), BytecodeError> {
         let instrs: Vec<&Instr> = self.instrs().collect();
         let index_of: HashMap<usize, usize> = layout
             .offsets
@@ -542,7 +562,7 @@ impl Body {
                 }
             }
         }
-        Ok(max_depth)
+        Ok((depths, max_depth))
     }
 }
 

@@ -23,12 +23,14 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::ast::{self, Expr, ExprContext, Mod, ModModule, Stmt};
 use rustpython_compiler::codegen::compile::{CompileOpts, compile_top};
-use rustpython_compiler::core::bytecode::Instruction;
+use rustpython_compiler::core::bytecode::{Arg, ComparisonOperator, ConstantData, Instruction};
 use rustpython_compiler::core::{Mode, SourceLocation};
 
 use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, for_each_code_mut};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, Options, Scope, ScopeId};
+use crate::scan::{
+    CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Module, Options, Scope, ScopeId, SwitchId,
+};
 use crate::source::Source;
 
 /// Why a module could not be compiled.
@@ -60,7 +62,6 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(CompileError::Rejected(diagnostics));
     }
-    refuse_unlowered(&module)?;
     let file = SourceFileBuilder::new(source.path(), source.text()).finish();
     let mut ast = parsed.into_syntax();
     let rewritten: Vec<ScopeId> = (0..module.scopes.len())
@@ -126,37 +127,6 @@ fn generate(ast: ModModule, file: &SourceFile) -> Result<CodeObject, CompileErro
     }
 }
 
-/// Switches and computed gotos are not lowered yet: refuse them rather than emit code in
-/// which they would run as ordinary (and failing) Python.
-fn refuse_unlowered(module: &Module) -> Result<(), CompileError> {
-    let refused: Vec<Diagnostic> = module
-        .scopes
-        .iter()
-        .filter(|scope| scope.rewritten)
-        .flat_map(|scope| &scope.markers)
-        .filter_map(|marker| {
-            let what = match marker.kind {
-                MarkerKind::ComputedGoto { .. } => "computed `goto *expr`",
-                MarkerKind::Switch(_) => "`while switch`",
-                _ => return None,
-            };
-            Some(
-                Diagnostic::new(
-                    Code::CannotRewrite,
-                    marker.range,
-                    format!("cannot rewrite: {what} is not supported yet"),
-                )
-                .help("`gotopy check` accepts it; compiling it comes with switch lowering"),
-            )
-        })
-        .collect();
-    if refused.is_empty() {
-        Ok(())
-    } else {
-        Err(CompileError::Rejected(refused))
-    }
-}
-
 // --- Preparing the AST ---------------------------------------------------------------------
 
 /// What preparing the AST added, for the rewrite to find again by source range.
@@ -166,6 +136,16 @@ struct Prepared {
     guards: Vec<TextRange>,
     /// Every trampoline, by the source range its instructions carry.
     trampolines: Vec<(TextRange, Trampoline)>,
+    /// The marker after each `while switch` statement, where its default starts.
+    switch_ends: Vec<(TextRange, ScopeId, SwitchId)>,
+}
+
+/// The statements `prepare` turns into dispatch points, by where they start.
+#[derive(Default)]
+struct Dispatches {
+    switches: HashMap<TextSize, (ScopeId, SwitchId)>,
+    /// `goto *expr` and `case[...]` statements.
+    markers: std::collections::HashSet<TextSize>,
 }
 
 /// A copy of a `finally` body, placed right after its `try` statement, for one goto that
@@ -192,12 +172,27 @@ fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepa
     let mut labels_by_scope: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
     // Gotos leaving each `try` statement, by the statement's start.
     let mut leaving: HashMap<TextSize, Vec<Trampoline>> = HashMap::new();
+    let mut dispatches = Dispatches::default();
     for &id in rewritten {
         let scope = &module.scopes[id.0];
+        for marker in &scope.markers {
+            match marker.kind {
+                MarkerKind::Switch(switch) => {
+                    dispatches
+                        .switches
+                        .insert(marker.range.start(), (id, switch));
+                }
+                MarkerKind::ComputedGoto { .. } | MarkerKind::Case { .. } => {
+                    dispatches.markers.insert(marker.range.start());
+                }
+                _ => {}
+            }
+        }
         let labels: Vec<TextSize> = scope
             .markers
             .iter()
-            .filter(|m| matches!(m.kind, MarkerKind::Label { .. }))
+            // Cases are jump targets too.
+            .filter(|m| matches!(m.kind, MarkerKind::Label { .. } | MarkerKind::Case { .. }))
             .map(|m| m.range.start())
             .collect();
         if !labels.is_empty() {
@@ -228,10 +223,105 @@ fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepa
         &labels_by_scope,
         &mut prepared.guards,
     );
+    if !dispatches.switches.is_empty() || !dispatches.markers.is_empty() {
+        expand_dispatches(&mut ast.body, &dispatches, &mut prepared);
+    }
     if !leaving.is_empty() {
         add_trampolines(&mut ast.body, module, &leaving, &mut prepared.trampolines);
     }
     prepared
+}
+
+/// Prepares switches, computed gotos and cases, so that each is found in the bytecode as a
+/// marker-shaped statement:
+/// - `while switch *subject: body` becomes `while label: subject; switch.switch; body; break`
+///   followed by `switch.switch` spanning the whole statement. The guard keeps the loop
+///   (so `break` leaves the switch) and is deleted by the rewrite; the value of the
+///   expression statement `subject` is left on the stack for the dispatch that replaces the
+///   first marker; the second marks where the default (the code after the switch) starts.
+/// - `goto *expr` becomes `expr; goto.goto`, the dispatch taking the value likewise.
+/// - `case[...]` becomes `case.case`, replaced by a label.
+fn expand_dispatches(body: &mut Vec<Stmt>, dispatches: &Dispatches, prepared: &mut Prepared) {
+    let mut at = 0;
+    while at < body.len() {
+        for inner in child_bodies(&mut body[at]) {
+            expand_dispatches(inner, dispatches, prepared);
+        }
+        let start = body[at].range().start();
+        if let Stmt::While(stmt) = &mut body[at]
+            && let Some(&(scope, switch)) = dispatches.switches.get(&start)
+            && let Expr::BinOp(test) = &*stmt.test
+        {
+            let subject = (*test.right).clone();
+            let header = TextRange::new(start, stmt.test.end());
+            *stmt.test = guard_test(header);
+            prepared.guards.push(header);
+            let last = stmt.body.last().map_or(header, Ranged::range);
+            let dispatch = TextRange::new(start, subject.start());
+            let mut inner = vec![
+                expression_statement(subject),
+                marker_statement("switch", "switch", dispatch),
+            ];
+            inner.append(&mut stmt.body);
+            inner.push(Stmt::Break(ast::StmtBreak {
+                node_index: Default::default(),
+                range: last,
+            }));
+            stmt.body = inner;
+            let end = stmt.range;
+            prepared.switch_ends.push((end, scope, switch));
+            body.insert(at + 1, marker_statement("switch", "switch", end));
+            at += 2;
+            continue;
+        }
+        if let Stmt::Expr(stmt) = &body[at]
+            && dispatches.markers.contains(&start)
+        {
+            if let Expr::BinOp(computed) = &*stmt.value {
+                let target = (*computed.right).clone();
+                let name = TextRange::at(start, TextSize::of("goto"));
+                let expanded = [
+                    expression_statement(target),
+                    marker_statement("goto", "goto", name),
+                ];
+                body.splice(at..=at, expanded);
+                at += 2;
+                continue;
+            }
+            body[at] = marker_statement("case", "case", TextRange::at(start, TextSize::of("case")));
+        }
+        at += 1;
+    }
+}
+
+/// `value` as a statement whose value the code generator computes and pops, even for a
+/// literal (which it would skip): a literal `L` is written `L or L`.
+fn expression_statement(value: Expr) -> Stmt {
+    let literal = matches!(
+        value,
+        Expr::StringLiteral(_)
+            | Expr::BytesLiteral(_)
+            | Expr::NumberLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_)
+            | Expr::EllipsisLiteral(_)
+            | Expr::FString(_)
+    );
+    let value = if literal {
+        Expr::BoolOp(ast::ExprBoolOp {
+            node_index: Default::default(),
+            range: value.range(),
+            op: ast::BoolOp::Or,
+            values: vec![value.clone(), value],
+        })
+    } else {
+        value
+    };
+    Stmt::Expr(ast::StmtExpr {
+        node_index: Default::default(),
+        range: value.range(),
+        value: Box::new(value),
+    })
 }
 
 /// The frames a goto at `from` leaves on its way to label `name`, innermost first.
@@ -373,10 +463,15 @@ fn guarded(range: TextRange, body: Vec<Stmt>) -> Stmt {
 
 /// `goto .name`, every node spanning `range`.
 fn goto_statement(range: TextRange, name: &str) -> Stmt {
+    marker_statement("goto", name, range)
+}
+
+/// `keyword.attribute` as a statement, every node spanning `range`: a marker's shape.
+fn marker_statement(keyword: &'static str, name: &str, range: TextRange) -> Stmt {
     let goto = Expr::Name(ast::ExprName {
         node_index: Default::default(),
         range,
-        id: ast::name::Name::new_static("goto"),
+        id: ast::name::Name::new_static(keyword),
         ctx: ExprContext::Load,
     });
     Stmt::Expr(ast::StmtExpr {
@@ -429,6 +524,8 @@ struct Rewriter<'a> {
     /// Trampolines by the span of their instructions, and the span of each.
     trampolines: HashMap<Span, Trampoline>,
     trampoline_spans: HashMap<Trampoline, Span>,
+    /// Where each switch's default starts, by span.
+    switch_ends: HashMap<Span, (ScopeId, SwitchId)>,
     /// Labels found in some code object, to check that none was lost.
     placed: Vec<(ScopeId, MarkerId)>,
 }
@@ -443,14 +540,60 @@ enum SiteKind {
     Entry(Span),
     /// The goto that ends a trampoline.
     Exit(Span),
+    /// The end of a `while switch` statement.
+    SwitchEnd(ScopeId, SwitchId),
 }
 
 /// A goto to lower, from frame `from` on (a trampoline's goto goes on from its `try`).
 #[derive(Clone, Copy)]
-struct GotoAt {
+struct GotoAt<'n> {
     scope: ScopeId,
     marker: MarkerId,
     from: Option<FrameId>,
+    /// The label it goes to.
+    label: &'n str,
+}
+
+/// A switch or computed goto to lower: its site (`POP_TOP` of the value, then its marker)
+/// and the stack depth before that `POP_TOP`.
+#[derive(Clone, Copy)]
+struct Dispatch<'s> {
+    site: &'s Site,
+    depth: Option<u32>,
+    scope_id: ScopeId,
+    marker: MarkerId,
+}
+
+/// What lowering one code object adds besides its instruction list.
+struct Additions {
+    /// Blocks reached only as handlers, placed after everything else.
+    cold: Vec<Item>,
+    constants: Vec<ConstantData>,
+    names: Vec<String>,
+}
+
+impl Additions {
+    fn constant(&mut self, value: ConstantData) -> u32 {
+        let index = match self.constants.iter().position(|c| *c == value) {
+            Some(index) => index,
+            None => {
+                self.constants.push(value);
+                self.constants.len() - 1
+            }
+        };
+        index as u32
+    }
+
+    fn name(&mut self, name: &str) -> u32 {
+        let index = match self.names.iter().position(|n| n == name) {
+            Some(index) => index,
+            None => {
+                self.names.push(name.to_owned());
+                self.names.len() - 1
+            }
+        };
+        index as u32
+    }
 }
 
 struct Site {
@@ -482,12 +625,19 @@ impl<'a> Rewriter<'a> {
             for (index, marker) in module.scopes[id.0].markers.iter().enumerate() {
                 // The code generator gives all three instructions of a marker the range of
                 // its leading name.
-                let keyword = match marker.kind {
-                    MarkerKind::Label { .. } => "label",
-                    MarkerKind::Goto { .. } => "goto",
-                    _ => continue,
+                let start = marker.range.start();
+                let name = match marker.kind {
+                    MarkerKind::Label { .. } => TextRange::at(start, TextSize::of("label")),
+                    MarkerKind::Goto { .. } | MarkerKind::ComputedGoto { .. } => {
+                        TextRange::at(start, TextSize::of("goto"))
+                    }
+                    MarkerKind::Case { .. } => TextRange::at(start, TextSize::of("case")),
+                    // See `expand_dispatches`.
+                    MarkerKind::Switch(switch) => {
+                        TextRange::new(start, module.scopes[id.0].switch(switch).subject.start())
+                    }
+                    MarkerKind::Malformed { .. } => continue,
                 };
-                let name = TextRange::at(marker.range.start(), TextSize::of(keyword));
                 markers.insert(span(name), (id, MarkerId(index)));
             }
         }
@@ -504,6 +654,11 @@ impl<'a> Rewriter<'a> {
             guards: prepared.guards.iter().map(|&range| span(range)).collect(),
             trampoline_spans: trampolines.iter().map(|(&s, &t)| (t, s)).collect(),
             trampolines,
+            switch_ends: prepared
+                .switch_ends
+                .iter()
+                .map(|&(range, scope, switch)| (span(range), (scope, switch)))
+                .collect(),
             placed: Vec::new(),
         }
     }
@@ -515,7 +670,7 @@ impl<'a> Rewriter<'a> {
         remove_guards(&mut body, &self.guards);
         let sites = self.find_sites(&body);
         let Some(scope_id) = sites.first().map(|site| match site.kind {
-            SiteKind::Marker(scope, _) => scope,
+            SiteKind::Marker(scope, _) | SiteKind::SwitchEnd(scope, _) => scope,
             SiteKind::Entry(span) | SiteKind::Exit(span) => self.trampolines[&span].scope,
         }) else {
             return Ok(());
@@ -524,6 +679,15 @@ impl<'a> Rewriter<'a> {
         let first = match sites[0].kind {
             SiteKind::Marker(_, marker) => marker,
             SiteKind::Entry(span) | SiteKind::Exit(span) => self.trampolines[&span].goto,
+            SiteKind::SwitchEnd(_, switch) => scope.switch_marker(switch),
+        };
+        let depths = body
+            .stack_depths()
+            .map_err(|e| self.internal(code, Some((scope, first)), e))?;
+        let mut added = Additions {
+            cold: Vec::new(),
+            constants: code.constants.to_vec(),
+            names: code.names.to_vec(),
         };
         // Every jump target first, so that gotos can go to either side of them. A jump takes
         // the handler in force at its target.
@@ -536,14 +700,25 @@ impl<'a> Rewriter<'a> {
             };
             let handler = load.handler;
             match site.kind {
-                SiteKind::Marker(_, marker) => {
-                    if let MarkerKind::Label { name, .. } = &scope.marker(marker).kind {
+                SiteKind::Marker(_, marker) => match &scope.marker(marker).kind {
+                    MarkerKind::Label { name, .. } => {
                         let label = body.new_label();
                         targets
                             .labels
                             .insert((name.as_str(), site.copy), (label, handler));
                         self.placed.push((scope_id, marker));
                     }
+                    MarkerKind::Case {
+                        switch: Some(_), ..
+                    } => {
+                        let label = body.new_label();
+                        targets.cases.insert((marker, site.copy), (label, handler));
+                    }
+                    _ => {}
+                },
+                SiteKind::SwitchEnd(_, switch) => {
+                    let label = body.new_label();
+                    targets.ends.insert((switch, site.copy), (label, handler));
                 }
                 SiteKind::Entry(span) => {
                     let label = match entry_jump(&body, site) {
@@ -558,8 +733,6 @@ impl<'a> Rewriter<'a> {
             }
         }
         // Back to front, so that each splice leaves the earlier positions valid.
-        // Handler blocks copied with awaited `with` exits, placed after everything else.
-        let mut cold = Vec::new();
         for site in sites.iter().rev() {
             let Item::Instr(instr) = &body.items[site.at] else {
                 unreachable!("sites are found on instructions")
@@ -569,6 +742,27 @@ impl<'a> Rewriter<'a> {
                 SiteKind::Marker(_, marker) => match &scope.marker(marker).kind {
                     MarkerKind::Label { name, .. } => {
                         vec![Item::Label(targets.labels[&(name.as_str(), site.copy)].0)]
+                    }
+                    MarkerKind::Case {
+                        switch: Some(_), ..
+                    } => vec![Item::Label(targets.cases[&(marker, site.copy)].0)],
+                    MarkerKind::Switch(switch) => {
+                        let dispatch = Dispatch {
+                            site,
+                            depth: depths[site.at],
+                            scope_id,
+                            marker,
+                        };
+                        self.lower_switch(&mut body, &mut added, &targets, dispatch, *switch)?
+                    }
+                    MarkerKind::ComputedGoto { .. } => {
+                        let dispatch = Dispatch {
+                            site,
+                            depth: depths[site.at],
+                            scope_id,
+                            marker,
+                        };
+                        self.lower_computed_goto(code, &mut body, &mut added, &targets, dispatch)?
                     }
                     MarkerKind::Goto { name, .. } => {
                         let label_copies = copies
@@ -593,10 +787,11 @@ impl<'a> Rewriter<'a> {
                             scope: scope_id,
                             marker,
                             from: scope.marker(marker).frame,
+                            label: name,
                         };
-                        self.lower_goto(code, &mut body, &mut cold, &targets, &instr, site, goto)?
+                        self.lower_goto(code, &mut body, &mut added, &targets, &instr, site, goto)?
                     }
-                    _ => unreachable!("only labels and gotos are looked for"),
+                    _ => Vec::new(),
                 },
                 SiteKind::Entry(span) => {
                     let (condition, over) = entry_jump(&body, site);
@@ -620,17 +815,26 @@ impl<'a> Rewriter<'a> {
                 }
                 SiteKind::Exit(span) => {
                     let trampoline = self.trampolines[&span];
+                    let MarkerKind::Goto { name, .. } = &scope.marker(trampoline.goto).kind else {
+                        unreachable!("trampolines are made for gotos")
+                    };
                     let goto = GotoAt {
                         scope: scope_id,
                         marker: trampoline.goto,
                         from: scope.frame(trampoline.frame).parent,
+                        label: name,
                     };
-                    self.lower_goto(code, &mut body, &mut cold, &targets, &instr, site, goto)?
+                    self.lower_goto(code, &mut body, &mut added, &targets, &instr, site, goto)?
+                }
+                SiteKind::SwitchEnd(_, switch) => {
+                    vec![Item::Label(targets.ends[&(switch, site.copy)].0)]
                 }
             };
             body.items.splice(site.at..site.at + site.len, replacement);
         }
-        body.items.extend(cold);
+        body.items.extend(added.cold);
+        code.constants = added.constants.into_iter().collect();
+        code.names = added.names.into_boxed_slice();
         body.assemble(code)
             .map_err(|e| self.internal(code, Some((scope, first)), e))
     }
@@ -643,7 +847,22 @@ impl<'a> Rewriter<'a> {
         while at < body.items.len() {
             let found = if let Some(span) = marker_shape(&body.items[at..]) {
                 if let Some(&(scope, marker)) = self.markers.get(&span) {
-                    Some((SiteKind::Marker(scope, marker), 3))
+                    let kind = &self.module.scopes[scope.0].marker(marker).kind;
+                    let takes_value = matches!(
+                        kind,
+                        MarkerKind::Switch(_) | MarkerKind::ComputedGoto { .. }
+                    );
+                    let after_value = at > 0
+                        && matches!(&body.items[at - 1], Item::Instr(i) if matches!(i.op, Instruction::PopTop));
+                    if takes_value && after_value {
+                        // The statement before left the value: its `POP_TOP` is replaced too.
+                        at -= 1;
+                        Some((SiteKind::Marker(scope, marker), 4))
+                    } else {
+                        Some((SiteKind::Marker(scope, marker), 3))
+                    }
+                } else if let Some(&(scope, switch)) = self.switch_ends.get(&span) {
+                    Some((SiteKind::SwitchEnd(scope, switch), 3))
                 } else if self.trampolines.contains_key(&span) {
                     Some((SiteKind::Exit(span), 3))
                 } else {
@@ -679,7 +898,7 @@ impl<'a> Rewriter<'a> {
         &self,
         code: &CodeObject,
         body: &mut Body,
-        cold: &mut Vec<Item>,
+        added: &mut Additions,
         targets: &Targets,
         site: &Instr,
         at: &Site,
@@ -687,15 +906,13 @@ impl<'a> Rewriter<'a> {
             scope: scope_id,
             marker: goto,
             from,
+            label: name,
         }: GotoAt,
     ) -> Result<Vec<Item>, Diagnostic> {
         let scope = &self.module.scopes[scope_id.0];
-        let MarkerKind::Goto { name, .. } = &scope.marker(goto).kind else {
-            unreachable!("only gotos are lowered")
-        };
         let left = frames_left(scope, from, name);
         let mut items = Vec::new();
-        let mut target = targets.labels.get(&(name.as_str(), at.copy)).copied();
+        let mut target = targets.labels.get(&(name, at.copy)).copied();
         for (depth, &frame_id) in left.iter().enumerate() {
             let frame = scope.frame(frame_id);
             match frame.kind {
@@ -749,7 +966,7 @@ impl<'a> Rewriter<'a> {
                                 .to_owned(),
                         ));
                     };
-                    items.extend(copy_region(body, exit, site, cold));
+                    items.extend(copy_region(body, exit, site, &mut added.cold));
                 }
                 FrameKind::TryFinally => {
                     let trampoline = Trampoline {
@@ -795,6 +1012,281 @@ impl<'a> Rewriter<'a> {
         jump.handler = handler;
         items.push(Item::Instr(jump));
         Ok(items)
+    }
+
+    /// A switch: the subject is on the stack; search the case values, then drop the
+    /// subject and jump to the matching case, or to the end of the switch (the default).
+    fn lower_switch(
+        &self,
+        body: &mut Body,
+        added: &mut Additions,
+        targets: &Targets,
+        dispatch: Dispatch,
+        switch: SwitchId,
+    ) -> Result<Vec<Item>, Diagnostic> {
+        let scope = &self.module.scopes[dispatch.scope_id.0];
+        let copy = dispatch.site.copy;
+        let mut cases: Vec<(&CaseKey, MarkerId)> = Vec::new();
+        for (index, marker) in scope.markers.iter().enumerate() {
+            if let MarkerKind::Case {
+                switch: Some(of),
+                values,
+            } = &marker.kind
+                && *of == switch
+            {
+                cases.extend(values.iter().map(|value| (&value.value, MarkerId(index))));
+            }
+        }
+        cases.sort_by(|a, b| python_order(a.0, b.0));
+        let Some(&(end, end_handler)) = targets.ends.get(&(switch, copy)) else {
+            return Err(self.refuse(
+                scope,
+                dispatch.marker,
+                "cannot find where this switch ends in the compiled code".to_owned(),
+            ));
+        };
+        let (site, mut items) = self.dispatch_start(body, dispatch)?;
+        let mut stubs: Vec<(MarkerId, Label)> = Vec::new();
+        let mut keys = Vec::new();
+        for &(value, marker) in &cases {
+            let stub = match stubs.iter().find(|(m, _)| *m == marker) {
+                Some(&(_, stub)) => stub,
+                None => {
+                    let stub = body.new_label();
+                    stubs.push((marker, stub));
+                    stub
+                }
+            };
+            keys.push((added.constant(constant(value)), stub));
+        }
+        let miss = body.new_label();
+        let guard = self.guard_handler(body, added, &site, dispatch, miss);
+        search(&keys, miss, &site, guard, body, &mut items);
+        for (marker, stub) in stubs {
+            let Some(&(case, handler)) = targets.cases.get(&(marker, copy)) else {
+                return Err(self.refuse(
+                    scope,
+                    marker,
+                    "the code generator removed this case as unreachable".to_owned(),
+                ));
+            };
+            items.push(Item::Label(stub));
+            items.push(Item::Instr(outer(&site, Instruction::PopTop, 0, None)));
+            let mut jump = outer(&site, jump_op(), 0, Some(case));
+            jump.handler = handler;
+            items.push(Item::Instr(jump));
+        }
+        items.push(Item::Label(miss));
+        items.push(Item::Instr(outer(&site, Instruction::PopTop, 0, None)));
+        let mut jump = outer(&site, jump_op(), 0, Some(end));
+        jump.handler = end_handler;
+        items.push(Item::Instr(jump));
+        Ok(items)
+    }
+
+    /// `goto *expr`: the value is on the stack; search the names of the labels this goto
+    /// may jump to, then drop the value and go there as `goto .name` would; any other value
+    /// raises `ValueError`.
+    fn lower_computed_goto(
+        &self,
+        code: &CodeObject,
+        body: &mut Body,
+        added: &mut Additions,
+        targets: &Targets,
+        dispatch: Dispatch,
+    ) -> Result<Vec<Item>, Diagnostic> {
+        let scope = &self.module.scopes[dispatch.scope_id.0];
+        let goto = scope.marker(dispatch.marker);
+        let around: Vec<FrameId> = scope.frame_path(goto.frame);
+        let mut names: Vec<&str> = Vec::new();
+        for entry in scope.labels.iter() {
+            let label = scope.marker(entry.definition);
+            let enters = scope
+                .frame_path(label.frame)
+                .into_iter()
+                .any(|frame| scope.frame(frame).kind.is_frame() && !around.contains(&frame));
+            if enters
+                || !targets
+                    .labels
+                    .contains_key(&(entry.name.as_str(), dispatch.site.copy))
+            {
+                continue;
+            }
+            let left = frames_left(scope, goto.frame, &entry.name);
+            if left
+                .iter()
+                .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
+            {
+                return Err(self.refuse(
+                    scope,
+                    dispatch.marker,
+                    format!(
+                        "a computed goto that may leave a `try` statement with `finally` (to \
+                         label `.{}`) is not supported",
+                        entry.name
+                    ),
+                ));
+            }
+            names.push(entry.name.as_str());
+        }
+        names.sort_unstable();
+        let (site, mut items) = self.dispatch_start(body, dispatch)?;
+        let miss = body.new_label();
+        let guard = self.guard_handler(body, added, &site, dispatch, miss);
+        let mut stubs = Vec::new();
+        let mut keys = Vec::new();
+        for &name in &names {
+            let stub = body.new_label();
+            keys.push((
+                added.constant(constant(&CaseKey::Str(name.to_owned()))),
+                stub,
+            ));
+            stubs.push((name, stub));
+        }
+        search(&keys, miss, &site, guard, body, &mut items);
+        for (name, stub) in stubs {
+            items.push(Item::Label(stub));
+            items.push(Item::Instr(outer(&site, Instruction::PopTop, 0, None)));
+            let goto = GotoAt {
+                scope: dispatch.scope_id,
+                marker: dispatch.marker,
+                from: goto.frame,
+                label: name,
+            };
+            let jump = self.lower_goto(code, body, added, targets, &site, dispatch.site, goto)?;
+            items.extend(jump);
+        }
+        // raise ValueError(f"...{value!r}..."), the value still on the stack.
+        let reachable: Vec<String> = names.iter().map(|name| format!(".{name}")).collect();
+        let before = "goto *: no label named ";
+        let after = format!(
+            " that this goto can jump to in `{}` (it can reach {})",
+            scope.qualname,
+            if reachable.is_empty() {
+                "none".to_owned()
+            } else {
+                reachable.join(", ")
+            }
+        );
+        items.push(Item::Label(miss));
+        let error = added.name("ValueError");
+        let mut raise = if site_loads_by_name(body, dispatch) {
+            vec![
+                (
+                    Instruction::LoadName {
+                        namei: Arg::marker(),
+                    },
+                    error,
+                ),
+                (Instruction::PushNull, 0),
+            ]
+        } else {
+            // The low bit asks for a NULL after the callable.
+            vec![(
+                Instruction::LoadGlobal {
+                    namei: Arg::marker(),
+                },
+                error << 1 | 1,
+            )]
+        };
+        raise.extend([
+            (
+                Instruction::LoadConst {
+                    consti: Arg::marker(),
+                },
+                added.constant(ConstantData::Str {
+                    value: before.into(),
+                }),
+            ),
+            (Instruction::Copy { i: Arg::marker() }, 4),
+            (
+                Instruction::ConvertValue {
+                    oparg: Arg::marker(),
+                },
+                2,
+            ),
+            (Instruction::FormatSimple, 0),
+            (
+                Instruction::LoadConst {
+                    consti: Arg::marker(),
+                },
+                added.constant(ConstantData::Str {
+                    value: after.as_str().into(),
+                }),
+            ),
+            (
+                Instruction::BuildString {
+                    count: Arg::marker(),
+                },
+                3,
+            ),
+            (
+                Instruction::Call {
+                    argc: Arg::marker(),
+                },
+                1,
+            ),
+            (
+                Instruction::RaiseVarargs {
+                    argc: Arg::marker(),
+                },
+                1,
+            ),
+        ]);
+        items.extend(
+            raise
+                .into_iter()
+                .map(|(op, arg)| Item::Instr(outer(&site, op, arg, None))),
+        );
+        Ok(items)
+    }
+
+    /// The instruction whose location and handler a dispatch's instructions take (the
+    /// marker's load), checking that the value is there to be searched.
+    fn dispatch_start(
+        &self,
+        body: &Body,
+        dispatch: Dispatch,
+    ) -> Result<(Instr, Vec<Item>), Diagnostic> {
+        let scope = &self.module.scopes[dispatch.scope_id.0];
+        match &body.items[dispatch.site.at..dispatch.site.at + dispatch.site.len] {
+            [Item::Instr(pop), Item::Instr(load), ..] if dispatch.site.len == 4 => {
+                let mut site = load.clone();
+                site.handler = pop.handler;
+                Ok((site, Vec::new()))
+            }
+            _ => Err(self.refuse(
+                scope,
+                dispatch.marker,
+                "cannot find where the compiled code computes this value".to_owned(),
+            )),
+        }
+    }
+
+    /// The handler of a search: anything a comparison raises drops the value it was
+    /// comparing and goes to `miss` as if nothing matched; its block goes into `cold`.
+    fn guard_handler(
+        &self,
+        body: &mut Body,
+        added: &mut Additions,
+        site: &Instr,
+        dispatch: Dispatch,
+        miss: Label,
+    ) -> Handler {
+        let target = body.new_label();
+        added.cold.push(Item::Label(target));
+        added
+            .cold
+            .push(Item::Instr(outer(site, Instruction::PopTop, 0, None)));
+        added
+            .cold
+            .push(Item::Instr(outer(site, jump_op(), 0, Some(miss))));
+        Handler {
+            target,
+            // The value stays: `miss` drops it (or reports it).
+            depth: dispatch.depth.unwrap_or(1),
+            lasti: false,
+        }
     }
 
     fn location(&self, offset: TextSize) -> SourceLocation {
@@ -1059,6 +1551,10 @@ struct Targets<'n> {
     labels: HashMap<(&'n str, usize), (Label, Option<Handler>)>,
     /// Where trampolines start, by span and copy.
     entries: HashMap<(Span, usize), (Label, Option<Handler>)>,
+    /// Case markers by marker and copy.
+    cases: HashMap<(MarkerId, usize), (Label, Option<Handler>)>,
+    /// Where each switch's default starts, by switch and copy.
+    ends: HashMap<(SwitchId, usize), (Label, Option<Handler>)>,
 }
 
 fn jump_op() -> Instruction {
@@ -1174,5 +1670,104 @@ fn remove_guards(body: &mut Body, guards: &[Span]) {
         let added = replacement.len();
         body.items.splice(at..end, replacement);
         at += added;
+    }
+}
+
+/// An inserted instruction at `site`'s location under `site`'s handler.
+fn outer(site: &Instr, op: Instruction, arg: u32, target: Option<Label>) -> Instr {
+    let mut instr = Instr::like(site, op, arg, target);
+    instr.handler = site.handler;
+    instr
+}
+
+/// Whether the marker of a dispatch loads its name with `LOAD_NAME` (module and class
+/// bodies), so that other names are loaded the same way.
+fn site_loads_by_name(body: &Body, dispatch: Dispatch) -> bool {
+    matches!(&body.items[dispatch.site.at + 1], Item::Instr(load)
+        if matches!(load.op, Instruction::LoadName { .. }))
+}
+
+/// A case value as a constant.
+fn constant(key: &CaseKey) -> ConstantData {
+    match key {
+        CaseKey::Int(value) => ConstantData::Integer {
+            value: value.clone(),
+        },
+        CaseKey::Str(value) => ConstantData::Str {
+            value: value.as_str().into(),
+        },
+        CaseKey::Bytes(value) => ConstantData::Bytes {
+            value: value.clone(),
+        },
+        CaseKey::Invalid => unreachable!("checked: case values are valid"),
+    }
+}
+
+/// How Python orders two case values of one kind: integers by value, `str` by code point
+/// (which UTF-8 byte order preserves), `bytes` bytewise.
+fn python_order(a: &CaseKey, b: &CaseKey) -> std::cmp::Ordering {
+    match (a, b) {
+        (CaseKey::Int(a), CaseKey::Int(b)) => a.cmp(b),
+        (CaseKey::Str(a), CaseKey::Str(b)) => a.cmp(b),
+        (CaseKey::Bytes(a), CaseKey::Bytes(b)) => a.cmp(b),
+        _ => std::cmp::Ordering::Equal,
+    }
+}
+
+/// A balanced binary search for the value on top of the stack among `keys` (constant
+/// index, where to go when equal), sorted as Python orders them: one `<` per level, one
+/// `==` at a leaf, so at most ceil(log2(n)) + 1 comparisons. Every comparison copies the
+/// value, which stays on the stack; the jumps all go forward.
+fn search(
+    keys: &[(u32, Label)],
+    miss: Label,
+    site: &Instr,
+    guard: Handler,
+    body: &mut Body,
+    out: &mut Vec<Item>,
+) {
+    let guarded = |op: Instruction, arg: u32, target: Option<Label>| {
+        let mut instr = Instr::like(site, op, arg, target);
+        instr.handler = Some(guard);
+        Item::Instr(instr)
+    };
+    let compare = |out: &mut Vec<Item>, constant: u32, how: ComparisonOperator, to: Label| {
+        out.push(guarded(Instruction::Copy { i: Arg::marker() }, 1, None));
+        out.push(guarded(
+            Instruction::LoadConst {
+                consti: Arg::marker(),
+            },
+            constant,
+            None,
+        ));
+        out.push(guarded(
+            Instruction::CompareOp {
+                opname: Arg::marker(),
+            },
+            u32::from(how),
+            None,
+        ));
+        out.push(guarded(
+            Instruction::PopJumpIfTrue {
+                delta: Arg::marker(),
+            },
+            0,
+            Some(to),
+        ));
+    };
+    match keys {
+        [] => out.push(guarded(jump_op(), 0, Some(miss))),
+        [(constant, hit)] => {
+            compare(out, *constant, ComparisonOperator::Equal, *hit);
+            out.push(guarded(jump_op(), 0, Some(miss)));
+        }
+        _ => {
+            let middle = keys.len() / 2;
+            let below = body.new_label();
+            compare(out, keys[middle].0, ComparisonOperator::Less, below);
+            search(&keys[middle..], miss, site, guard, body, out);
+            out.push(Item::Label(below));
+            search(&keys[..middle], miss, site, guard, body, out);
+        }
     }
 }

@@ -293,6 +293,16 @@ impl Scope {
         &self.switches[id.0]
     }
 
+    /// The marker of a switch's `while switch` header.
+    pub fn switch_marker(&self, id: SwitchId) -> MarkerId {
+        let index = self
+            .markers
+            .iter()
+            .position(|marker| marker.kind == MarkerKind::Switch(id))
+            .expect("every switch has its marker");
+        MarkerId(index)
+    }
+
     /// The frames around a place, outermost first.
     pub fn frame_path(&self, innermost: Option<FrameId>) -> Vec<FrameId> {
         let mut path = Vec::new();
