@@ -1397,7 +1397,7 @@ fn unbind_sequence<'b>(body: &'b Body, code: &CodeObject, name: &str) -> Option<
 }
 
 /// An exit of the `with` statement that starts at `start`, the first after position `after`
-/// once `skip` of them are passed: `LOAD_CONST None` three times, `CALL 3`, then `POP_TOP`,
+/// (else the first at all) once `skip` of them are passed: `LOAD_CONST None` three times, `CALL 3`, then `POP_TOP`,
 /// or for `async with` the await of the result (`GET_AWAITABLE`, a `SEND` loop, `END_SEND`)
 /// and `POP_TOP`; every instruction at the statement's start.
 fn with_exit(
@@ -1444,7 +1444,12 @@ fn with_exit(
         };
         fits.then(|| first..first + len)
     };
-    (after..body.items.len()).filter_map(exit_at).nth(skip)
+    // Normally after the goto; but a goto in an `except` handler is in a block the code
+    // generator moves after the function's other code.
+    (after..body.items.len())
+        .filter_map(exit_at)
+        .nth(skip)
+        .or_else(|| (0..body.items.len()).filter_map(exit_at).nth(skip))
 }
 
 /// A copy of the instructions in `region` at the location of `site`, under the same

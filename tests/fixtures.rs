@@ -2,6 +2,7 @@
 //! gives exactly the error codes its header names, and each has one snapshot of the
 //! rendered diagnostics.
 
+#[allow(dead_code)] // shared helpers; this file uses only some of them
 mod common;
 
 use std::collections::BTreeSet;

@@ -2,47 +2,12 @@
 //! RustPython) and as the equivalent structured code (run by `python3`); both must print
 //! the same. Also `sys.argv`, `SystemExit` codes and tracebacks.
 
-use std::process::{Command, Output};
+#[allow(dead_code)] // shared helpers; this file uses only some of them
+mod common;
 
-fn write(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("gotopy-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
+use std::process::Command;
 
-fn gotopy_run(path: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gotopy"))
-        .arg("run")
-        .arg(path)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
-    let goto_path = write(&format!("{name}.py"), with_goto);
-    let plain_path = write(&format!("{name}_plain.py"), structured);
-    let ours = gotopy_run(&goto_path, &[]);
-    let cpython = Command::new("python3").arg(&plain_path).output().unwrap();
-    assert!(
-        cpython.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cpython.stderr)
-    );
-    assert!(
-        ours.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ours.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&ours.stdout),
-        String::from_utf8_lossy(&cpython.stdout)
-    );
-    assert!(!cpython.stdout.is_empty());
-}
+use common::{assert_same_as_cpython, gotopy_run, write};
 
 #[test]
 fn leaving_one_two_and_eleven_for_loops() {

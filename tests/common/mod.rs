@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use gotopy::Options;
 
@@ -49,4 +50,48 @@ pub fn fixture_options(text: &str) -> Options {
             .take(5)
             .any(|line| line.trim() == "# gotopy: all-scopes"),
     }
+}
+
+/// Writes a scratch file for this test process.
+pub fn write(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gotopy-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `gotopy run PATH ARGS...`, colour off.
+pub fn gotopy_run(path: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gotopy"))
+        .arg("run")
+        .arg(path)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// Runs `with_goto` through `gotopy run` and `structured` through `python3`; both must
+/// succeed and print the same, non-empty output.
+pub fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
+    let goto_path = write(&format!("{name}.py"), with_goto);
+    let plain_path = write(&format!("{name}_plain.py"), structured);
+    let ours = gotopy_run(&goto_path, &[]);
+    let cpython = Command::new("python3").arg(&plain_path).output().unwrap();
+    assert!(
+        cpython.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cpython.stderr)
+    );
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&cpython.stdout)
+    );
+    assert!(!cpython.stdout.is_empty());
 }
