@@ -1046,36 +1046,32 @@ impl<'a> Rewriter<'a> {
             ));
         };
         let (site, mut items) = self.dispatch_start(body, dispatch)?;
-        let mut stubs: Vec<(MarkerId, Label)> = Vec::new();
         let mut keys = Vec::new();
         for &(value, marker) in &cases {
-            let stub = match stubs.iter().find(|(m, _)| *m == marker) {
-                Some(&(_, stub)) => stub,
-                None => {
-                    let stub = body.new_label();
-                    stubs.push((marker, stub));
-                    stub
-                }
-            };
-            keys.push((added.constant(constant(value)), stub));
-        }
-        let miss = body.new_label();
-        let guard = self.guard_handler(body, added, &site, dispatch, miss);
-        search(&keys, miss, &site, guard, body, &mut items);
-        for (marker, stub) in stubs {
-            let Some(&(case, handler)) = targets.cases.get(&(marker, copy)) else {
+            let Some(&(case, _)) = targets.cases.get(&(marker, copy)) else {
                 return Err(self.refuse(
                     scope,
                     marker,
                     "the code generator removed this case as unreachable".to_owned(),
                 ));
             };
-            items.push(Item::Label(stub));
-            items.push(Item::Instr(outer(&site, Instruction::PopTop, 0, None)));
-            let mut jump = outer(&site, jump_op(), 0, Some(case));
-            jump.handler = handler;
-            items.push(Item::Instr(jump));
+            keys.push((added.constant(constant(value)), case));
         }
+        let miss = body.new_label();
+        let guard = self.guard_handler(body, added, &site, dispatch, miss);
+        // At a leaf the value is gone: anything raised there goes straight to the end.
+        let leaf = Dispatch {
+            depth: dispatch.depth.map(|depth| depth.saturating_sub(1)),
+            ..dispatch
+        };
+        let leaf_guard = self.guard_handler(body, added, &site, leaf, end);
+        let search = Search {
+            site: &site,
+            guard,
+            miss,
+            consume: Some((end, leaf_guard)),
+        };
+        search.emit(&keys, body, &mut items);
         items.push(Item::Label(miss));
         items.push(Item::Instr(outer(&site, Instruction::PopTop, 0, None)));
         let mut jump = outer(&site, jump_op(), 0, Some(end));
@@ -1143,7 +1139,13 @@ impl<'a> Rewriter<'a> {
             ));
             stubs.push((name, stub));
         }
-        search(&keys, miss, &site, guard, body, &mut items);
+        let search = Search {
+            site: &site,
+            guard,
+            miss,
+            consume: None,
+        };
+        search.emit(&keys, body, &mut items);
         for (name, stub) in stubs {
             items.push(Item::Label(stub));
             items.push(Item::Instr(outer(&site, Instruction::PopTop, 0, None)));
@@ -1721,58 +1723,74 @@ fn python_order(a: &CaseKey, b: &CaseKey) -> std::cmp::Ordering {
 
 /// A balanced binary search for the value on top of the stack among `keys` (constant
 /// index, where to go when equal), sorted as Python orders them: one `<` per level, one
-/// `==` at a leaf, so at most ceil(log2(n)) + 1 comparisons. Every comparison copies the
-/// value, which stays on the stack; the jumps all go forward.
-fn search(
-    keys: &[(u32, Label)],
-    miss: Label,
-    site: &Instr,
+/// `==` at a leaf, so at most ceil(log2(n)) + 1 comparisons. The `<` comparisons copy the
+/// value, under `guard`; the jumps all go forward.
+struct Search<'s> {
+    site: &'s Instr,
+    /// Handler of the comparisons made while the value stays on the stack.
     guard: Handler,
-    body: &mut Body,
-    out: &mut Vec<Item>,
-) {
-    let guarded = |op: Instruction, arg: u32, target: Option<Label>| {
-        let mut instr = Instr::like(site, op, arg, target);
-        instr.handler = Some(guard);
-        Item::Instr(instr)
-    };
-    let compare = |out: &mut Vec<Item>, constant: u32, how: ComparisonOperator, to: Label| {
-        out.push(guarded(Instruction::Copy { i: Arg::marker() }, 1, None));
-        out.push(guarded(
-            Instruction::LoadConst {
+    /// Where no match goes, the value still on the stack.
+    miss: Label,
+    /// For a switch, the leaf's `==` takes the value off the stack: a match jumps straight
+    /// to its case, no match to the end (the default), and the comparison is under this
+    /// handler, whose depth is without the value.
+    consume: Option<(Label, Handler)>,
+}
+
+impl Search<'_> {
+    fn emit(&self, keys: &[(u32, Label)], body: &mut Body, out: &mut Vec<Item>) {
+        let instr = |op: Instruction, arg: u32, target: Option<Label>, handler: Handler| {
+            let mut instr = Instr::like(self.site, op, arg, target);
+            instr.handler = Some(handler);
+            Item::Instr(instr)
+        };
+        let load = |constant: u32, handler: Handler| {
+            let op = Instruction::LoadConst {
                 consti: Arg::marker(),
-            },
-            constant,
-            None,
-        ));
-        out.push(guarded(
-            Instruction::CompareOp {
+            };
+            instr(op, constant, None, handler)
+        };
+        let compare = |how: ComparisonOperator, handler: Handler| {
+            let op = Instruction::CompareOp {
                 opname: Arg::marker(),
-            },
-            u32::from(how),
-            None,
-        ));
-        out.push(guarded(
-            Instruction::PopJumpIfTrue {
+            };
+            instr(op, u32::from(how), None, handler)
+        };
+        let jump_if_true = |to: Label, handler: Handler| {
+            let op = Instruction::PopJumpIfTrue {
                 delta: Arg::marker(),
-            },
-            0,
-            Some(to),
-        ));
-    };
-    match keys {
-        [] => out.push(guarded(jump_op(), 0, Some(miss))),
-        [(constant, hit)] => {
-            compare(out, *constant, ComparisonOperator::Equal, *hit);
-            out.push(guarded(jump_op(), 0, Some(miss)));
-        }
-        _ => {
-            let middle = keys.len() / 2;
-            let below = body.new_label();
-            compare(out, keys[middle].0, ComparisonOperator::Less, below);
-            search(&keys[middle..], miss, site, guard, body, out);
-            out.push(Item::Label(below));
-            search(&keys[..middle], miss, site, guard, body, out);
+            };
+            instr(op, 0, Some(to), handler)
+        };
+        let copy = instr(Instruction::Copy { i: Arg::marker() }, 1, None, self.guard);
+        match (keys, self.consume) {
+            ([], _) => out.push(instr(jump_op(), 0, Some(self.miss), self.guard)),
+            ([(constant, hit)], Some((end, handler))) => out.extend([
+                load(*constant, handler),
+                compare(ComparisonOperator::Equal, handler),
+                jump_if_true(*hit, handler),
+                instr(jump_op(), 0, Some(end), handler),
+            ]),
+            ([(constant, hit)], None) => out.extend([
+                copy,
+                load(*constant, self.guard),
+                compare(ComparisonOperator::Equal, self.guard),
+                jump_if_true(*hit, self.guard),
+                instr(jump_op(), 0, Some(self.miss), self.guard),
+            ]),
+            _ => {
+                let middle = keys.len() / 2;
+                let below = body.new_label();
+                out.extend([
+                    copy,
+                    load(keys[middle].0, self.guard),
+                    compare(ComparisonOperator::Less, self.guard),
+                    jump_if_true(below, self.guard),
+                ]);
+                self.emit(&keys[middle..], body, out);
+                out.push(Item::Label(below));
+                self.emit(&keys[..middle], body, out);
+            }
         }
     }
 }

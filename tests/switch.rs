@@ -523,3 +523,28 @@ fn dispatch_is_a_balanced_search() {
         "[0, 511, 512, 1023, None, None, None]\n"
     );
 }
+
+/// Tracebacks from a case body and from the subject name their own lines.
+#[test]
+fn switch_keeps_line_numbers() {
+    let path = write(
+        "switch_lines.py",
+        "from goto import goto, switch, case\n\
+         @goto\n\
+         def f(x):\n    \
+             while switch *(1 // x):\n        \
+                 case[1]\n        \
+                 [][0]\n    \
+             return 0\n\
+         for x in (1, 0):\n    \
+             try:\n        \
+                 f(x)\n    \
+             except Exception as e:\n        \
+                 print(type(e).__name__, e.__traceback__.tb_next.tb_lineno)\n",
+    );
+    let output = gotopy_run(&path, &[]);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "IndexError 6\nZeroDivisionError 4\n"
+    );
+}
