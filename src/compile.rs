@@ -1265,8 +1265,9 @@ impl<'a> Rewriter<'a> {
         }
     }
 
-    /// The handler of a search: anything a comparison raises drops the value it was
-    /// comparing and goes to `miss` as if nothing matched; its block goes into `cold`.
+    /// The handler of a search's comparisons: it unwinds the stack to `dispatch.depth`
+    /// (keeping the value where that depth counts it), drops what was raised and goes to
+    /// `miss` as if nothing matched. Its block goes into `cold`.
     fn guard_handler(
         &self,
         body: &mut Body,
