@@ -1,9 +1,22 @@
+#![warn(missing_docs)]
 //! gotopy gives Python `goto`, `label` and `switch` by rewriting compiled bytecode.
 //!
-//! This crate is the library: it takes source text and returns diagnostics (and, in later
-//! stages, rewritten code objects). It never reads files, prints or exits the process;
-//! the `gotopy` binary does that. The pipeline reads off the module names:
-//! [`parse`] → [`scan`] → [`check`] → [`diagnostic`].
+//! This crate is the library behind the `gotopy` binary. It never reads files, prints or
+//! exits the process; the binary does that. What it offers:
+//!
+//! - [`check_source`]: the diagnostics of a module (SPEC section 7), as `gotopy check`
+//!   prints them ([`diagnostic::render_text`]) or as JSON.
+//! - [`compile::compile_source`]: a module compiled by RustPython with every goto, label and
+//!   switch of its rewritten scopes turned into real control flow; errors are typed
+//!   ([`compile::CompileError`]) and carry the same diagnostics.
+//! - [`rewrite::rewrite_code`]: the markers of a code object RustPython compiled without
+//!   gotopy, rewritten in place (the run-time decorator).
+//! - [`embed`]: gotopy inside a RustPython interpreter: the `goto` module and an import
+//!   hook; [`run`]: what `gotopy run` does with them.
+//! - [`bytecode`]: the instruction-list layer, disassembly and control-flow graphs.
+//!
+//! Inside, a module goes parse → scan (scopes, frames, markers, label tables) → check
+//! (rules) → compile (prepare the syntax tree, RustPython's code generator, rewrite).
 //!
 //! ```
 //! use gotopy::{Options, Source, check_source};
@@ -15,12 +28,14 @@
 //! ```
 
 pub mod bytecode;
-pub mod check;
+mod check;
 pub mod compile;
 pub mod diagnostic;
-pub mod parse;
+pub mod embed;
+mod parse;
+pub mod rewrite;
 pub mod run;
-pub mod scan;
+mod scan;
 pub mod source;
 
 pub use diagnostic::{Code, Diagnostic, Severity};

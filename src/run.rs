@@ -5,13 +5,9 @@
 //! itself compiled by gotopy) with the names markers and decorators use.
 
 use rustpython_vm::Interpreter;
-use rustpython_vm::frozen::{FrozenCodeObject, FrozenModule};
 
 use crate::compile::{CompileError, compile_source};
 use crate::{Options, Source};
-
-/// The source of the run-time module `goto`.
-const GOTO_MODULE: &str = include_str!("python/goto.py");
 
 /// Runs a compiled module as `__main__` with `sys.argv` set to `argv` and returns the
 /// process exit status: 0, 1 after an uncaught exception (its traceback printed to stderr),
@@ -19,6 +15,12 @@ const GOTO_MODULE: &str = include_str!("python/goto.py");
 pub fn run_code(code: rustpython_compiler::CodeObject, path: &str, argv: Vec<String>) -> u8 {
     let interpreter = interpreter(argv);
     let status = interpreter.run(|vm| {
+        // As `python FILE` does: the script's directory comes first on the module path.
+        let directory = std::path::Path::new(path)
+            .parent()
+            .map_or_else(String::new, |dir| dir.to_string_lossy().into_owned());
+        let sys_path = vm.sys_module.get_attr("path", vm)?;
+        vm.call_method(&sys_path, "insert", (0, vm.ctx.new_str(directory)))?;
         let scope = vm.new_scope_with_main()?;
         scope
             .globals
@@ -38,34 +40,19 @@ pub fn run_source(
     Ok(run_code(compiled.code, source.path(), argv))
 }
 
-/// An interpreter with the native modules, the frozen standard library and `goto`.
+/// An interpreter with the native modules, the frozen standard library, gotopy's modules
+/// and its import hook.
 fn interpreter(argv: Vec<String>) -> Interpreter {
     let mut settings = rustpython_vm::Settings::default();
     settings.argv = argv;
     let builder = Interpreter::builder(settings);
     let natives = rustpython_stdlib::stdlib_module_defs(&builder.ctx);
-    builder
+    let builder = builder
         .add_native_modules(&natives)
-        .add_frozen_modules(rustpython_pylib::FROZEN_STDLIB)
-        .add_frozen_modules([("goto", goto_module())])
-        .build()
-}
-
-/// `goto`, compiled once per process and kept for the interpreters that follow.
-fn goto_module() -> FrozenModule {
-    static BYTES: std::sync::OnceLock<&'static [u8]> = std::sync::OnceLock::new();
-    let bytes = BYTES.get_or_init(|| {
-        let source = Source::new("<frozen goto>", GOTO_MODULE);
-        let compiled = compile_source(&source, Options::default())
-            .unwrap_or_else(|error| panic!("the bundled goto module compiles: {error}"));
-        Box::leak(
-            FrozenCodeObject::encode(&compiled.code)
-                .bytes
-                .into_boxed_slice(),
-        )
-    });
-    FrozenModule {
-        code: FrozenCodeObject { bytes },
-        package: false,
+        .add_frozen_modules(rustpython_pylib::FROZEN_STDLIB);
+    let interpreter = crate::embed::install(builder).build();
+    if let Err(error) = crate::embed::install_import_hook(&interpreter) {
+        interpreter.enter(|vm| vm.print_exception(error));
     }
+    interpreter
 }

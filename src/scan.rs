@@ -61,7 +61,6 @@ pub struct Scope {
     pub qualname: String,
     /// The name in the `def` or `class` header; empty at offset 0 for the module.
     pub name_range: TextRange,
-    pub parent: Option<ScopeId>,
     /// Decorated with `goto`, `with_goto` or `switch`.
     pub decorated: bool,
     /// Whether gotopy rewrites this scope's code object.
@@ -270,14 +269,6 @@ impl LabelTable {
     pub fn iter(&self) -> impl Iterator<Item = &LabelEntry> {
         self.entries.iter()
     }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
 }
 
 impl Scope {
@@ -338,7 +329,6 @@ pub fn scan(module: &ModModule, tokens: &Tokens, options: Options) -> Module {
         ScopeKind::Module,
         "<module>".to_owned(),
         TextRange::empty(TextSize::new(0)),
-        None,
         false,
     );
     scanner.scope_body(id, &module.body);
@@ -384,14 +374,12 @@ impl<'a> Scanner<'a> {
         kind: ScopeKind,
         qualname: String,
         name_range: TextRange,
-        parent: Option<ScopeId>,
         decorated: bool,
     ) -> ScopeId {
         self.scopes.push(Scope {
             kind,
             qualname,
             name_range,
-            parent,
             decorated,
             rewritten: false,
             frames: Vec::new(),
@@ -565,14 +553,7 @@ impl<'a> Scanner<'a> {
             .iter()
             .any(|decorator| is_goto_decorator(&decorator.expression));
         let qualname = self.child_qualname(&def.name.id);
-        let parent = Some(ScopeId(self.state.scope));
-        let id = self.open_scope(
-            ScopeKind::Function,
-            qualname,
-            def.name.range,
-            parent,
-            decorated,
-        );
+        let id = self.open_scope(ScopeKind::Function, qualname, def.name.range, decorated);
         for parameter in def.parameters.iter() {
             if let Some(name) = marker_name(parameter.name()) {
                 let range = parameter.name().range;
@@ -591,8 +572,7 @@ impl<'a> Scanner<'a> {
         }
         self.bind(&class.name.id, class.name.range);
         let qualname = self.child_qualname(&class.name.id);
-        let parent = Some(ScopeId(self.state.scope));
-        let id = self.open_scope(ScopeKind::Class, qualname, class.name.range, parent, false);
+        let id = self.open_scope(ScopeKind::Class, qualname, class.name.range, false);
         self.scope_body(id, &class.body);
     }
 
