@@ -11,8 +11,8 @@
 //! code object with no edits reproduces it exactly; `tests/roundtrip.rs` checks that over
 //! CPython's standard library.
 //!
-//! [`Body::verify`] is the verifier every emitted code object passes: jumps and handlers land
-//! on instructions, and the stack depth agrees on every edge.
+//! Every code object [`Body::assemble`] emits first passes the verifier (`Body::verify`): jumps
+//! and handlers land on instructions, and the stack depth agrees on every edge.
 
 use std::collections::HashMap;
 
@@ -31,6 +31,7 @@ pub struct Label(pub u32);
 /// The exception handler that covers an instruction (an entry of the exception table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handler {
+    /// Where the handler's code starts.
     pub target: Label,
     /// Stack depth the handler unwinds to before pushing the exception.
     pub depth: u32,
@@ -41,13 +42,18 @@ pub struct Handler {
 /// One entry of the line table (CPython 3.11 format): `line == -1` means no location.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineEntry {
+    /// The first line of the range, or -1.
     pub line: i32,
+    /// The last line of the range, or -1.
     pub end_line: i32,
+    /// The zero-based column the range starts at, or -1 when the table holds no columns.
     pub col: i32,
+    /// The zero-based column the range ends at, or -1 when the table holds no columns.
     pub end_col: i32,
 }
 
 impl LineEntry {
+    /// The entry of an instruction with no source location.
     pub const NONE: LineEntry = LineEntry {
         line: -1,
         end_line: -1,
@@ -59,10 +65,13 @@ impl LineEntry {
 /// One instruction with everything attached that assembling it needs.
 #[derive(Clone, Debug)]
 pub struct Instr {
+    /// The opcode; its argument is in `arg`.
     pub op: Instruction,
     /// The full argument; for a jump it is recomputed from `target` when assembling.
     pub arg: u32,
+    /// Where the instruction jumps to, for a jump.
     pub target: Option<Label>,
+    /// The exception handler that covers the instruction, if any.
     pub handler: Option<Handler>,
     /// The source range of the instruction (`CodeObject::locations`).
     pub location: (SourceLocation, SourceLocation),
@@ -91,13 +100,16 @@ impl Instr {
 /// An element of an instruction list.
 #[derive(Clone, Debug)]
 pub enum Item {
+    /// Marks the position of the instruction that follows it.
     Label(Label),
+    /// An instruction.
     Instr(Instr),
 }
 
 /// An editable instruction list.
 #[derive(Clone, Debug)]
 pub struct Body {
+    /// The instructions in order, with the labels placed among them.
     pub items: Vec<Item>,
     next_label: u32,
     /// `co_firstlineno`: the line the line table starts from.
@@ -113,20 +125,38 @@ pub struct Body {
 /// Why a code object could not be decoded, assembled or verified.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BytecodeError {
+    /// The code ends inside the instruction that starts at this offset.
     #[error("code ends inside an instruction at offset {0}")]
     Truncated(usize),
+    /// A jump or handler target that is not the start of an instruction, or that the jump
+    /// cannot reach in its direction.
     #[error("jump at offset {at} lands at {target}, not on an instruction")]
-    BadJumpTarget { at: usize, target: i64 },
+    BadJumpTarget {
+        /// The offset of the jump.
+        at: usize,
+        /// The offset it lands at.
+        target: i64,
+    },
+    /// An exception table entry whose range or target is not on instruction boundaries.
     #[error("exception table entry {0:?} does not fall on instruction boundaries")]
     BadExceptionEntry(ExceptionTableEntry),
+    /// The code units of the instruction at this offset have different locations.
     #[error("the units of the instruction at offset {0} disagree on their location")]
     SplitLocation(usize),
+    /// The line table cannot be decoded, or has the wrong length; the text says how.
     #[error("line table does not match the code: {0}")]
     BadLineTable(&'static str),
+    /// A jump or handler names a label that is not in the instruction list.
     #[error("label {0:?} is used but never placed")]
     UnplacedLabel(Label),
+    /// The stack-depth analysis failed.
     #[error("stack depth at offset {at}: {message}")]
-    StackDepth { at: usize, message: String },
+    StackDepth {
+        /// The offset of the instruction where it failed.
+        at: usize,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// Instructions whose argument is a relative jump, and the direction of the jump.
@@ -275,6 +305,7 @@ impl Body {
         Label(self.next_label - 1)
     }
 
+    /// The instructions in order, without the labels.
     pub fn instrs(&self) -> impl Iterator<Item = &Instr> {
         self.items.iter().filter_map(|item| match item {
             Item::Instr(instr) => Some(instr),

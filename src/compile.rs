@@ -47,7 +47,9 @@ pub enum CompileError {
 
 /// A compiled module: the code object and the warnings found on the way.
 pub struct Compiled {
+    /// The module's code object, with its nested code objects.
     pub code: CodeObject,
+    /// The warnings the checker found; never an error.
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -1540,7 +1542,7 @@ fn returning_block(
     None
 }
 
-fn is_name_load(op: Instruction) -> bool {
+pub(crate) fn is_name_load(op: Instruction) -> bool {
     matches!(
         op,
         Instruction::LoadGlobal { .. }
@@ -1565,7 +1567,7 @@ struct Targets<'n> {
     ends: HashMap<(SwitchId, usize), (Label, Option<Handler>)>,
 }
 
-fn jump_op() -> Instruction {
+pub(crate) fn jump_op() -> Instruction {
     Instruction::JumpForward {
         delta: rustpython_compiler::core::bytecode::Arg::marker(),
     }

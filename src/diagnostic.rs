@@ -15,7 +15,9 @@ use crate::source::{Location, Source};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Makes `check` fail and keeps the module from compiling.
     Error,
+    /// Reported without making `check` fail.
     Warning,
 }
 
@@ -25,10 +27,14 @@ macro_rules! codes {
         /// a code is never reused for another meaning.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Code {
-            $($variant,)*
+            $(
+                #[doc = concat!("`", $code, "` (`", $name, "`).")]
+                $variant,
+            )*
         }
 
         impl Code {
+            /// Every code, in the order of their numbers.
             pub const ALL: &[Code] = &[$(Code::$variant,)*];
 
             /// The stable code, such as `G001`.
@@ -45,6 +51,7 @@ macro_rules! codes {
                 }
             }
 
+            /// Whether the problem is an error or a warning.
             pub fn severity(self) -> Severity {
                 match self {
                     $(Code::$variant => Severity::$severity,)*
@@ -83,25 +90,31 @@ impl Serialize for Code {
 /// A related place shown beside the primary one, such as the first definition of a label.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Related {
+    /// The place, as a byte range into the source.
     pub range: TextRange,
+    /// Text shown under the place.
     pub message: String,
 }
 
 /// One problem at one place in one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The problem.
     pub code: Code,
     /// One line, lowercase, names in backticks, no trailing period.
     pub message: String,
+    /// The primary place, as a byte range into the source.
     pub range: TextRange,
     /// Text under the caret of the primary place; empty for none.
     pub label: String,
+    /// Other places that explain the problem.
     pub related: Vec<Related>,
     /// Footnotes: how to fix it, or why it is a problem.
     pub help: Option<String>,
 }
 
 impl Diagnostic {
+    /// A diagnostic with no label, related places or help.
     pub fn new(code: Code, range: TextRange, message: impl Into<String>) -> Self {
         Self {
             code,
@@ -113,11 +126,13 @@ impl Diagnostic {
         }
     }
 
+    /// Sets the text under the caret of the primary place.
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = label.into();
         self
     }
 
+    /// Adds a related place.
     pub fn related(mut self, range: TextRange, message: impl Into<String>) -> Self {
         self.related.push(Related {
             range,
@@ -126,15 +141,18 @@ impl Diagnostic {
         self
     }
 
+    /// Sets the help footnote.
     pub fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }
 
+    /// The severity of its code.
     pub fn severity(&self) -> Severity {
         self.code.severity()
     }
 
+    /// Whether it makes `check` fail.
     pub fn is_error(&self) -> bool {
         self.severity() == Severity::Error
     }
@@ -205,30 +223,48 @@ fn span(range: TextRange, source: &Source) -> std::ops::Range<usize> {
 /// The JSON form of a diagnostic, with positions resolved.
 #[derive(Debug, Serialize)]
 pub struct JsonDiagnostic<'a> {
+    /// The stable code, such as `G001`.
     pub code: Code,
+    /// The kebab-case name of the code, such as `duplicate-label`.
     pub name: &'static str,
+    /// `error` or `warning`.
     pub severity: Severity,
+    /// The one-line message.
     pub message: &'a str,
+    /// The path the source is reported under.
     pub path: &'a str,
+    /// Where the primary place starts and ends.
     #[serde(flatten)]
     pub span: JsonSpan,
+    /// Text under the caret of the primary place; empty for none.
     pub label: &'a str,
+    /// The help footnote, if any.
     pub help: Option<&'a str>,
+    /// Other places that explain the problem.
     pub related: Vec<JsonRelated<'a>>,
 }
 
+/// The start and end of a range as one-based lines and character columns.
 #[derive(Debug, Serialize)]
 pub struct JsonSpan {
+    /// The line the range starts on.
     pub line: usize,
+    /// The column the range starts at.
     pub column: usize,
+    /// The line the range ends on.
     pub end_line: usize,
+    /// The column just past the end of the range.
     pub end_column: usize,
 }
 
+/// The JSON form of a related place.
 #[derive(Debug, Serialize)]
 pub struct JsonRelated<'a> {
+    /// Text shown under the place.
     pub message: &'a str,
+    /// The path the source is reported under.
     pub path: &'a str,
+    /// Where the place starts and ends.
     #[serde(flatten)]
     pub span: JsonSpan,
 }
@@ -247,6 +283,7 @@ impl JsonSpan {
 }
 
 impl<'a> JsonDiagnostic<'a> {
+    /// The JSON form of `diagnostic`, with positions resolved in `source`.
     pub fn new(diagnostic: &'a Diagnostic, source: &'a Source) -> Self {
         Self {
             code: diagnostic.code,

@@ -22,11 +22,14 @@ pub struct Source {
 /// A one-based line and a one-based column counted in characters, as rustc and ruff print them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Location {
+    /// The one-based line.
     pub line: usize,
+    /// The one-based column, in characters.
     pub column: usize,
 }
 
 impl Source {
+    /// A source with `text`, reported under `path`.
     pub fn new(path: impl Into<String>, text: impl Into<String>) -> Self {
         Self {
             path: path.into(),
@@ -35,10 +38,12 @@ impl Source {
         }
     }
 
+    /// The path diagnostics report it under.
     pub fn path(&self) -> &str {
         &self.path
     }
 
+    /// The source text.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -56,6 +61,7 @@ impl Source {
         }
     }
 
+    /// The length of the text in bytes.
     pub fn text_len(&self) -> TextSize {
         TextSize::of(self.text.as_str())
     }
