@@ -5,8 +5,10 @@
 //! Without the source there is no syntax tree, so markers are found by their shape alone:
 //! `LOAD_GLOBAL`/`LOAD_NAME goto` (or `label`), `LOAD_ATTR name`, `POP_TOP`. A label becomes
 //! nothing and a goto a jump, when that is provably all it takes: the goto and its label
-//! are under the same exception handler at the same stack depth, so the jump leaves and
-//! enters no `for`, `with`, `try` or `except` block. Anything else is refused with an error
+//! are under the same exception handler, and every stack slot the goto has above its
+//! label's depth holds the iterator of a `for` loop around the goto (each dropped with
+//! `POP_ITER`); so the jump leaves only `for` loops and enters no block. Anything else is
+//! refused with an error
 //! that says to compile the file through gotopy, which rewrites every case; so is a label
 //! RustPython's own compiler already removed as unreachable, and `goto *expr`/`while
 //! switch`, which need the syntax tree.
@@ -120,27 +122,68 @@ fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
                 let Item::Instr(load) = &body.items[marker.at] else {
                     unreachable!("markers are found on instructions")
                 };
-                if depths[marker.at] != depth || load.handler != handler {
+                let Some(iterators) = loops_left(&body, &depths, marker.at, depth)
+                    .filter(|_| load.handler == handler)
+                else {
                     return Err(error(
                         format!(
                             "cannot rewrite `goto .{}` in `{}` at run time: it leaves or \
-                             enters a `for`, `with`, `try` or `except` block, whose cleanup \
-                             needs the source; compile the file through gotopy (`gotopy run`, \
-                             the import hook or `gotopy compile`)",
+                             enters a `with`, `try` or `except` block (or enters a `for` \
+                             loop), whose handling needs the source; compile the file \
+                             through gotopy (`gotopy run`, the import hook or `gotopy \
+                             compile`)",
                             marker.name, code.qualname
                         ),
                         Some(marker.line),
                     ));
-                }
+                };
+                let mut items: Vec<Item> = (0..iterators)
+                    .map(|_| {
+                        let pop = crate::bytecode::Instr::like(load, Instruction::PopIter, 0, None);
+                        Item::Instr(pop)
+                    })
+                    .collect();
                 let mut jump = crate::bytecode::Instr::like(load, jump_op(), 0, Some(label));
                 jump.handler = handler;
-                vec![Item::Instr(jump)]
+                items.push(Item::Instr(jump));
+                items
             }
         };
         body.items.splice(marker.at..marker.at + 3, replacement);
     }
     body.assemble(code).map_err(internal)?;
     Ok(true)
+}
+
+/// How many `for` loops a goto at `at` leaves on its way to a label at stack depth `to`:
+/// `Some(n)` when every stack slot the goto has above `to` holds the iterator of a `for`
+/// loop around it (a `FOR_ITER` entered at that depth whose exit comes after the goto),
+/// `None` when the stack differs in any other way.
+fn loops_left(body: &Body, depths: &[Option<u32>], at: usize, to: Option<u32>) -> Option<u32> {
+    let (Some(from), Some(to)) = (depths[at], to) else {
+        return None;
+    };
+    if from < to {
+        return None;
+    }
+    let mut slots = std::collections::BTreeSet::new();
+    for (index, item) in body.items[..at].iter().enumerate() {
+        let Item::Instr(instr) = item else { continue };
+        let (Instruction::ForIter { .. }, Some(exit), Some(depth)) =
+            (instr.op, instr.target, depths[index])
+        else {
+            continue;
+        };
+        let exit_at = body
+            .items
+            .iter()
+            .position(|item| matches!(item, Item::Label(l) if *l == exit));
+        if exit_at.is_some_and(|exit_at| exit_at > at) && depth > to && depth <= from {
+            slots.insert(depth);
+        }
+    }
+    (slots.len() as u32 == from - to && slots.iter().copied().eq(to + 1..=from))
+        .then_some(from - to)
 }
 
 /// The name an instruction loads, if it loads a global or module-level name.

@@ -70,6 +70,16 @@ def evens(limit):
         yield n
         n += 2
         goto .next
+
+def pair(grid, total):
+    for row in grid:
+        for a in row:
+            for b in row:
+                if a + b == total:
+                    goto .found
+    a = b = None
+    label .found
+    return a, b
 '''
 ns = {}
 exec(compile(source, "<user code>", "exec"), ns)
@@ -95,6 +105,8 @@ goto(Tree.__dict__["fixed"].__func__)
 goto(Tree.__dict__["klass"].__func__)
 print(Tree().walk(40), Tree.fixed(3), Tree.klass(2))
 print(list(goto(ns["evens"])(7)))
+pair = goto(ns["pair"])
+print(pair([[1, 2], [3, 4, 5]], 9), pair([[1]], 5), [pair([[i, 1]], i + 1) for i in range(20000)][-1])
 
 module = compile("total = 0\nlabel .more\ntotal += 5\nif total < 20:\n    goto .more\n", "<mod>", "exec")
 rewritten = goto(module)
@@ -126,6 +138,14 @@ def walk(n):
     return n
 print(walk(40), "static", "Tree")
 print(list(range(0, 7, 2)))
+def pair(grid, total):
+    for row in grid:
+        for a in row:
+            for b in row:
+                if a + b == total:
+                    return a, b
+    return None, None
+print(pair([[1, 2], [3, 4, 5]], 9), pair([[1]], 5), [pair([[i, 1]], i + 1) for i in range(20000)][-1])
 total = 0
 while True:
     total += 5
@@ -146,7 +166,7 @@ from goto import goto
 cases = {
     "missing": "def f():\n    x = 1\n    goto .nowhere\n",
     "removed": "def f():\n    goto .end\n    return 1\n    label .end\n",
-    "leaves": "def f(items):\n    for i in items:\n        goto .out\n    label .out\n",
+    "leaves": "def f(m):\n    with m:\n        goto .out\n    label .out\n",
     "duplicate": "def f():\n    label .a\n    label .a\n",
     "switch": "def f(x):\n    while switch *x:\n        case[1]\n        pass\n",
 }
