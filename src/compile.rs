@@ -785,6 +785,24 @@ impl<'a> Rewriter<'a> {
                                 ),
                             ));
                         }
+                        // Copies of a finally body are paired by their order in the code,
+                        // which holds for code laid out in order but not for handler blocks,
+                        // which the code generator moves to the end: a goto and label in
+                        // different handler contexts could pair across copies.
+                        let label_handler = targets
+                            .labels
+                            .get(&(name.as_str(), site.copy))
+                            .and_then(|&(_, handler)| handler);
+                        if label_copies > 1 && instr.handler != label_handler {
+                            return Err(self.refuse(
+                                scope,
+                                marker,
+                                "this goto is in a `finally` body, which the code generator \
+                                 compiles several times, and leaves or enters a block inside \
+                                 it: gotopy cannot pair the copies safely yet"
+                                    .to_owned(),
+                            ));
+                        }
                         let goto = GotoAt {
                             scope: scope_id,
                             marker,

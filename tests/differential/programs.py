@@ -1,0 +1,414 @@
+"""Random goto programs and an independent reference interpreter for them (issue 6).
+
+`python3 programs.py SEED COUNT OUT_DIR` writes `OUT_DIR/programs.py`, a module of COUNT
+random functions `f0`, `f1`, ... using goto in a small subset of Python, and
+`OUT_DIR/expected.txt`, one JSON line per function: its trace and outcome as this file's
+reference interpreter computes them. The interpreter walks the syntax tree (`ast`) and gives
+goto its SPEC meaning directly: a goto unwinds like an exception until it reaches the block
+list that can enter the label, running each `finally` body and `__exit__` it passes, then
+resumes at the label (entering `if`, `while` and `try` bodies on the way). It shares nothing
+with gotopy's lowering.
+
+The subset: integer variables, `t.append(k)` to record a trace, `if`/`else`, `while` over a
+counter that never resets (so loops are bounded), `for` over `range(2)`, `with R(k)` (a
+manager recording enter and exit), `try`/`except E`/`finally`, `raise E(k)`, `break`,
+`continue`, `return`, labels, and gotos guarded by a fuel counter (so every program ends).
+Gotos only target labels SPEC section 4 allows from where they are.
+"""
+
+import ast
+import json
+import random
+import sys
+
+PRELUDE = '''from goto import goto, label
+
+
+class E(Exception):
+    pass
+
+
+class R:
+    def __init__(self, t, k):
+        self.t, self.k = t, k
+
+    def __enter__(self):
+        self.t.append(("enter", self.k))
+
+    def __exit__(self, kind, value, tb):
+        self.t.append(("exit", self.k, kind.__name__ if kind else None))
+        return False
+
+'''
+
+# --- Generation ---------------------------------------------------------------------------
+
+
+class Generator:
+    def __init__(self, rng):
+        self.rng = rng
+        self.ids = 0
+        self.labels = []  # (name, frames)
+        self.gotos = []  # (placeholder, frames)
+        self.frames = []  # ids of enclosing frames; finally frames as ("finally", id)
+        self.loops = 0
+        self.counters = 0
+
+    def fresh(self):
+        self.ids += 1
+        return self.ids
+
+    def block(self, depth, size=None):
+        size = size if size is not None else self.rng.randint(1, 4)
+        return [self.statement(depth) for _ in range(size)]
+
+    def statement(self, depth):
+        r = self.rng.random()
+        if depth >= 3 or r < 0.30:
+            return self.simple()
+        choice = self.rng.choice(["if", "while", "for", "with", "try_except", "try_finally"])
+        k = self.fresh()
+        if choice == "if":
+            return ["if", f"x % {self.rng.randint(2, 3)} == {self.rng.randint(0, 1)}",
+                    self.block(depth + 1), self.block(depth + 1) if self.rng.random() < 0.5 else []]
+        if choice == "while":
+            self.counters += 1
+            counter = f"w{self.counters}"
+            self.loops += 1
+            body = self.block(depth + 1)
+            self.loops -= 1
+            return ["while", counter, self.rng.randint(1, 3), body]
+        if choice == "for":
+            self.frames.append(("for", k))
+            self.loops += 1
+            body = self.block(depth + 1)
+            self.loops -= 1
+            self.frames.pop()
+            return ["for", f"i{k}", body]
+        if choice == "with":
+            self.frames.append(("with", k))
+            body = self.block(depth + 1)
+            self.frames.pop()
+            return ["with", k, body]
+        if choice == "try_except":
+            body = self.block(depth + 1)
+            self.frames.append(("except", k))
+            handler = self.block(depth + 1)
+            self.frames.pop()
+            return ["try_except", body, handler]
+        # try/finally: the try body is not a frame (it may be entered); the finally body is.
+        body = self.block(depth + 1)
+        self.frames.append(("finally", k))
+        final = self.block(depth + 1)
+        self.frames.pop()
+        return ["try_finally", body, final]
+
+    def simple(self):
+        r = self.rng.random()
+        if r < 0.25:
+            return ["trace", self.fresh()]
+        if r < 0.40:
+            return ["assign", f"x = x + {self.rng.randint(1, 3)}"]
+        if r < 0.55:
+            name = f"L{len(self.labels)}"
+            self.labels.append((name, list(self.frames)))
+            return ["label", name]
+        if r < 0.75:
+            placeholder = ["goto", None]
+            self.gotos.append((placeholder, list(self.frames)))
+            return placeholder
+        if r < 0.82:
+            return ["raise", self.fresh(), f"x % {self.rng.randint(2, 4)} == 0"]
+        if r < 0.88:
+            return ["return", self.fresh(), f"x > {self.rng.randint(2, 9)}"]
+        if r < 0.94 and self.loops:
+            return [self.rng.choice(["break", "continue"]), f"x % {self.rng.randint(2, 5)} == 1"]
+        return ["trace", self.fresh()]
+
+    def resolve(self):
+        """Points every goto at a label SPEC section 4 allows, or drops it."""
+        for placeholder, frames in self.gotos:
+            legal = []
+            for name, label_frames in self.labels:
+                if frames[: len(label_frames)] != label_frames:
+                    continue  # would enter a frame
+                left = frames[len(label_frames):]
+                if any(kind == "finally" for kind, _ in left):
+                    continue  # would leave a finally body
+                legal.append(name)
+            if legal:
+                placeholder[1] = self.rng.choice(legal)
+            else:
+                placeholder[0] = "pass"
+
+
+def render(statements, indent, out):
+    pad = "    " * indent
+    for s in statements:
+        kind = s[0]
+        if kind == "trace":
+            out.append(f"{pad}t.append({s[1]})")
+        elif kind == "assign":
+            out.append(f"{pad}{s[1]}")
+        elif kind == "label":
+            out.append(f"{pad}label .{s[1]}")
+        elif kind == "goto":
+            out.append(f"{pad}if fuel > 0:")
+            out.append(f"{pad}    fuel -= 1")
+            out.append(f"{pad}    goto .{s[1]}")
+        elif kind == "pass":
+            out.append(f"{pad}pass")
+        elif kind == "raise":
+            out.append(f"{pad}if {s[2]}:")
+            out.append(f"{pad}    raise E({s[1]})")
+        elif kind == "return":
+            out.append(f"{pad}if {s[2]}:")
+            out.append(f"{pad}    return {s[1]}")
+        elif kind in ("break", "continue"):
+            out.append(f"{pad}if {s[1]}:")
+            out.append(f"{pad}    {kind}")
+        elif kind == "if":
+            out.append(f"{pad}if {s[1]}:")
+            render(s[2], indent + 1, out)
+            if s[3]:
+                out.append(f"{pad}else:")
+                render(s[3], indent + 1, out)
+        elif kind == "while":
+            out.append(f"{pad}while {s[1]} < {s[2]}:")
+            out.append(f"{pad}    {s[1]} += 1")
+            render(s[3], indent + 1, out)
+        elif kind == "for":
+            out.append(f"{pad}for {s[1]} in range(2):")
+            render(s[2], indent + 1, out)
+        elif kind == "with":
+            out.append(f"{pad}with R(t, {s[1]}):")
+            render(s[2], indent + 1, out)
+        elif kind == "try_except":
+            out.append(f"{pad}try:")
+            render(s[1], indent + 1, out)
+            out.append(f"{pad}except E:")
+            render(s[2], indent + 1, out)
+        elif kind == "try_finally":
+            out.append(f"{pad}try:")
+            render(s[1], indent + 1, out)
+            out.append(f"{pad}finally:")
+            render(s[2], indent + 1, out)
+
+
+def generate(seed, count):
+    """COUNT function definitions, each `@goto def fN(t, x): ...`, as source strings."""
+    rng = random.Random(seed)
+    programs = []
+    for index in range(count):
+        g = Generator(rng)
+        body = g.block(0, rng.randint(3, 8))
+        g.resolve()
+        lines = ["@goto", f"def f{index}(t, x):", "    fuel = 6"]
+        lines += [f"    w{counter} = 0" for counter in range(1, g.counters + 1)]
+        render(body, 1, lines)
+        programs.append("\n".join(lines) + "\n")
+    return programs
+
+
+# Run by `gotopy run`: compiles each program with gotopy inside the interpreter (so one
+# program that cannot be compiled does not stop the others) and prints what it does.
+DRIVER = PRELUDE + '''
+import json, sys
+import _gotopy
+
+programs = json.load(open(sys.argv[1]))
+for index, source in enumerate(programs):
+    try:
+        code = _gotopy.compile(source, f"<program {index}>")
+    except SyntaxError as error:
+        try:
+            _gotopy.compile(source.replace("@goto\\n", "", 1), f"<plain {index}>")
+            plain = True
+        except SyntaxError:
+            plain = False
+        print(json.dumps([index, "refused", error.msg, plain]))
+        continue
+    namespace = {"E": E, "R": R, "goto": goto, "label": label}
+    exec(code, namespace)
+    for x in (0, 1, 5):
+        t = []
+        try:
+            outcome = ["return", namespace[f"f{index}"](t, x)]
+        except E as e:
+            outcome = ["raise", e.args[0]]
+        print(json.dumps([index, x, t, outcome]))
+'''
+
+
+# --- The reference interpreter ------------------------------------------------------------
+
+
+class Goto(Exception):
+    def __init__(self, name):
+        self.name = name
+
+
+class Break(Exception):
+    pass
+
+
+class Continue(Exception):
+    pass
+
+
+class Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+def marker(stmt):
+    """('goto' | 'label', name) for a marker statement, else None."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Attribute):
+        value = stmt.value.value
+        if isinstance(value, ast.Name) and value.id in ("goto", "label"):
+            return value.id, stmt.value.attr
+    return None
+
+
+def enterable(stmt, name):
+    """Whether label `name` is in `stmt` where a goto may enter: the label itself, or inside
+    `if`/`else`, `while` and `try` bodies (not `for`, `with`, handlers or `finally`)."""
+    if marker(stmt) == ("label", name):
+        return True
+    if isinstance(stmt, ast.If):
+        return any(enterable(s, name) for s in stmt.body + stmt.orelse)
+    if isinstance(stmt, (ast.While, ast.Try)):
+        return any(enterable(s, name) for s in stmt.body)
+    return False
+
+
+class Interpreter:
+    def __init__(self, namespace):
+        self.ns = namespace
+
+    def eval(self, node, env):
+        return eval(compile(ast.Expression(node), "<ref>", "eval"), self.ns, env)
+
+    def block(self, statements, env, enter=None):
+        i = 0
+        if enter is not None:
+            i = next(j for j, s in enumerate(statements) if enterable(s, enter))
+        while i < len(statements):
+            try:
+                self.statement(statements[i], env, enter)
+                enter = None
+                i += 1
+            except Goto as g:
+                found = [j for j, s in enumerate(statements) if enterable(s, g.name)]
+                if not found:
+                    raise
+                i, enter = found[0], g.name
+
+    def statement(self, s, env, enter=None):
+        m = marker(s)
+        if m is not None:
+            if m[0] == "goto":
+                raise Goto(m[1])
+            return  # a label: nothing
+        if isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.Pass)):
+            exec(compile(ast.Module([s], []), "<ref>", "exec"), self.ns, env)
+        elif isinstance(s, ast.If):
+            if enter is not None:
+                branch = s.body if any(enterable(x, enter) for x in s.body) else s.orelse
+                self.block(branch, env, enter)
+            elif self.eval(s.test, env):
+                self.block(s.body, env)
+            else:
+                self.block(s.orelse, env)
+        elif isinstance(s, ast.While):
+            while enter is not None or self.eval(s.test, env):
+                try:
+                    self.block(s.body, env, enter)
+                except Break:
+                    break
+                except Continue:
+                    pass
+                finally:
+                    enter = None
+        elif isinstance(s, ast.For):
+            for value in self.eval(s.iter, env):
+                env[s.target.id] = value
+                try:
+                    self.block(s.body, env)
+                except Break:
+                    break
+                except Continue:
+                    continue
+        elif isinstance(s, ast.With):
+            manager = self.eval(s.items[0].context_expr, env)
+            manager.__enter__()
+            try:
+                self.block(s.body, env)
+            except (Goto, Break, Continue, Return):
+                manager.__exit__(None, None, None)
+                raise
+            except BaseException as error:
+                if not manager.__exit__(type(error), error, None):
+                    raise
+            else:
+                manager.__exit__(None, None, None)
+        elif isinstance(s, ast.Try):
+            if s.finalbody:
+                try:
+                    self.block(s.body, env, enter)
+                finally:
+                    self.block(s.finalbody, env)
+            else:
+                kind = self.eval(s.handlers[0].type, env)
+                try:
+                    self.block(s.body, env, enter)
+                except kind:
+                    self.block(s.handlers[0].body, env)
+        elif isinstance(s, ast.Raise):
+            raise self.eval(s.exc, env)
+        elif isinstance(s, ast.Return):
+            raise Return(self.eval(s.value, env))
+        elif isinstance(s, ast.Break):
+            raise Break()
+        elif isinstance(s, ast.Continue):
+            raise Continue()
+        else:
+            raise NotImplementedError(ast.dump(s))
+
+    def call(self, function, t, x):
+        env = {"t": t, "x": x}
+        try:
+            self.block(function.body, env)
+        except Return as r:
+            return r.value
+        return None
+
+
+def reference(programs):
+    """What each program does, one JSON line per call, as the driver prints it."""
+    namespace = {}
+    prelude = ast.parse(PRELUDE.replace("from goto import goto, label\n", ""))
+    exec(compile(prelude, "<prelude>", "exec"), namespace)
+    interpreter = Interpreter(namespace)
+    lines = []
+    for index, source in enumerate(programs):
+        function = ast.parse(source).body[0]
+        for x in (0, 1, 5):
+            t = []
+            try:
+                outcome = ["return", interpreter.call(function, t, x)]
+            except namespace["E"] as e:
+                outcome = ["raise", e.args[0]]
+            lines.append(json.dumps([index, x, t, outcome]))
+    return lines
+
+
+if __name__ == "__main__":
+    seed, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    programs = generate(seed, count)
+    with open(f"{out}/programs.json", "w") as f:
+        json.dump(programs, f)
+    with open(f"{out}/driver.py", "w") as f:
+        f.write(DRIVER)
+    with open(f"{out}/expected.txt", "w") as f:
+        f.write("\n".join(reference(programs)) + "\n")
