@@ -19,20 +19,7 @@ use std::process::Command;
 
 #[test]
 fn random_programs_match_the_reference_interpreter() {
-    let seed: u64 = std::env::var("GOTOPY_DIFF_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_secs()
-        });
-    let count: usize = std::env::var("GOTOPY_DIFF_PROGRAMS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2000);
-    eprintln!("GOTOPY_DIFF_SEED={seed} GOTOPY_DIFF_PROGRAMS={count}");
+    let (seed, count) = common::seed_and_size("GOTOPY_DIFF", 2000);
     let dir = std::env::temp_dir().join(format!("gotopy-diff-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let generated = Command::new("python3")

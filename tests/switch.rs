@@ -178,20 +178,7 @@ fn property_program(seed: u64, programs: usize) -> String {
 
 #[test]
 fn switches_agree_with_if_chains() {
-    let seed = std::env::var("GOTOPY_SWITCH_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    let programs = std::env::var("GOTOPY_SWITCH_PROGRAMS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(24);
-    eprintln!("GOTOPY_SWITCH_SEED={seed} GOTOPY_SWITCH_PROGRAMS={programs}");
+    let (seed, programs) = common::seed_and_size("GOTOPY_SWITCH", 24);
     let path = write("property.py", &property_program(seed, programs));
     let output = gotopy_run(&path, &[]);
     let stdout = String::from_utf8_lossy(&output.stdout);

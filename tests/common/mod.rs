@@ -95,3 +95,19 @@ pub fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
     );
     assert!(!cpython.stdout.is_empty());
 }
+
+/// A random test's seed and size: the environment variables `{prefix}_SEED` and
+/// `{prefix}_PROGRAMS` when set (to replay or widen a run), else the clock and `programs`.
+/// Printed, so that any failure can be replayed.
+pub fn seed_and_size(prefix: &str, programs: usize) -> (u64, usize) {
+    let from_env = |name: String| std::env::var(name).ok().and_then(|s| s.parse().ok());
+    let seed = from_env(format!("{prefix}_SEED")).unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    });
+    let programs = from_env(format!("{prefix}_PROGRAMS")).map_or(programs, |n| n as usize);
+    eprintln!("{prefix}_SEED={seed} {prefix}_PROGRAMS={programs}");
+    (seed, programs)
+}
