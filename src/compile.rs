@@ -670,7 +670,8 @@ impl<'a> Rewriter<'a> {
         // Guards live only in scopes with labels, so removing them first changes nothing
         // in a code object without markers.
         remove_guards(&mut body, &self.guards);
-        let sites = self.find_sites(&body);
+        let mut sites = self.find_sites(&body);
+        number_copies(&body, &mut sites);
         let Some(scope_id) = sites.first().map(|site| match site.kind {
             SiteKind::Marker(scope, _) | SiteKind::SwitchEnd(scope, _) => scope,
             SiteKind::Entry(span) | SiteKind::Exit(span) => self.trampolines[&span].scope,
@@ -783,24 +784,6 @@ impl<'a> Rewriter<'a> {
                                     times(copies[&site.kind]),
                                     times(label_copies)
                                 ),
-                            ));
-                        }
-                        // Copies of a finally body are paired by their order in the code,
-                        // which holds for code laid out in order but not for handler blocks,
-                        // which the code generator moves to the end: a goto and label in
-                        // different handler contexts could pair across copies.
-                        let label_handler = targets
-                            .labels
-                            .get(&(name.as_str(), site.copy))
-                            .and_then(|&(_, handler)| handler);
-                        if label_copies > 1 && instr.handler != label_handler {
-                            return Err(self.refuse(
-                                scope,
-                                marker,
-                                "this goto is in a `finally` body, which the code generator \
-                                 compiles several times, and leaves or enters a block inside \
-                                 it: gotopy cannot pair the copies safely yet"
-                                    .to_owned(),
                             ));
                         }
                         let goto = GotoAt {
@@ -1814,4 +1797,135 @@ impl Search<'_> {
             }
         }
     }
+}
+
+/// Numbers the copies the code generator made of each site (it compiles a `finally` body
+/// once per way out of its `try`), so that copy k of a goto pairs with copy k of its label,
+/// of a trampoline, of a switch's cases. Copies are ordered by [`copy_keys`], not by where
+/// they sit: handler blocks are moved after everything else, so code order alone would mix
+/// the copies of a handler inside a finally body with those of the code around it.
+fn number_copies(body: &Body, sites: &mut [Site]) {
+    let keys = copy_keys(body);
+    let mut by_kind: HashMap<SiteKind, Vec<usize>> = HashMap::new();
+    for (index, site) in sites.iter().enumerate() {
+        by_kind.entry(site.kind).or_default().push(index);
+    }
+    for indices in by_kind.values_mut() {
+        indices.sort_by(|&a, &b| keys[sites[a].at].cmp(&keys[sites[b].at]));
+        for (copy, &index) in indices.iter().enumerate() {
+            sites[index].copy = copy;
+        }
+    }
+}
+
+/// For each item, where it belongs in the order of the code as written: an instruction
+/// reached from the start without exceptions is at its own position; an instruction of a
+/// handler block belongs just after the first instruction that handler protects (so the
+/// handler of a copy sorts with that copy), then by its own position; one nothing reaches
+/// yet, just after the item before it.
+fn copy_keys(body: &Body) -> Vec<Vec<usize>> {
+    use rustpython_compiler::core::bytecode::InstructionMetadata;
+    let labels: HashMap<Label, usize> = body
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(at, item)| match item {
+            Item::Label(label) => Some((*label, at)),
+            Item::Instr(_) => None,
+        })
+        .collect();
+    let successors = |at: usize| -> Vec<usize> {
+        let mut next = Vec::new();
+        match &body.items[at] {
+            Item::Label(_) => next.push(at + 1),
+            Item::Instr(instr) => {
+                if let Some(target) = instr.target {
+                    next.push(labels[&target]);
+                }
+                if !(instr.op.is_scope_exit() || instr.op.is_unconditional_jump()) {
+                    next.push(at + 1);
+                }
+            }
+        }
+        next.retain(|&n| n < body.items.len());
+        next
+    };
+    let walk = |start: usize, owner: &mut Vec<Option<usize>>, mark: usize| {
+        let mut work = vec![start];
+        while let Some(at) = work.pop() {
+            if owner[at].is_some() {
+                continue;
+            }
+            owner[at] = Some(mark);
+            work.extend(successors(at));
+        }
+    };
+    // Who each item belongs to: `usize::MAX` for code reached without exceptions, else the
+    // position of a handler target.
+    let mut owner: Vec<Option<usize>> = vec![None; body.items.len()];
+    if !body.items.is_empty() {
+        walk(0, &mut owner, usize::MAX);
+    }
+    let mut protected: Vec<(usize, usize)> = Vec::new(); // (first protected, handler target)
+    for (at, item) in body.items.iter().enumerate() {
+        if let Item::Instr(Instr {
+            handler: Some(handler),
+            ..
+        }) = item
+        {
+            let target = labels[&handler.target];
+            if !protected.iter().any(|&(_, t)| t == target) {
+                protected.push((at, target));
+            }
+        }
+    }
+    // Handlers of code already placed first, so that nested handler blocks find their owner.
+    let mut pending = protected.clone();
+    while !pending.is_empty() {
+        let before = pending.len();
+        pending.retain(|&(first, target)| {
+            if owner[first].is_none() {
+                return true;
+            }
+            walk(target, &mut owner, target);
+            false
+        });
+        if pending.len() == before {
+            break;
+        }
+    }
+    let first_protected: HashMap<usize, usize> = protected
+        .iter()
+        .map(|&(first, target)| (target, first))
+        .collect();
+    let mut keys: Vec<Vec<usize>> = (0..body.items.len())
+        .map(|at| {
+            let mut key = vec![at];
+            let mut current = at;
+            // Follow handler blocks out to code reached without exceptions (bounded, in
+            // case of a cycle through handlers).
+            for _ in 0..64 {
+                let Some(mark) = owner[current].filter(|&mark| mark != usize::MAX) else {
+                    break;
+                };
+                let Some(&first) = first_protected.get(&mark) else {
+                    break;
+                };
+                key.push(first);
+                current = first;
+            }
+            key.reverse();
+            key
+        })
+        .collect();
+    // Code nothing reaches before the rewrite (a label after a `raise`) belongs with what
+    // precedes it.
+    for at in 1..body.items.len() {
+        if owner[at].is_none() {
+            let mut key = keys[at - 1].clone();
+            key.push(at);
+            keys[at] = key;
+        }
+    }
+    keys
 }
