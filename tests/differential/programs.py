@@ -12,7 +12,8 @@ with gotopy's lowering.
 The subset: integer variables, `t.append(k)` to record a trace, `if`/`else`, `while` over a
 counter that never resets (so loops are bounded), `for` over `range(2)`, `with R(k)` (a
 manager recording enter and exit), `try`/`except E`/`finally`, `raise E(k)`, `break`,
-`continue`, `return`, labels, and gotos guarded by a fuel counter (so every program ends).
+`continue`, `return` (none of them leaving a `finally` body), labels, and gotos guarded by
+a fuel counter (so every program ends).
 Gotos only target labels SPEC section 4 allows from where they are.
 """
 
@@ -53,6 +54,7 @@ class Generator:
         self.frames = []  # ids of enclosing frames; finally frames as ("finally", id)
         self.loops = 0
         self.counters = 0
+        self.in_finally = 0
 
     def fresh(self):
         self.ids += 1
@@ -98,8 +100,14 @@ class Generator:
             return ["try_except", body, handler]
         # try/finally: the try body is not a frame (it may be entered); the finally body is.
         body = self.block(depth + 1)
+        # No `return`, `break` or `continue` leaves a finally body (PEP 765 deprecates them;
+        # RustPython 0.5.0 mis-executes `continue` in a finally during a pending return).
         self.frames.append(("finally", k))
+        loops, self.loops = self.loops, 0
+        self.in_finally += 1
         final = self.block(depth + 1)
+        self.in_finally -= 1
+        self.loops = loops
         self.frames.pop()
         return ["try_finally", body, final]
 
@@ -119,7 +127,7 @@ class Generator:
             return placeholder
         if r < 0.82:
             return ["raise", self.fresh(), f"x % {self.rng.randint(2, 4)} == 0"]
-        if r < 0.88:
+        if r < 0.88 and not self.in_finally:
             return ["return", self.fresh(), f"x > {self.rng.randint(2, 9)}"]
         if r < 0.94 and self.loops:
             return [self.rng.choice(["break", "continue"]), f"x % {self.rng.randint(2, 5)} == 1"]
