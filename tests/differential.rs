@@ -3,7 +3,9 @@
 //! Python over the syntax tree with goto semantics built in, says they do: the same trace
 //! (`__exit__` calls and finally runs included) and the same return value or exception.
 //!
-//! Every program obeys SPEC section 4. A program gotopy refuses is never run; refusals are
+//! One program in twelve breaks SPEC section 4 on purpose (a goto entering a frame or leaving
+//! a finally body) and must be rejected with the matching code. Every other program obeys
+//! the SPEC. A program gotopy refuses is never run; refusals are
 //! counted and printed, split into programs RustPython 0.5.0 cannot compile even without
 //! goto (its code generator panics on some nestings of loops, `try` and `finally`) and
 //! programs only gotopy refuses (its verifier rejected the rewrite: never a wrong program,
@@ -46,6 +48,10 @@ fn random_programs_match_the_reference_interpreter() {
     let got = String::from_utf8_lossy(&output.stdout).into_owned();
     let expected = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
 
+    let invalid: HashMap<String, Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("invalid.json")).unwrap()).unwrap();
+    let mut rejected_as_expected = 0;
+    let mut wrong_rejections = Vec::new();
     let mut rustpython_cannot = 0;
     let mut gotopy_refused = Vec::new();
     let mut refused = HashSet::new();
@@ -53,7 +59,15 @@ fn random_programs_match_the_reference_interpreter() {
     for line in got.lines() {
         let value: serde_json::Value = serde_json::from_str(line).unwrap();
         let index = value[0].as_u64().unwrap();
-        if value[1] == "refused" {
+        if let Some(codes) = invalid.get(&index.to_string()) {
+            let message = value[2].as_str().unwrap_or_default();
+            if value[1] == "refused" && codes.iter().any(|code| message.contains(code.as_str())) {
+                rejected_as_expected += 1;
+            } else {
+                wrong_rejections.push(format!("program {index}: expected {codes:?}, got {line}"));
+            }
+            refused.insert(index);
+        } else if value[1] == "refused" {
             refused.insert(index);
             if value[3] == true {
                 gotopy_refused.push(format!("program {index}: {}", value[2]));
@@ -83,7 +97,8 @@ fn random_programs_match_the_reference_interpreter() {
         }
     }
     eprintln!(
-        "{count} programs: {compared} calls compared, {rustpython_cannot} programs RustPython \
+        "{count} programs: {compared} calls compared, {rejected_as_expected} rule-breaking \
+         programs rejected with the right code, {rustpython_cannot} programs RustPython \
          cannot compile even without goto, {} refused by gotopy:",
         gotopy_refused.len()
     );
@@ -95,6 +110,16 @@ fn random_programs_match_the_reference_interpreter() {
         "seed {seed} ({}): gotopy disagrees with the reference:\n{}",
         dir.display(),
         mismatches.join("\n")
+    );
+    wrong_rejections.dedup();
+    assert!(
+        wrong_rejections.is_empty(),
+        "seed {seed}: rule-breaking programs not rejected as expected:\n{}",
+        wrong_rejections.join("\n")
+    );
+    assert!(
+        rejected_as_expected > 0,
+        "no rule-breaking program was generated"
     );
     assert!(compared > count, "too few programs ran: {compared} calls");
 }

@@ -14,7 +14,9 @@ counter that never resets (so loops are bounded), `for` over `range(2)`, `with R
 manager recording enter and exit), `try`/`except E`/`finally`, `raise E(k)`, `break`,
 `continue`, `return` (none of them leaving a `finally` body), labels, and gotos guarded by
 a fuel counter (so every program ends).
-Gotos only target labels SPEC section 4 allows from where they are.
+Gotos only target labels SPEC section 4 allows from where they are, except in one program in
+twelve, where one goto enters a frame or leaves a finally body on purpose: gotopy must reject
+it with the matching code (`invalid.json`).
 """
 
 import ast
@@ -133,21 +135,34 @@ class Generator:
             return [self.rng.choice(["break", "continue"]), f"x % {self.rng.randint(2, 5)} == 1"]
         return ["trace", self.fresh()]
 
-    def resolve(self):
-        """Points every goto at a label SPEC section 4 allows, or drops it."""
+    def resolve(self, invalid=False):
+        """Points every goto at a label SPEC section 4 allows, or drops it. With `invalid`,
+        one goto instead targets a label it may not reach; returns the codes `gotopy
+        check` may report for it first (`G003` entering a frame, `G004` leaving a finally
+        body), or None when no such label exists."""
+        codes = None
         for placeholder, frames in self.gotos:
-            legal = []
+            legal, illegal = [], []
             for name, label_frames in self.labels:
-                if frames[: len(label_frames)] != label_frames:
-                    continue  # would enter a frame
-                left = frames[len(label_frames):]
-                if any(kind == "finally" for kind, _ in left):
-                    continue  # would leave a finally body
-                legal.append(name)
-            if legal:
+                enters = frames[: len(label_frames)] != label_frames
+                common = 0
+                while (common < min(len(frames), len(label_frames))
+                       and frames[common] == label_frames[common]):
+                    common += 1
+                leaves_finally = any(kind == "finally" for kind, _ in frames[common:])
+                if enters or leaves_finally:
+                    found = ({"G003"} if enters else set()) | ({"G004"} if leaves_finally else set())
+                    illegal.append((name, found))
+                else:
+                    legal.append(name)
+            if invalid and codes is None and illegal:
+                name, codes = self.rng.choice(illegal)
+                placeholder[1] = name
+            elif legal:
                 placeholder[1] = self.rng.choice(legal)
             else:
                 placeholder[0] = "pass"
+        return sorted(codes) if codes else None
 
 
 def render(statements, indent, out):
@@ -204,18 +219,21 @@ def render(statements, indent, out):
 
 
 def generate(seed, count):
-    """COUNT function definitions, each `@goto def fN(t, x): ...`, as source strings."""
+    """COUNT function definitions, each `@goto def fN(t, x): ...`, as source strings, and
+    for the one in twelve that break SPEC section 4 on purpose, the codes expected."""
     rng = random.Random(seed)
-    programs = []
+    programs, invalid = [], {}
     for index in range(count):
         g = Generator(rng)
         body = g.block(0, rng.randint(3, 8))
-        g.resolve()
+        codes = g.resolve(invalid=rng.random() < 1 / 12)
+        if codes:
+            invalid[index] = codes
         lines = ["@goto", f"def f{index}(t, x):", "    fuel = 6"]
         lines += [f"    w{counter} = 0" for counter in range(1, g.counters + 1)]
         render(body, 1, lines)
         programs.append("\n".join(lines) + "\n")
-    return programs
+    return programs, invalid
 
 
 # Run by `gotopy run`: compiles each program with gotopy inside the interpreter (so one
@@ -392,14 +410,16 @@ class Interpreter:
         return None
 
 
-def reference(programs):
-    """What each program does, one JSON line per call, as the driver prints it."""
+def reference(programs, invalid):
+    """What each valid program does, one JSON line per call, as the driver prints it."""
     namespace = {}
     prelude = ast.parse(PRELUDE.replace("from goto import goto, label\n", ""))
     exec(compile(prelude, "<prelude>", "exec"), namespace)
     interpreter = Interpreter(namespace)
     lines = []
     for index, source in enumerate(programs):
+        if index in invalid:
+            continue
         function = ast.parse(source).body[0]
         for x in (0, 1, 5):
             t = []
@@ -413,10 +433,12 @@ def reference(programs):
 
 if __name__ == "__main__":
     seed, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    programs = generate(seed, count)
+    programs, invalid = generate(seed, count)
     with open(f"{out}/programs.json", "w") as f:
         json.dump(programs, f)
+    with open(f"{out}/invalid.json", "w") as f:
+        json.dump({str(index): codes for index, codes in invalid.items()}, f)
     with open(f"{out}/driver.py", "w") as f:
         f.write(DRIVER)
     with open(f"{out}/expected.txt", "w") as f:
-        f.write("\n".join(reference(programs)) + "\n")
+        f.write("\n".join(reference(programs, invalid)) + "\n")
