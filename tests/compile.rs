@@ -124,8 +124,12 @@ fn a_label_the_compiler_removes_is_refused() {
 fn assert_plain_files_compile_identically(files: &[(String, String)]) {
     let mut compared = 0;
     for (path, text) in files {
-        let Ok(plain) = compile(text, Mode::Exec, path, CompileOpts::default()) else {
-            continue;
+        let plain = match compile(text, Mode::Exec, path, CompileOpts::default()) {
+            Ok(plain) => plain,
+            Err(error) => {
+                assert_same_failure(path, text, &error);
+                continue;
+            }
         };
         let source = Source::new(path.as_str(), text.as_str());
         match compile_source(&source, Options::default()) {
@@ -139,6 +143,35 @@ fn assert_plain_files_compile_identically(files: &[(String, String)]) {
         compared += 1;
     }
     assert!(compared > 0);
+}
+
+/// A file RustPython cannot compile fails with gotopy too, for the same reason: a code
+/// generator error with the same message, or a syntax error (`G000`) on the same line, or
+/// on the line of a bracket left open before it, which gotopy blames as CPython does.
+fn assert_same_failure(path: &str, text: &str, plain: &rustpython_compiler::CompileError) {
+    let source = Source::new(path, text);
+    match (compile_source(&source, Options::default()), plain) {
+        (Err(CompileError::Codegen(message)), rustpython_compiler::CompileError::Codegen(_)) => {
+            assert_eq!(message, plain.to_string(), "{path}")
+        }
+        (Err(CompileError::Rejected(diagnostics)), rustpython_compiler::CompileError::Parse(_)) => {
+            let [diagnostic] = diagnostics.as_slice() else {
+                panic!("{path}: expected one syntax error, got {diagnostics:?}");
+            };
+            assert_eq!(diagnostic.code, Code::SyntaxError, "{path}");
+            let line = source.location(diagnostic.range.start()).line;
+            let plain_line = plain.python_location().0;
+            let blamed_bracket = diagnostic.message.contains("was never closed");
+            assert!(
+                line == plain_line || (blamed_bracket && line < plain_line),
+                "{path}: gotopy says line {line}, RustPython line {plain_line}"
+            );
+        }
+        (other, _) => panic!(
+            "{path}: RustPython fails with {plain}, gotopy gives {:?}",
+            other.map(|_| ())
+        ),
+    }
 }
 
 #[test]
@@ -161,6 +194,23 @@ fn standard_library_compiles_as_rustpython_does() {
         return;
     }
     assert_plain_files_compile_identically(&corpus::stdlib_sources());
+}
+
+/// Files RustPython rejects, in its parser and in its code generator.
+#[test]
+fn files_rustpython_rejects_fail_the_same_way() {
+    let files = [
+        ("syntax.py", "x = (1,\ny = 2\n"),
+        ("bad.py", "def f(:\n    pass\n"),
+        ("outside.py", "return 1\n"),
+        ("await.py", "await x\n"),
+    ]
+    .map(|(path, text)| (path.to_owned(), text.to_owned()));
+    for (path, text) in &files {
+        let plain = compile(text, Mode::Exec, path, CompileOpts::default())
+            .expect_err("RustPython rejects it");
+        assert_same_failure(path, text, &plain);
+    }
 }
 
 /// RustPython 0.5.0's code generator panics on some valid programs (here a `return` in a
