@@ -12,8 +12,9 @@ with gotopy's lowering.
 The subset: integer variables, `t.append(k)` to record a trace, `if`/`else`, `while` over a
 counter that never resets (so loops are bounded), `for` over `range(2)`, `with R(k)` (a
 manager recording enter and exit), `try`/`except E`/`finally`, `raise E(k)`, `break`,
-`continue`, `return` (none of them leaving a `finally` body), labels, and gotos guarded by
-a fuel counter (so every program ends).
+`continue`, `return` (none of them leaving a `finally` body), `while switch` over small
+integer cases with fallthrough, labels, and gotos guarded by a fuel counter (so every
+program ends).
 Gotos only target labels SPEC section 4 allows from where they are, except in one program in
 twelve, where one goto enters a frame or leaves a finally body on purpose: gotopy must reject
 it with the matching code (`invalid.json`).
@@ -24,7 +25,7 @@ import json
 import random
 import sys
 
-PRELUDE = '''from goto import goto, label
+PRELUDE = '''from goto import goto, label, switch, case
 
 
 class E(Exception):
@@ -54,7 +55,7 @@ class Generator:
         self.labels = []  # (name, frames)
         self.gotos = []  # (placeholder, frames)
         self.frames = []  # ids of enclosing frames; finally frames as ("finally", id)
-        self.loops = 0
+        self.breakable = []  # "loop" or "switch", innermost last
         self.counters = 0
         self.in_finally = 0
 
@@ -70,7 +71,9 @@ class Generator:
         r = self.rng.random()
         if depth >= 3 or r < 0.30:
             return self.simple()
-        choice = self.rng.choice(["if", "while", "for", "with", "try_except", "try_finally"])
+        choice = self.rng.choice(
+            ["if", "while", "for", "with", "try_except", "try_finally", "switch"]
+        )
         k = self.fresh()
         if choice == "if":
             return ["if", f"x % {self.rng.randint(2, 3)} == {self.rng.randint(0, 1)}",
@@ -78,17 +81,30 @@ class Generator:
         if choice == "while":
             self.counters += 1
             counter = f"w{self.counters}"
-            self.loops += 1
+            self.breakable.append("loop")
             body = self.block(depth + 1)
-            self.loops -= 1
+            self.breakable.pop()
             return ["while", counter, self.rng.randint(1, 3), body]
         if choice == "for":
             self.frames.append(("for", k))
-            self.loops += 1
+            self.breakable.append("loop")
             body = self.block(depth + 1)
-            self.loops -= 1
+            self.breakable.pop()
             self.frames.pop()
             return ["for", f"i{k}", body]
+        if choice == "switch":
+            # Not a frame: its body may be entered. `break` leaves it; `continue` may not
+            # name it.
+            modulus = self.rng.randint(2, 6)
+            values = self.rng.sample(range(modulus + 1), self.rng.randint(1, modulus))
+            self.breakable.append("switch")
+            cases = []
+            while values:
+                take = self.rng.randint(1, min(2, len(values)))
+                cases.append((values[:take], self.block(depth + 1, self.rng.randint(0, 3))))
+                values = values[take:]
+            self.breakable.pop()
+            return ["switch", f"x % {modulus}", cases]
         if choice == "with":
             self.frames.append(("with", k))
             body = self.block(depth + 1)
@@ -105,11 +121,11 @@ class Generator:
         # No `return`, `break` or `continue` leaves a finally body (PEP 765 deprecates them;
         # RustPython 0.5.0 mis-executes `continue` in a finally during a pending return).
         self.frames.append(("finally", k))
-        loops, self.loops = self.loops, 0
+        breakable, self.breakable = self.breakable, []
         self.in_finally += 1
         final = self.block(depth + 1)
         self.in_finally -= 1
-        self.loops = loops
+        self.breakable = breakable
         self.frames.pop()
         return ["try_finally", body, final]
 
@@ -131,8 +147,9 @@ class Generator:
             return ["raise", self.fresh(), f"x % {self.rng.randint(2, 4)} == 0"]
         if r < 0.88 and not self.in_finally:
             return ["return", self.fresh(), f"x > {self.rng.randint(2, 9)}"]
-        if r < 0.94 and self.loops:
-            return [self.rng.choice(["break", "continue"]), f"x % {self.rng.randint(2, 5)} == 1"]
+        if r < 0.94 and self.breakable:
+            kinds = ["break", "continue"] if self.breakable[-1] == "loop" else ["break"]
+            return [self.rng.choice(kinds), f"x % {self.rng.randint(2, 5)} == 1"]
         return ["trace", self.fresh()]
 
     def resolve(self, invalid=False):
@@ -200,6 +217,11 @@ def render(statements, indent, out):
             out.append(f"{pad}while {s[1]} < {s[2]}:")
             out.append(f"{pad}    {s[1]} += 1")
             render(s[3], indent + 1, out)
+        elif kind == "switch":
+            out.append(f"{pad}while switch *({s[1]}):")
+            for values, body in s[2]:
+                out.append(f"{pad}    case[{', '.join(map(str, values))}]")
+                render(body, indent + 1, out)
         elif kind == "for":
             out.append(f"{pad}for {s[1]} in range(2):")
             render(s[2], indent + 1, out)
@@ -254,7 +276,7 @@ for index, source in enumerate(programs):
             plain = False
         print(json.dumps([index, "refused", error.msg, plain]))
         continue
-    namespace = {"E": E, "R": R, "goto": goto, "label": label}
+    namespace = {"E": E, "R": R, "goto": goto, "label": label, "switch": switch, "case": case}
     exec(code, namespace)
     for x in (0, 1, 5):
         t = []
@@ -288,11 +310,27 @@ class Return(Exception):
 
 
 def marker(stmt):
-    """('goto' | 'label', name) for a marker statement, else None."""
+    """('goto' | 'label', name) for a marker statement, ('case', values) for a case
+    marker, else None."""
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Attribute):
         value = stmt.value.value
         if isinstance(value, ast.Name) and value.id in ("goto", "label"):
             return value.id, stmt.value.attr
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Subscript):
+        value = stmt.value.value
+        if isinstance(value, ast.Name) and value.id == "case":
+            key = stmt.value.slice
+            keys = key.elts if isinstance(key, ast.Tuple) else [key]
+            return "case", [ast.literal_eval(k) for k in keys]
+    return None
+
+
+def switch_subject(stmt):
+    """The subject of `while switch *subject:`, else None."""
+    test = stmt.test
+    if (isinstance(test, ast.BinOp) and isinstance(test.op, ast.Mult)
+            and isinstance(test.left, ast.Name) and test.left.id == "switch"):
+        return test.right
     return None
 
 
@@ -335,7 +373,7 @@ class Interpreter:
         if m is not None:
             if m[0] == "goto":
                 raise Goto(m[1])
-            return  # a label: nothing
+            return  # a label or a case: nothing
         if isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.Pass)):
             exec(compile(ast.Module([s], []), "<ref>", "exec"), self.ns, env)
         elif isinstance(s, ast.If):
@@ -346,6 +384,25 @@ class Interpreter:
                 self.block(s.body, env)
             else:
                 self.block(s.orelse, env)
+        elif isinstance(s, ast.While) and switch_subject(s) is not None:
+            # A switch runs its body once, from the matching case (or where a goto enters
+            # it); no match runs nothing. `break` leaves it.
+            if enter is None:
+                value = self.eval(switch_subject(s), env)
+                start = next(
+                    (i + 1 for i, x in enumerate(s.body)
+                     if (marker(x) or ("",))[0] == "case" and value in marker(x)[1]),
+                    None,
+                )
+                if start is None:
+                    return
+                body = s.body[start:]
+            else:
+                body = s.body
+            try:
+                self.block(body, env, enter)
+            except Break:
+                pass
         elif isinstance(s, ast.While):
             while enter is not None or self.eval(s.test, env):
                 try:
@@ -413,7 +470,7 @@ class Interpreter:
 def reference(programs, invalid):
     """What each valid program does, one JSON line per call, as the driver prints it."""
     namespace = {}
-    prelude = ast.parse(PRELUDE.replace("from goto import goto, label\n", ""))
+    prelude = ast.parse(PRELUDE.replace("from goto import goto, label, switch, case\n", ""))
     exec(compile(prelude, "<prelude>", "exec"), namespace)
     interpreter = Interpreter(namespace)
     lines = []
