@@ -1,0 +1,391 @@
+//! Preparing the syntax tree before RustPython compiles it: guards that keep labels (and
+//! cases) reachable, trampolines for gotos that leave `try` statements with a `finally`
+//! clause, and switches, computed gotos and cases turned into marker-shaped statements the
+//! rewrite finds again by source range.
+
+use std::collections::HashMap;
+
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustpython_compiler::ast::{self, Expr, ExprContext, ModModule, Stmt};
+
+use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, Scope, ScopeId, SwitchId};
+
+/// What preparing the AST added, for the rewrite to find again by source range.
+#[derive(Default)]
+pub(super) struct Prepared {
+    /// The test of every guard that keeps a label reachable.
+    pub(super) guards: Vec<TextRange>,
+    /// Every trampoline, by the source range its instructions carry.
+    pub(super) trampolines: Vec<(TextRange, Trampoline)>,
+    /// The marker after each `while switch` statement, where its default starts.
+    pub(super) switch_ends: Vec<(TextRange, ScopeId, SwitchId)>,
+}
+
+/// The statements `prepare` turns into dispatch points, by where they start.
+#[derive(Default)]
+struct Dispatches {
+    switches: HashMap<TextSize, (ScopeId, SwitchId)>,
+    /// `goto *expr` and `case[...]` statements.
+    markers: std::collections::HashSet<TextSize>,
+}
+
+/// A copy of a `finally` body, placed right after its `try` statement, for one goto that
+/// leaves that `try`. The goto jumps there, outside the protected range, so the copy runs as
+/// the code generator's own copies for `return` and `break` do: an exception, `return`,
+/// `break` or `continue` in it goes where it would after the `try` statement. After the copy
+/// the goto carries on from the `try` statement's level.
+///
+/// It is compiled as `if label: <finally body>; goto .name`, every added node spanning the
+/// range from the goto to the end of the `try` statement (unique for the pair). The rewrite
+/// turns the test into a jump over the copy, so ordinary control flow never enters it, and
+/// lowers the trailing goto like any other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct Trampoline {
+    pub(super) scope: ScopeId,
+    pub(super) goto: MarkerId,
+    /// The `try` statement's frame.
+    pub(super) frame: FrameId,
+}
+
+/// Adds the guards that keep labels reachable and the trampolines of gotos that leave
+/// `try` statements with a `finally` clause.
+pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepared {
+    let mut labels_by_scope: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
+    // Gotos leaving each `try` statement, by the statement's start.
+    let mut leaving: HashMap<TextSize, Vec<Trampoline>> = HashMap::new();
+    let mut dispatches = Dispatches::default();
+    for &id in rewritten {
+        let scope = &module.scopes[id.0];
+        for marker in &scope.markers {
+            match marker.kind {
+                MarkerKind::Switch(switch) => {
+                    dispatches
+                        .switches
+                        .insert(marker.range.start(), (id, switch));
+                }
+                MarkerKind::ComputedGoto { .. } | MarkerKind::Case { .. } => {
+                    dispatches.markers.insert(marker.range.start());
+                }
+                _ => {}
+            }
+        }
+        let labels: Vec<TextSize> = scope
+            .markers
+            .iter()
+            // Cases are jump targets too.
+            .filter(|m| matches!(m.kind, MarkerKind::Label { .. } | MarkerKind::Case { .. }))
+            .map(|m| m.range.start())
+            .collect();
+        if !labels.is_empty() {
+            labels_by_scope.insert(scope.name_range.start(), labels);
+        }
+        for (index, marker) in scope.markers.iter().enumerate() {
+            let MarkerKind::Goto { name, .. } = &marker.kind else {
+                continue;
+            };
+            for frame in frames_left(scope, marker.frame, name) {
+                if scope.frame(frame).kind == FrameKind::TryFinally {
+                    let trampoline = Trampoline {
+                        scope: id,
+                        goto: MarkerId(index),
+                        frame,
+                    };
+                    let at = scope.frame(frame).header.start();
+                    leaving.entry(at).or_default().push(trampoline);
+                }
+            }
+        }
+    }
+    let mut prepared = Prepared::default();
+    let module_labels = labels_by_scope.get(&TextSize::default()).cloned();
+    guard_body(
+        &mut ast.body,
+        module_labels.as_deref(),
+        &labels_by_scope,
+        &mut prepared.guards,
+    );
+    if !dispatches.switches.is_empty() || !dispatches.markers.is_empty() {
+        expand_dispatches(&mut ast.body, &dispatches, &mut prepared);
+    }
+    if !leaving.is_empty() {
+        add_trampolines(&mut ast.body, module, &leaving, &mut prepared.trampolines);
+    }
+    prepared
+}
+
+/// Prepares switches, computed gotos and cases, so that each is found in the bytecode as a
+/// marker-shaped statement:
+/// - `while switch *subject: body` becomes `while label: subject; switch.switch; body; break`
+///   followed by `switch.switch` spanning the whole statement. The guard keeps the loop
+///   (so `break` leaves the switch) and is deleted by the rewrite; the value of the
+///   expression statement `subject` is left on the stack for the dispatch that replaces the
+///   first marker; the second marks where the default (the code after the switch) starts.
+/// - `goto *expr` becomes `expr; goto.goto`, the dispatch taking the value likewise.
+/// - `case[...]` becomes `case.case`, replaced by a label.
+fn expand_dispatches(body: &mut Vec<Stmt>, dispatches: &Dispatches, prepared: &mut Prepared) {
+    let mut at = 0;
+    while at < body.len() {
+        for inner in child_bodies(&mut body[at]) {
+            expand_dispatches(inner, dispatches, prepared);
+        }
+        let start = body[at].range().start();
+        if let Stmt::While(stmt) = &mut body[at]
+            && let Some(&(scope, switch)) = dispatches.switches.get(&start)
+            && let Expr::BinOp(test) = &*stmt.test
+        {
+            let subject = (*test.right).clone();
+            let header = TextRange::new(start, stmt.test.end());
+            *stmt.test = guard_test(header);
+            prepared.guards.push(header);
+            let last = stmt.body.last().map_or(header, Ranged::range);
+            let dispatch = TextRange::new(start, subject.start());
+            let mut inner = vec![
+                expression_statement(subject),
+                marker_statement("switch", "switch", dispatch),
+            ];
+            inner.append(&mut stmt.body);
+            inner.push(Stmt::Break(ast::StmtBreak {
+                node_index: Default::default(),
+                range: last,
+            }));
+            stmt.body = inner;
+            let end = stmt.range;
+            prepared.switch_ends.push((end, scope, switch));
+            body.insert(at + 1, marker_statement("switch", "switch", end));
+            at += 2;
+            continue;
+        }
+        if let Stmt::Expr(stmt) = &body[at]
+            && dispatches.markers.contains(&start)
+        {
+            if let Expr::BinOp(computed) = &*stmt.value {
+                let target = (*computed.right).clone();
+                let name = TextRange::at(start, TextSize::of("goto"));
+                let expanded = [
+                    expression_statement(target),
+                    marker_statement("goto", "goto", name),
+                ];
+                body.splice(at..=at, expanded);
+                at += 2;
+                continue;
+            }
+            body[at] = marker_statement("case", "case", TextRange::at(start, TextSize::of("case")));
+        }
+        at += 1;
+    }
+}
+
+/// `value` as a statement whose value the code generator computes and pops, even for a
+/// literal (which it would skip): a literal `L` is written `L or L`.
+fn expression_statement(value: Expr) -> Stmt {
+    let literal = matches!(
+        value,
+        Expr::StringLiteral(_)
+            | Expr::BytesLiteral(_)
+            | Expr::NumberLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_)
+            | Expr::EllipsisLiteral(_)
+            | Expr::FString(_)
+    );
+    let value = if literal {
+        Expr::BoolOp(ast::ExprBoolOp {
+            node_index: Default::default(),
+            range: value.range(),
+            op: ast::BoolOp::Or,
+            values: vec![value.clone(), value],
+        })
+    } else {
+        value
+    };
+    Stmt::Expr(ast::StmtExpr {
+        node_index: Default::default(),
+        range: value.range(),
+        value: Box::new(value),
+    })
+}
+
+/// The frames a goto at `from` leaves on its way to label `name`, innermost first.
+pub(super) fn frames_left(scope: &Scope, from: Option<FrameId>, name: &str) -> Vec<FrameId> {
+    let entry = scope.labels.get(name).expect("checked: the label exists");
+    let from = scope.frame_path(from);
+    let to = scope.frame_path(scope.marker(entry.definition).frame);
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    from[common..].iter().rev().copied().collect()
+}
+
+/// Guards the statements of one scope's `body` (not of nested scopes, which get their own
+/// label lists) after which a label of that scope follows.
+fn guard_body(
+    body: &mut [Stmt],
+    labels: Option<&[TextSize]>,
+    scopes: &HashMap<TextSize, Vec<TextSize>>,
+    guards: &mut Vec<TextRange>,
+) {
+    let label_after =
+        |range: TextRange| labels.is_some_and(|l| l.iter().any(|&at| at >= range.end()));
+    for stmt in body.iter_mut() {
+        match stmt {
+            Stmt::FunctionDef(def) => {
+                let inner = scopes.get(&def.name.range.start()).map(Vec::as_slice);
+                guard_body(&mut def.body, inner, scopes, guards);
+            }
+            Stmt::ClassDef(class) => {
+                let inner = scopes.get(&class.name.range.start()).map(Vec::as_slice);
+                guard_body(&mut class.body, inner, scopes, guards);
+            }
+            Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_) => {
+                let range = stmt.range();
+                if label_after(range) {
+                    let inner = std::mem::replace(
+                        stmt,
+                        Stmt::Pass(ast::StmtPass {
+                            node_index: Default::default(),
+                            range,
+                        }),
+                    );
+                    *stmt = guarded(range, vec![inner]);
+                    guards.push(range);
+                }
+            }
+            Stmt::While(stmt) => {
+                if always_true(&stmt.test) && label_after(stmt.range) {
+                    let range = stmt.test.range();
+                    *stmt.test = guard_test(range);
+                    guards.push(range);
+                }
+                guard_body(&mut stmt.body, labels, scopes, guards);
+                guard_body(&mut stmt.orelse, labels, scopes, guards);
+            }
+            _ => {
+                for inner in child_bodies(stmt) {
+                    guard_body(inner, labels, scopes, guards);
+                }
+            }
+        }
+    }
+}
+
+/// Inserts a trampoline after each `try` statement that gotos leave, in every scope.
+fn add_trampolines(
+    body: &mut Vec<Stmt>,
+    module: &Module,
+    leaving: &HashMap<TextSize, Vec<Trampoline>>,
+    added: &mut Vec<(TextRange, Trampoline)>,
+) {
+    let mut at = 0;
+    while at < body.len() {
+        for inner in child_bodies(&mut body[at]) {
+            add_trampolines(inner, module, leaving, added);
+        }
+        let Stmt::Try(stmt) = &body[at] else {
+            at += 1;
+            continue;
+        };
+        let Some(gotos) = leaving.get(&stmt.range.start()) else {
+            at += 1;
+            continue;
+        };
+        let mut copies = Vec::new();
+        for &trampoline in gotos {
+            let scope = &module.scopes[trampoline.scope.0];
+            let goto = scope.marker(trampoline.goto);
+            let MarkerKind::Goto { name, .. } = &goto.kind else {
+                unreachable!("trampolines are made for gotos")
+            };
+            let range = TextRange::new(goto.range.start(), stmt.range.end());
+            let mut copy = stmt.finalbody.clone();
+            copy.push(goto_statement(range, name));
+            copies.push(guarded(range, copy));
+            added.push((range, trampoline));
+        }
+        let count = copies.len();
+        body.splice(at + 1..at + 1, copies);
+        at += count + 1;
+    }
+}
+
+/// The statement lists directly inside a statement, nested scopes included.
+fn child_bodies(stmt: &mut Stmt) -> Vec<&mut Vec<Stmt>> {
+    match stmt {
+        Stmt::FunctionDef(def) => vec![&mut def.body],
+        Stmt::ClassDef(class) => vec![&mut class.body],
+        Stmt::While(stmt) => vec![&mut stmt.body, &mut stmt.orelse],
+        Stmt::For(stmt) => vec![&mut stmt.body, &mut stmt.orelse],
+        Stmt::With(stmt) => vec![&mut stmt.body],
+        Stmt::If(stmt) => std::iter::once(&mut stmt.body)
+            .chain(stmt.elif_else_clauses.iter_mut().map(|c| &mut c.body))
+            .collect(),
+        Stmt::Try(stmt) => {
+            let mut bodies = vec![&mut stmt.body];
+            for handler in &mut stmt.handlers {
+                let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                bodies.push(&mut handler.body);
+            }
+            bodies.push(&mut stmt.orelse);
+            bodies.push(&mut stmt.finalbody);
+            bodies
+        }
+        Stmt::Match(stmt) => stmt.cases.iter_mut().map(|c| &mut c.body).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `if label: <body>`, the test and the statement spanning `range`.
+fn guarded(range: TextRange, body: Vec<Stmt>) -> Stmt {
+    Stmt::If(ast::StmtIf {
+        node_index: Default::default(),
+        range,
+        test: Box::new(guard_test(range)),
+        body,
+        elif_else_clauses: Vec::new(),
+    })
+}
+
+/// `goto .name`, every node spanning `range`.
+fn goto_statement(range: TextRange, name: &str) -> Stmt {
+    marker_statement("goto", name, range)
+}
+
+/// `keyword.attribute` as a statement, every node spanning `range`: a marker's shape.
+fn marker_statement(keyword: &'static str, name: &str, range: TextRange) -> Stmt {
+    let goto = Expr::Name(ast::ExprName {
+        node_index: Default::default(),
+        range,
+        id: ast::name::Name::new_static(keyword),
+        ctx: ExprContext::Load,
+    });
+    Stmt::Expr(ast::StmtExpr {
+        node_index: Default::default(),
+        range,
+        value: Box::new(Expr::Attribute(ast::ExprAttribute {
+            node_index: Default::default(),
+            range,
+            value: Box::new(goto),
+            attr: ast::Identifier::new(name, range),
+            ctx: ExprContext::Load,
+        })),
+    })
+}
+
+/// The name `label`, loaded, spanning `range`.
+fn guard_test(range: TextRange) -> Expr {
+    Expr::Name(ast::ExprName {
+        node_index: Default::default(),
+        range,
+        id: ast::name::Name::new_static("label"),
+        ctx: ExprContext::Load,
+    })
+}
+
+/// `True` or a non-zero integer: tests the code generator folds away.
+fn always_true(test: &Expr) -> bool {
+    match test {
+        Expr::BooleanLiteral(literal) => literal.value,
+        Expr::NumberLiteral(number) => match &number.value {
+            ast::Number::Int(int) => int.as_u64() != Some(0),
+            _ => false,
+        },
+        _ => false,
+    }
+}
