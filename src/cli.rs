@@ -157,23 +157,30 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
 }
 
 fn run_file(args: &RunArgs) -> ExitCode {
-    let options = Options {
-        all_scopes: args.all_scopes,
-    };
-    let source = match read_source(&Input::File(args.path.clone())) {
-        Ok(source) => source,
-        Err(message) => {
-            eprintln!("gotopy: error: {message}");
-            return ExitCode::from(BAD_INPUT);
-        }
-    };
-    let Some(compiled) = compile_one(&source, options) else {
-        return ExitCode::from(FOUND_ERRORS);
+    let (source, compiled) = match compile_file(&args.path, args.all_scopes) {
+        Ok(compiled) => compiled,
+        Err(status) => return status,
     };
     let argv = std::iter::once(source.path().to_owned())
         .chain(args.args.iter().cloned())
         .collect();
     ExitCode::from(gotopy::run::run_code(compiled.code, source.path(), argv))
+}
+
+/// Reads and compiles one file for `run` and `dis`, printing its diagnostics; the exit
+/// status when it cannot be read (2) or has errors (1).
+fn compile_file(
+    path: &Path,
+    all_scopes: bool,
+) -> Result<(Source, gotopy::compile::Compiled), ExitCode> {
+    let source = read_source(&Input::File(path.to_path_buf())).map_err(|message| {
+        eprintln!("gotopy: error: {message}");
+        ExitCode::from(BAD_INPUT)
+    })?;
+    match compile_one(&source, Options { all_scopes }) {
+        Some(compiled) => Ok((source, compiled)),
+        None => Err(ExitCode::from(FOUND_ERRORS)),
+    }
 }
 
 /// Compiles one input, printing its diagnostics to stderr; `None` after an error.
@@ -319,18 +326,9 @@ fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
 fn dis(args: &DisArgs) -> ExitCode {
     use gotopy::bytecode::{code_objects, control_flow_dot, disassemble_one};
     use rustpython_compiler::CodeObject;
-    let options = Options {
-        all_scopes: args.all_scopes,
-    };
-    let source = match read_source(&Input::File(args.path.clone())) {
-        Ok(source) => source,
-        Err(message) => {
-            eprintln!("gotopy: error: {message}");
-            return ExitCode::from(BAD_INPUT);
-        }
-    };
-    let Some(compiled) = compile_one(&source, options) else {
-        return ExitCode::from(FOUND_ERRORS);
+    let (source, compiled) = match compile_file(&args.path, args.all_scopes) {
+        Ok(compiled) => compiled,
+        Err(status) => return status,
     };
     let chosen: Vec<&CodeObject> = code_objects(&compiled.code)
         .into_iter()

@@ -196,11 +196,29 @@ fn switches_agree_with_if_chains() {
     assert!(checked > 5000, "{checked}");
 }
 
+/// What both versions of the `switch_rules` program do with their functions.
+const SWITCH_CALLS: &str = r#"
+def drive(coroutine):
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+
+for n in [0, 1, 3, 10, 11, 12, None, "0", 1.0, True]:
+    print(repr(n), classify(n))
+print(calls)
+for a, b in [("x", 1), ("x", 2), ("x", 3), ("y", 2), ("z", 0), ("w", 0), (1, 1)]:
+    print(a, b, nested(a, b))
+print(enter(1, False), enter(2, False), enter(1, True), enter(9, True))
+print(list(numbers(7)))
+print(drive(pick(b"a")), drive(pick("a")))
+"#;
+
 #[test]
 fn switch_rules() {
     assert_same_as_cpython(
         "switch_rules",
-        r#"
+        &(r#"
 from goto import goto, label, switch, case
 calls = []
 def subject(x):
@@ -289,22 +307,10 @@ async def pick(x):
         return "bytes a"
     return "default"
 
-def drive(coroutine):
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        return stop.value
-
-for n in [0, 1, 3, 10, 11, 12, None, "0", 1.0, True]:
-    print(repr(n), classify(n))
-print(calls)
-for a, b in [("x", 1), ("x", 2), ("x", 3), ("y", 2), ("z", 0), ("w", 0), (1, 1)]:
-    print(a, b, nested(a, b))
-print(enter(1, False), enter(2, False), enter(1, True), enter(9, True))
-print(list(numbers(7)))
-print(drive(pick(b"a")), drive(pick("a")))
-"#,
-        r#"
+"#
+        .to_owned()
+            + SWITCH_CALLS),
+        &(r#"
 calls = []
 def subject(x):
     calls.append(x)
@@ -376,21 +382,9 @@ async def pick(x):
         return "bytes a"
     return "default"
 
-def drive(coroutine):
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        return stop.value
-
-for n in [0, 1, 3, 10, 11, 12, None, "0", 1.0, True]:
-    print(repr(n), classify(n))
-print(calls)
-for a, b in [("x", 1), ("x", 2), ("x", 3), ("y", 2), ("z", 0), ("w", 0), (1, 1)]:
-    print(a, b, nested(a, b))
-print(enter(1, False), enter(2, False), enter(1, True), enter(9, True))
-print(list(numbers(7)))
-print(drive(pick(b"a")), drive(pick("a")))
-"#,
+"#
+        .to_owned()
+            + SWITCH_CALLS),
     );
 }
 
