@@ -307,9 +307,19 @@ impl<'a> Rewriter<'a> {
             SiteKind::Entry(span) | SiteKind::Exit(span) => self.trampolines[&span].goto,
             SiteKind::SwitchEnd(_, switch) => scope.switch_marker(switch),
         };
-        let depths = body
-            .stack_depths()
-            .map_err(|e| self.internal(code, Some((scope, first)), e))?;
+        // Stack depths are needed only where a switch or computed goto keeps its value on
+        // the stack; other code objects skip the extra analysis.
+        let dispatches = sites.iter().any(|site| {
+            matches!(site.kind, SiteKind::Marker(_, marker)
+                if matches!(scope.marker(marker).kind,
+                    MarkerKind::Switch(_) | MarkerKind::ComputedGoto { .. }))
+        });
+        let depths = if dispatches {
+            body.stack_depths()
+                .map_err(|e| self.internal(code, Some((scope, first)), e))?
+        } else {
+            vec![None; body.items.len()]
+        };
         let mut added = Additions {
             cold: Vec::new(),
             constants: code.constants.to_vec(),

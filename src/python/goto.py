@@ -11,6 +11,9 @@ import _gotopy
 
 
 
+_CodeType = type(compile("", "", "exec"))
+
+
 class _Marker:
     def __init__(self, name):
         self._name = name
@@ -19,10 +22,10 @@ class _Marker:
         if isinstance(function, (staticmethod, classmethod)):
             self(function.__func__)
             return function
+        if isinstance(function, _CodeType):
+            return _gotopy.rewrite(function)
         code = getattr(function, "__code__", None)
         if code is None:
-            if type(function).__name__ == "code":
-                return _gotopy.rewrite(function)
             raise TypeError(
                 f"@{self._name} applies to functions, methods and code objects, "
                 f"not {type(function).__name__}"
@@ -87,9 +90,8 @@ def _install_import_hook():
             )
 
     if not any(getattr(f, "__name__", "") == "GotopyFinder" for f in sys.meta_path):
-        finders = [f for f in sys.meta_path]
         at = next(
-            (i for i, f in enumerate(finders) if f is importlib.machinery.PathFinder),
-            len(finders),
+            (i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder),
+            len(sys.meta_path),
         )
         sys.meta_path.insert(at, GotopyFinder)
