@@ -14,7 +14,7 @@
 //! Every code object [`Body::assemble`] emits first passes the verifier (`Body::verify`): jumps
 //! and handlers land on instructions, and the stack depth agrees on every edge.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::core::SourceLocation;
@@ -458,13 +458,14 @@ impl Body {
     /// instruction pops more than the stack holds, and that handlers are consistent;
     /// returns the maximum depth.
     fn verify(&self, layout: &Layout) -> Result<u32, BytecodeError> {
-        self.analyse(layout).map(|(_, max_depth)| max_depth)
+        self.analyse(layout, &HashSet::new())
+            .map(|(_, max_depth)| max_depth)
     }
 
     /// The stack depth before each item (`None` for labels and unreachable instructions),
     /// by the same analysis as the verifier.
     pub fn stack_depths(&self) -> Result<Vec<Option<u32>>, BytecodeError> {
-        let (by_instr, _) = self.analyse(&self.layout()?)?;
+        let (by_instr, _) = self.analyse(&self.layout()?, &HashSet::new())?;
         let mut by_instr = by_instr.into_iter();
         Ok(self
             .items
@@ -476,8 +477,39 @@ impl Body {
             .collect())
     }
 
-    /// The depth before each instruction, and the maximum depth.
-    fn analyse(&self, layout: &Layout) -> Result<(Vec<Option<u32>>, u32), BytecodeError> {
+    /// The stack depth at each placed label that reachable code gets to (the depth before
+    /// the instruction that follows it), by the verifier's analysis with the handlers whose
+    /// target is in `unknown` left out: those are handlers whose depth is still to be
+    /// decided, from what this finds.
+    pub fn depths_at_labels(
+        &self,
+        unknown: &HashSet<Label>,
+    ) -> Result<HashMap<Label, u32>, BytecodeError> {
+        let layout = self.layout()?;
+        let (depths, _) = self.analyse(&layout, unknown)?;
+        let index_of: HashMap<usize, usize> = layout
+            .offsets
+            .iter()
+            .enumerate()
+            .map(|(index, &offset)| (offset, index))
+            .collect();
+        Ok(layout
+            .labels
+            .iter()
+            .filter_map(|(&label, offset)| {
+                let depth = depths[*index_of.get(offset)?]?;
+                Some((label, depth))
+            })
+            .collect())
+    }
+
+    /// The depth before each instruction, and the maximum depth; handlers whose target is in
+    /// `unknown` are not followed.
+    fn analyse(
+        &self,
+        layout: &Layout,
+        unknown: &HashSet<Label>,
+    ) -> Result<(Vec<Option<u32>>, u32), BytecodeError> {
         let instrs: Vec<&Instr> = self.instrs().collect();
         let index_of: HashMap<usize, usize> = layout
             .offsets
@@ -533,6 +565,7 @@ impl Body {
                 // `except` cover a few instructions after the stack has shrunk below the
                 // handler's depth; tolerated in its code, never in gotopy's.
                 if let Some(handler) = instr.handler
+                    && !unknown.contains(&handler.target)
                     && (handler.depth <= depth || instr.inserted)
                 {
                     if handler.depth > depth {

@@ -169,10 +169,35 @@ fn jump(scope: &Scope, from: &Marker, to: &Marker, name: &str) -> Option<Diagnos
             .help(entering_help(frame.kind)),
         );
     }
-    let finally = source_path[common..]
+    let left = source_path[common..]
         .iter()
         .rev()
-        .map(|&id| scope.frame(id))
+        .map(|&id| scope.frame(id));
+    if let Some(handler) = left
+        .clone()
+        .find(|frame| frame.kind == FrameKind::Except { is_star: true })
+    {
+        return Some(
+            Diagnostic::new(
+                Code::GotoOutOfExceptStar,
+                from.range,
+                format!("`goto .{name}` leaves an `except*` handler"),
+            )
+            .label("leaves the `except*` handler")
+            .related(handler.header, "the `except*` handler starts here")
+            .related(
+                label_name_range(to),
+                format!("`.{name}` is defined outside it"),
+            )
+            .help(
+                "Python forbids `break`, `continue` and `return` out of an `except*` handler, \
+                 and a goto is refused there for the same reason; set a flag in the handler and \
+                 jump after the whole `try` statement",
+            ),
+        );
+    }
+    let finally = left
+        .clone()
         .find(|frame| frame.kind == FrameKind::Finally)?;
     Some(
         Diagnostic::new(

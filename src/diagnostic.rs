@@ -76,9 +76,11 @@ codes! {
     ContinueInSwitch = "G011", "continue-in-switch", Error;
     ElseOnSwitch = "G012", "else-on-switch", Error;
     CaseOutsideSwitch = "G013", "case-outside-switch", Error;
+    GotoOutOfExceptStar = "G014", "goto-out-of-except-star", Error;
     UnusedLabel = "G101", "unused-label", Warning;
     MarkersNotRewritten = "G102", "markers-not-rewritten", Warning;
     CannotRewrite = "G200", "cannot-rewrite", Error;
+    Internal = "G900", "internal-error", Error;
 }
 
 impl Serialize for Code {

@@ -26,10 +26,12 @@ pub(super) fn number_copies(body: &Body, sites: &mut [Site]) {
 }
 
 /// For each item, where it belongs in the order of the code as written: an instruction
-/// reached from the start without exceptions is at its own position; an instruction of a
-/// handler block belongs just after the first instruction that handler protects (so the
-/// handler of a copy sorts with that copy), then by its own position; one nothing reaches
-/// yet, just after the item before it.
+/// reached without exceptions is at its own position; an instruction of a handler block
+/// belongs just after the first instruction that handler protects (so the handler of a copy
+/// sorts with that copy), then by its own position. Code that nothing reaches before the
+/// rewrite (after a `return` that a label follows, or a case that only the switch's
+/// dispatch will reach) belongs where the code just before it belongs, and is walked from
+/// there like reached code, so that its own handler blocks sort with it.
 fn copy_keys(body: &Body) -> Vec<Vec<usize>> {
     use rustpython_compiler::core::bytecode::InstructionMetadata;
     let labels: HashMap<Label, usize> = body
@@ -86,26 +88,37 @@ fn copy_keys(body: &Body) -> Vec<Vec<usize>> {
             }
         }
     }
-    // Handlers of code already placed first, so that nested handler blocks find their owner.
+    // Handlers of code already placed first, so that nested handler blocks find their owner;
+    // then the first code nothing reached yet, as ordinary code, and again.
     let mut pending = protected.clone();
-    while !pending.is_empty() {
-        let before = pending.len();
-        pending.retain(|&(first, target)| {
-            if owner[first].is_none() {
-                return true;
+    loop {
+        loop {
+            let before = pending.len();
+            pending.retain(|&(first, target)| {
+                if owner[first].is_none() {
+                    return true;
+                }
+                walk(target, &mut owner, target);
+                false
+            });
+            if pending.len() == before {
+                break;
             }
-            walk(target, &mut owner, target);
-            false
-        });
-        if pending.len() == before {
-            break;
         }
+        let Some(unreached) = owner.iter().position(Option::is_none) else {
+            break;
+        };
+        let mark = match unreached {
+            0 => usize::MAX,
+            _ => owner[unreached - 1].unwrap_or(usize::MAX),
+        };
+        walk(unreached, &mut owner, mark);
     }
     let first_protected: HashMap<usize, usize> = protected
         .iter()
         .map(|&(first, target)| (target, first))
         .collect();
-    let mut keys: Vec<Vec<usize>> = (0..body.items.len())
+    (0..body.items.len())
         .map(|at| {
             let mut key = vec![at];
             let mut current = at;
@@ -124,15 +137,5 @@ fn copy_keys(body: &Body) -> Vec<Vec<usize>> {
             key.reverse();
             key
         })
-        .collect();
-    // Code nothing reaches before the rewrite (a label after a `raise`) belongs with what
-    // precedes it.
-    for at in 1..body.items.len() {
-        if owner[at].is_none() {
-            let mut key = keys[at - 1].clone();
-            key.push(at);
-            keys[at] = key;
-        }
-    }
-    keys
+        .collect()
 }

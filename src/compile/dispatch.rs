@@ -35,7 +35,7 @@ impl Rewriter<'_> {
         }
         cases.sort_by(|a, b| python_order(a.0, b.0));
         let Some(&(end, end_handler)) = targets.ends.get(&(switch, copy)) else {
-            return Err(self.refuse(
+            return Err(self.broken(
                 scope,
                 dispatch.marker,
                 "cannot find where this switch ends in the compiled code".to_owned(),
@@ -49,18 +49,17 @@ impl Rewriter<'_> {
                     scope,
                     marker,
                     "the code generator removed this case as unreachable".to_owned(),
+                    super::REMOVED_AS_UNREACHABLE,
                 ));
             };
             keys.push((added.constant(constant(value)), case));
         }
         let miss = body.new_label();
-        let guard = self.guard_handler(body, added, &site, dispatch, miss);
+        let start = body.new_label();
+        items.push(Item::Label(start));
+        let guard = guard_handler(body, added, &site, (start, 0), miss);
         // At a leaf the value is gone: anything raised there goes straight to the end.
-        let leaf = Dispatch {
-            depth: dispatch.depth.map(|depth| depth.saturating_sub(1)),
-            ..dispatch
-        };
-        let leaf_guard = self.guard_handler(body, added, &site, leaf, end);
+        let leaf_guard = guard_handler(body, added, &site, (start, 1), end);
         let search = Search {
             site: &site,
             guard,
@@ -105,6 +104,15 @@ impl Rewriter<'_> {
                 continue;
             }
             let left = frames_left(scope, goto.frame, &entry.name);
+            // Leaving a `finally` body or an `except*` handler is never legal (SPEC 4).
+            if left.iter().any(|&frame| {
+                matches!(
+                    scope.frame(frame).kind,
+                    FrameKind::Finally | FrameKind::Except { is_star: true }
+                )
+            }) {
+                continue;
+            }
             if left
                 .iter()
                 .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
@@ -117,6 +125,9 @@ impl Rewriter<'_> {
                          label `.{}`) is not supported",
                         entry.name
                     ),
+                    "its `finally` body would have to go on to a label chosen at run time; \
+                     dispatch with `if`/`elif` and one `goto .name` per label, or move the \
+                     computed goto out of the `try` statement",
                 ));
             }
             names.push(entry.name.as_str());
@@ -124,7 +135,9 @@ impl Rewriter<'_> {
         names.sort_unstable();
         let (site, mut items) = self.dispatch_start(body, dispatch)?;
         let miss = body.new_label();
-        let guard = self.guard_handler(body, added, &site, dispatch, miss);
+        let start = body.new_label();
+        items.push(Item::Label(start));
+        let guard = guard_handler(body, added, &site, (start, 0), miss);
         let mut stubs = Vec::new();
         let mut keys = Vec::new();
         for &name in &names {
@@ -253,40 +266,52 @@ impl Rewriter<'_> {
                 site.handler = pop.handler;
                 Ok((site, Vec::new()))
             }
-            _ => Err(self.refuse(
+            _ => Err(self.broken(
                 scope,
                 dispatch.marker,
                 "cannot find where the compiled code computes this value".to_owned(),
             )),
         }
     }
+}
 
-    /// The handler of a search's comparisons: it unwinds the stack to `dispatch.depth`
-    /// (keeping the value where that depth counts it), drops what was raised and goes to
-    /// `miss` as if nothing matched. Its block goes into `cold`.
-    fn guard_handler(
-        &self,
-        body: &mut Body,
-        added: &mut Additions,
-        site: &Instr,
-        dispatch: Dispatch,
-        miss: Label,
-    ) -> Handler {
-        let target = body.new_label();
-        added.cold.push(Item::Label(target));
-        added
-            .cold
-            .push(Item::Instr(outer(site, Instruction::PopTop, 0, None)));
-        added
-            .cold
-            .push(Item::Instr(outer(site, jump_op(), 0, Some(miss))));
-        Handler {
-            target,
-            // The value stays: `miss` drops it (or reports it).
-            depth: dispatch.depth.unwrap_or(1),
-            lasti: false,
-        }
+/// The handler of a search's comparisons: it drops what was raised and goes to `miss` as
+/// if nothing matched. Its block goes into `cold`. It unwinds the stack to the depth at
+/// `start` (where the search begins with the value on top) less `below`: 0 keeps the value
+/// for `miss` to drop or report, 1 drops it too. That depth is computed on the finished
+/// code, once every jump that reaches the search is in place (`Additions::unknown_depths`).
+fn guard_handler(
+    body: &mut Body,
+    added: &mut Additions,
+    site: &Instr,
+    (start, below): (Label, u32),
+    miss: Label,
+) -> Handler {
+    let target = body.new_label();
+    added.cold.push(Item::Label(target));
+    added
+        .cold
+        .push(Item::Instr(outer(site, Instruction::PopTop, 0, None)));
+    added
+        .cold
+        .push(Item::Instr(outer(site, jump_op(), 0, Some(miss))));
+    added.unknown_depths.push(UnknownDepth {
+        handler: target,
+        start,
+        below,
+    });
+    Handler {
+        target,
+        depth: 0,
+        lasti: false,
     }
+}
+
+/// A handler whose depth is the stack depth at `start` less `below`.
+pub(super) struct UnknownDepth {
+    pub(super) handler: Label,
+    pub(super) start: Label,
+    pub(super) below: u32,
 }
 
 /// An inserted instruction at `site`'s location under `site`'s handler.

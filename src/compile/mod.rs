@@ -16,7 +16,7 @@
 //! conditional jump, so the statement is unconditional again and nothing of the guard is
 //! left to run.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ruff_source_file::{PositionEncoding, SourceFile, SourceFileBuilder};
 use ruff_text_size::{TextRange, TextSize};
@@ -80,10 +80,24 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
     };
     let mut code = generate(ast, &file)?;
     if !rewritten.is_empty() {
-        let mut rewriter = Rewriter::new(&module, &rewritten, &prepared, &file);
-        for_each_code_mut(&mut code, &mut |code| rewriter.rewrite(code))
-            .map_err(|e| CompileError::Rejected(vec![e]))?;
-        rewriter.all_labels_placed()?;
+        // A panic in the rewrite is a bug in gotopy: reported as an internal error of the
+        // file, never a crash of the program that embeds it.
+        caught(|| {
+            let mut rewriter = Rewriter::new(&module, &rewritten, &prepared, &file);
+            for_each_code_mut(&mut code, &mut |code| rewriter.rewrite(code))
+                .map_err(|e| CompileError::Rejected(vec![e]))?;
+            rewriter.all_labels_placed()
+        })
+        .unwrap_or_else(|message| {
+            Err(CompileError::Rejected(vec![
+                Diagnostic::new(
+                    Code::Internal,
+                    TextRange::default(),
+                    format!("internal error: the rewrite panicked: {message}"),
+                )
+                .help(REPORT),
+            ]))
+        })?;
     }
     Ok(Compiled {
         code,
@@ -95,38 +109,43 @@ thread_local! {
     static IN_CODEGEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Whether this thread is inside RustPython's code generator. It panics on some valid
-/// programs; gotopy catches that and reports it as an error, so a panic hook can stay quiet
-/// about it.
+/// Whether this thread is inside code whose panics gotopy catches and reports as errors of
+/// the file: RustPython's code generator (which panics on some valid programs) or gotopy's
+/// own rewrite. A panic hook can stay quiet about those.
 pub fn in_codegen() -> bool {
     IN_CODEGEN.get()
 }
 
+/// Runs `f`, giving its panic message instead if it panics.
+fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    IN_CODEGEN.set(true);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    IN_CODEGEN.set(false);
+    result.map_err(|panic| {
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "no message".to_owned())
+    })
+}
+
 /// RustPython's code generator on the module, its errors and panics as [`CompileError::Codegen`].
 fn generate(ast: ModModule, file: &SourceFile) -> Result<CodeObject, CompileError> {
-    IN_CODEGEN.set(true);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let generated = caught(|| {
         compile_top(
             Mod::Module(ast),
             file.clone(),
             Mode::Exec,
             CompileOpts::default(),
         )
-    }));
-    IN_CODEGEN.set(false);
-    match result {
-        Ok(generated) => generated.map_err(|e| CompileError::Codegen(e.to_string())),
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| panic.downcast_ref::<&str>().copied())
-                .unwrap_or("no message");
-            Err(CompileError::Codegen(format!(
-                "RustPython's code generator failed on this file (it panicked: {message})"
-            )))
-        }
-    }
+    })
+    .map_err(|message| {
+        CompileError::Codegen(format!(
+            "RustPython's code generator failed on this file (it panicked: {message})"
+        ))
+    })?;
+    generated.map_err(|e| CompileError::Codegen(e.to_string()))
 }
 
 mod copies;
@@ -179,12 +198,10 @@ struct GotoAt<'n> {
     label: &'n str,
 }
 
-/// A switch or computed goto to lower: its site (`POP_TOP` of the value, then its marker)
-/// and the stack depth before that `POP_TOP`.
+/// A switch or computed goto to lower: its site (`POP_TOP` of the value, then its marker).
 #[derive(Clone, Copy)]
 struct Dispatch<'s> {
     site: &'s Site,
-    depth: Option<u32>,
     scope_id: ScopeId,
     marker: MarkerId,
 }
@@ -195,6 +212,8 @@ struct Additions {
     cold: Vec<Item>,
     constants: Vec<ConstantData>,
     names: Vec<String>,
+    /// Handlers of searches, whose depth is known only once the code is complete.
+    unknown_depths: Vec<dispatch::UnknownDepth>,
 }
 
 impl Additions {
@@ -307,23 +326,11 @@ impl<'a> Rewriter<'a> {
             SiteKind::Entry(span) | SiteKind::Exit(span) => self.trampolines[&span].goto,
             SiteKind::SwitchEnd(_, switch) => scope.switch_marker(switch),
         };
-        // Stack depths are needed only where a switch or computed goto keeps its value on
-        // the stack; other code objects skip the extra analysis.
-        let dispatches = sites.iter().any(|site| {
-            matches!(site.kind, SiteKind::Marker(_, marker)
-                if matches!(scope.marker(marker).kind,
-                    MarkerKind::Switch(_) | MarkerKind::ComputedGoto { .. }))
-        });
-        let depths = if dispatches {
-            body.stack_depths()
-                .map_err(|e| self.internal(code, Some((scope, first)), e))?
-        } else {
-            vec![None; body.items.len()]
-        };
         let mut added = Additions {
             cold: Vec::new(),
             constants: code.constants.to_vec(),
             names: code.names.to_vec(),
+            unknown_depths: Vec::new(),
         };
         // Every jump target first, so that gotos can go to either side of them. A jump takes
         // the handler in force at its target.
@@ -385,7 +392,6 @@ impl<'a> Rewriter<'a> {
                     MarkerKind::Switch(switch) => {
                         let dispatch = Dispatch {
                             site,
-                            depth: depths[site.at],
                             scope_id,
                             marker,
                         };
@@ -394,7 +400,6 @@ impl<'a> Rewriter<'a> {
                     MarkerKind::ComputedGoto { .. } => {
                         let dispatch = Dispatch {
                             site,
-                            depth: depths[site.at],
                             scope_id,
                             marker,
                         };
@@ -408,8 +413,18 @@ impl<'a> Rewriter<'a> {
                             ))
                             .copied()
                             .unwrap_or(0);
-                        if label_copies != copies[&site.kind] {
+                        if label_copies == 0 {
                             return Err(self.refuse(
+                                scope,
+                                marker,
+                                format!(
+                                    "the code generator removed label `.{name}` as unreachable"
+                                ),
+                                REMOVED_AS_UNREACHABLE,
+                            ));
+                        }
+                        if label_copies != copies[&site.kind] {
+                            return Err(self.broken(
                                 scope,
                                 marker,
                                 format!(
@@ -469,6 +484,8 @@ impl<'a> Rewriter<'a> {
             body.items.splice(site.at..site.at + site.len, replacement);
         }
         body.items.extend(added.cold);
+        set_search_depths(&mut body, &added.unknown_depths)
+            .map_err(|e| self.internal(code, Some((scope, first)), e))?;
         code.constants = added.constants.into_iter().collect();
         code.names = added.names.into_boxed_slice();
         body.assemble(code)
@@ -573,7 +590,7 @@ impl<'a> Rewriter<'a> {
                     )));
                     if let Some(name) = handler_name(&self.text[frame.header.to_std_range()]) {
                         let Some(unbind) = unbind_sequence(body, code, name) else {
-                            return Err(self.refuse(
+                            return Err(self.broken(
                                 scope,
                                 goto,
                                 format!("cannot find how this function unbinds `{name}`"),
@@ -595,7 +612,7 @@ impl<'a> Rewriter<'a> {
                         .count();
                     let start = self.location(frame.header.start());
                     let Some(exit) = with_exit(body, code, at.at, start, inner_items) else {
-                        return Err(self.refuse(
+                        return Err(self.broken(
                             scope,
                             goto,
                             "cannot find this `with` statement's exit in the compiled code"
@@ -613,7 +630,7 @@ impl<'a> Rewriter<'a> {
                     let span = self.trampoline_spans[&trampoline];
                     target = targets.entries.get(&(span, at.copy)).copied();
                     if target.is_none() {
-                        return Err(self.refuse(
+                        return Err(self.broken(
                             scope,
                             goto,
                             "cannot find the copy of the `finally` body in the compiled code"
@@ -623,12 +640,13 @@ impl<'a> Rewriter<'a> {
                     break;
                 }
                 FrameKind::SwitchBody(_) => {}
+                // The checker rejects gotos out of `finally` bodies and `except*` handlers.
                 kind => {
-                    return Err(self.refuse(
+                    return Err(self.broken(
                         scope,
                         goto,
                         format!(
-                            "leaving {} is not supported yet",
+                            "a goto leaving {} got past the checker",
                             crate::check::a(kind.describe())
                         ),
                     ));
@@ -640,6 +658,7 @@ impl<'a> Rewriter<'a> {
                 scope,
                 goto,
                 format!("the code generator removed label `.{name}` as unreachable"),
+                REMOVED_AS_UNREACHABLE,
             ));
         };
         // The jump belongs to the label's side: if it is interrupted (a backward jump checks
@@ -668,6 +687,7 @@ impl<'a> Rewriter<'a> {
                     scope,
                     marker,
                     "the code generator removed this label as unreachable".to_owned(),
+                    REMOVED_AS_UNREACHABLE,
                 ));
             }
         }
@@ -679,13 +699,24 @@ impl<'a> Rewriter<'a> {
         }
     }
 
-    fn refuse(&self, scope: &Scope, marker: MarkerId, why: String) -> Diagnostic {
+    /// A construct gotopy refuses by design: `why` says what it is, `instead` what to write.
+    fn refuse(&self, scope: &Scope, marker: MarkerId, why: String, instead: &str) -> Diagnostic {
         Diagnostic::new(
             Code::CannotRewrite,
             scope.marker(marker).range,
             format!("cannot rewrite: {why}"),
         )
-        .help("gotopy refuses rather than emit code it cannot prove correct")
+        .help(instead)
+    }
+
+    /// A failure inside gotopy: something it expects of the compiled code did not hold.
+    fn broken(&self, scope: &Scope, marker: MarkerId, what: String) -> Diagnostic {
+        Diagnostic::new(
+            Code::Internal,
+            scope.marker(marker).range,
+            format!("internal error: {what}"),
+        )
+        .help(REPORT)
     }
 
     fn internal(
@@ -698,16 +729,63 @@ impl<'a> Rewriter<'a> {
             scope.marker(marker).range
         });
         Diagnostic::new(
-            Code::CannotRewrite,
+            Code::Internal,
             range,
             format!(
-                "cannot rewrite `{}`: the result fails verification: {error}",
+                "internal error: the rewrite of `{}` fails verification: {error}",
                 code.qualname
             ),
         )
-        .help("this is a bug in gotopy; please report it with this file")
+        .help(REPORT)
     }
 }
+
+/// Gives each search handler its depth, from the stack depth where its search starts in
+/// the finished code. Those handlers are left out of that analysis: they only lead to where
+/// the search goes anyway, so no depth depends on them. A search that no code reaches never
+/// runs; its handlers keep depth 0 and the verifier, which checks reachable code, skips them.
+fn set_search_depths(
+    body: &mut Body,
+    unknown: &[dispatch::UnknownDepth],
+) -> Result<(), BytecodeError> {
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let handlers: HashSet<Label> = unknown.iter().map(|u| u.handler).collect();
+    let at_labels = body.depths_at_labels(&handlers)?;
+    let mut depths: HashMap<Label, u32> = HashMap::new();
+    for u in unknown {
+        if let Some(&depth) = at_labels.get(&u.start) {
+            let depth = depth
+                .checked_sub(u.below)
+                .ok_or(BytecodeError::StackDepth {
+                    at: 0,
+                    message: format!("a search starts with {depth} values on the stack"),
+                })?;
+            depths.insert(u.handler, depth);
+        }
+    }
+    for item in &mut body.items {
+        if let Item::Instr(Instr {
+            handler: Some(handler),
+            ..
+        }) = item
+            && let Some(&depth) = depths.get(&handler.target)
+        {
+            handler.depth = depth;
+        }
+    }
+    Ok(())
+}
+
+/// The help of every internal error.
+const REPORT: &str =
+    "this is a bug in gotopy, not in your program; please report it with this file";
+
+/// The help of a refusal of a label or case the code generator dropped.
+const REMOVED_AS_UNREACHABLE: &str = "RustPython's code generator drops code under a condition it \
+     can prove false (`if False:`, `while 0:`); move the marker out of that block, or test a \
+     variable instead";
 
 /// The `as` name of an `except ... as name` header, if it has one.
 fn handler_name(header: &str) -> Option<&str> {
