@@ -172,7 +172,7 @@ fn refused_programs_do_not_run() {
     let output = gotopy_run(&path, &[]);
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("G200"));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("G014"));
 }
 
 #[test]

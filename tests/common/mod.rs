@@ -96,18 +96,27 @@ pub fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
     assert!(!cpython.stdout.is_empty());
 }
 
-/// A random test's seed and size: the environment variables `{prefix}_SEED` and
-/// `{prefix}_PROGRAMS` when set (to replay or widen a run), else the clock and `programs`.
-/// Printed, so that any failure can be replayed.
+/// A random test's seed and size. The seed is fixed, so that a red run replays from its log,
+/// unless `{prefix}_SEED` says otherwise: a number replays that seed, `random` draws a new one
+/// from the clock. `{prefix}_PROGRAMS` widens or narrows the run. Both are printed.
 pub fn seed_and_size(prefix: &str, programs: usize) -> (u64, usize) {
-    let from_env = |name: String| std::env::var(name).ok().and_then(|s| s.parse().ok());
-    let seed = from_env(format!("{prefix}_SEED")).unwrap_or_else(|| {
-        std::time::SystemTime::now()
+    /// The seed every run uses unless told otherwise.
+    const FIXED_SEED: u64 = 20261123;
+    let variable = |name: String| std::env::var(name).ok();
+    let seed = match variable(format!("{prefix}_SEED")).as_deref() {
+        None | Some("") => FIXED_SEED,
+        Some("random") => std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
-            .as_secs()
+            .as_nanos() as u64,
+        Some(number) => number.parse().unwrap_or_else(|_| {
+            panic!("{prefix}_SEED must be a number or `random`, not {number:?}")
+        }),
+    };
+    let programs = variable(format!("{prefix}_PROGRAMS")).map_or(programs, |n| {
+        n.parse()
+            .unwrap_or_else(|_| panic!("{prefix}_PROGRAMS must be a number"))
     });
-    let programs = from_env(format!("{prefix}_PROGRAMS")).map_or(programs, |n| n as usize);
     eprintln!("{prefix}_SEED={seed} {prefix}_PROGRAMS={programs}");
     (seed, programs)
 }

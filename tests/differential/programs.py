@@ -15,6 +15,15 @@ manager recording enter and exit), `try`/`except E`/`finally`, `raise E(k)`, `br
 `continue`, `return` (none of them leaving a `finally` body), `while switch` over small
 integer cases with fallthrough, labels, and gotos guarded by a fuel counter (so every
 program ends).
+Switches nest, often: inside a switch body the generator favours further switches, loops and
+`with` blocks (which hold switches in turn), one level deeper than elsewhere. Subjects vary
+(`x % m`, `(x // 3) % m`, a counter `c`, an enclosing loop's counter or variable, `x - k`
+with negative cases, a `bool`, sometimes `None`) so an inner switch dispatches differently
+from the outer one. Case bodies may start with a label (gotos enter inner and outer case
+bodies) and end in fallthrough, `break`, `return`, or a goto to the label just after an
+enclosing switch (past its default code) or loop (what `break` cannot do from inside a
+switch, where it leaves only the switch); such forward gotos also occur anywhere inside the
+switch or loop they leave, outside `finally` bodies.
 Gotos only target labels SPEC section 4 allows from where they are, except in one program in
 twelve, where one goto enters a frame or leaves a finally body on purpose: gotopy must reject
 it with the matching code (`invalid.json`).
@@ -58,6 +67,15 @@ class Generator:
         self.breakable = []  # "loop" or "switch", innermost last
         self.counters = 0
         self.in_finally = 0
+        self.switches = 0  # enclosing switches
+        self.nested = 0  # switches generated inside another switch's body
+        # Labels just after enclosing switches and loops that gotos from inside may target
+        # (leaving a switch past its default code, leaving a loop from inside a switch, where
+        # `break` would only leave the switch): [name, used], innermost last. Reset inside a
+        # finally body, as a goto may not leave one.
+        self.exits = []
+        self.loop_vars = []  # names usable as switch subjects: enclosing `for` variables
+        self.loop_counters = []  # and enclosing `while` counters
 
     def fresh(self):
         self.ids += 1
@@ -69,11 +87,18 @@ class Generator:
 
     def statement(self, depth):
         r = self.rng.random()
-        if depth >= 3 or r < 0.30:
+        # Inside a switch body (directly or in a loop, `with` or `try` there) nesting goes one
+        # level deeper and favours switches, loops and `with`.
+        limit = 4 if self.switches else 3
+        if depth >= limit or r < 0.30 + 0.08 * depth:
             return self.simple()
-        choice = self.rng.choice(
-            ["if", "while", "for", "with", "try_except", "try_finally", "switch"]
-        )
+        if self.switches:
+            weights = {"if": 1, "while": 2, "for": 2, "with": 2, "try_except": 1,
+                       "try_finally": 1, "switch": 4}
+        else:
+            weights = {"if": 1, "while": 1, "for": 1, "with": 1, "try_except": 1,
+                       "try_finally": 1, "switch": 2}
+        choice = self.rng.choices(list(weights), list(weights.values()))[0]
         k = self.fresh()
         if choice == "if":
             return ["if", f"x % {self.rng.randint(2, 3)} == {self.rng.randint(0, 1)}",
@@ -82,29 +107,26 @@ class Generator:
             self.counters += 1
             counter = f"w{self.counters}"
             self.breakable.append("loop")
+            self.loop_counters.append(counter)
+            exit = self.push_exit()
             body = self.block(depth + 1)
+            self.exits.pop()
+            self.loop_counters.pop()
             self.breakable.pop()
-            return ["while", counter, self.rng.randint(1, 3), body]
+            return self.with_exit(["while", counter, self.rng.randint(1, 3), body], exit)
         if choice == "for":
             self.frames.append(("for", k))
             self.breakable.append("loop")
+            self.loop_vars.append(f"i{k}")
+            exit = self.push_exit(outside=self.frames[:-1])
             body = self.block(depth + 1)
+            self.exits.pop()
+            self.loop_vars.pop()
             self.breakable.pop()
             self.frames.pop()
-            return ["for", f"i{k}", body]
+            return self.with_exit(["for", f"i{k}", body], exit)
         if choice == "switch":
-            # Not a frame: its body may be entered. `break` leaves it; `continue` may not
-            # name it.
-            modulus = self.rng.randint(2, 6)
-            values = self.rng.sample(range(modulus + 1), self.rng.randint(1, modulus))
-            self.breakable.append("switch")
-            cases = []
-            while values:
-                take = self.rng.randint(1, min(2, len(values)))
-                cases.append((values[:take], self.block(depth + 1, self.rng.randint(0, 3))))
-                values = values[take:]
-            self.breakable.pop()
-            return ["switch", f"x % {modulus}", cases]
+            return self.switch(depth)
         if choice == "with":
             self.frames.append(("with", k))
             body = self.block(depth + 1)
@@ -122,30 +144,122 @@ class Generator:
         # RustPython 0.5.0 mis-executes `continue` in a finally during a pending return).
         self.frames.append(("finally", k))
         breakable, self.breakable = self.breakable, []
+        exits, self.exits = self.exits, []
         self.in_finally += 1
         final = self.block(depth + 1)
         self.in_finally -= 1
+        self.exits = exits
         self.breakable = breakable
         self.frames.pop()
         return ["try_finally", body, final]
 
+    def push_exit(self, outside=None):
+        """Reserves a label just after the statement being generated; `outside` are the
+        frames there (default: the current ones)."""
+        exit = [f"X{self.fresh()}", False, list(self.frames if outside is None else outside)]
+        self.exits.append(exit)
+        return exit
+
+    def with_exit(self, statement, exit, default=()):
+        """The statement, then its default code (for a switch), then its exit label if a
+        goto uses it (any other goto may target it too)."""
+        tail = list(default)
+        if exit[1]:
+            self.labels.append((exit[0], exit[2]))
+            tail.append(["label", exit[0]])
+        return ["seq", [statement] + tail] if tail else statement
+
+    def subject(self):
+        """A switch subject and the range of integers it takes (bools as 0 and 1; some
+        subjects are sometimes None, which matches no case)."""
+        rng = self.rng
+        m = rng.randint(2, 6)
+        options = [
+            (f"x % {m}", 0, m - 1),
+            (f"(x // 3) % {m}", 0, m - 1),
+            (f"(x + c) % {m}", 0, m - 1),
+            (f"c % {m}", 0, m - 1),
+            (f"x - {rng.randint(1, 4)}", -3, 4),
+            (f"x > {rng.randint(0, 6)}", 0, 1),
+            (f"(x % {m} if x % 4 != 1 else None)", 0, m - 1),
+        ]
+        if self.loop_counters:
+            options.append((rng.choice(self.loop_counters), 0, 3))
+        if self.loop_vars:
+            var = rng.choice(self.loop_vars)
+            options.append((f"{var} * 2 + x % 2", 0, 3))
+            options.append((f"({var} + x + c) % {m}", 0, m - 1))
+        return rng.choice(options)
+
+    def switch(self, depth):
+        # Not a frame: its body may be entered (gotos target labels at the top of case
+        # bodies too). `break` leaves it; `continue` may not name it.
+        rng = self.rng
+        if self.switches:
+            self.nested += 1
+        subject, low, high = self.subject()
+        pool = list(range(low, high + 2))  # one value the subject never takes
+        values = rng.sample(pool, rng.randint(1, min(len(pool), 6)))
+        self.breakable.append("switch")
+        self.switches += 1
+        exit = self.push_exit()
+        cases = []
+        while values:
+            take = rng.randint(1, min(2, len(values)))
+            body = []
+            if rng.random() < 0.35:
+                name = f"L{len(self.labels)}"
+                self.labels.append((name, list(self.frames)))
+                body.append(["label", name])
+            body += self.block(depth + 1, rng.randint(0, 2))
+            end = rng.random()
+            if end < 0.2:
+                body.append(["break", None])
+            elif end < 0.35:
+                body.append(self.exit_goto(unconditional=True))
+            elif end < 0.42 and not self.in_finally:
+                body.append(["return", self.fresh(), None])
+            # else: fall through into the next case (or leave the switch after the last)
+            cases.append((values[:take], body))
+            values = values[take:]
+        self.exits.pop()
+        self.switches -= 1
+        self.breakable.pop()
+        default = [["trace", self.fresh()]] if rng.random() < 0.6 else []
+        return self.with_exit(["switch", subject, cases], exit, default)
+
+    def exit_goto(self, unconditional=False):
+        """A goto to the label after an enclosing switch (past its default code) or loop,
+        often not the innermost one. It only jumps forward, so needs no fuel."""
+        if self.rng.random() < 0.5:
+            exit = self.exits[-1]
+        else:
+            exit = self.rng.choice(self.exits)
+        exit[1] = True
+        condition = None if unconditional else f"x % {self.rng.randint(2, 4)} == {self.rng.randint(0, 1)}"
+        return ["exit", exit[0], condition]
+
     def simple(self):
         r = self.rng.random()
-        if r < 0.25:
+        if r < 0.22:
             return ["trace", self.fresh()]
-        if r < 0.40:
+        if r < 0.30:
             return ["assign", f"x = x + {self.rng.randint(1, 3)}"]
-        if r < 0.55:
+        if r < 0.36:
+            return ["assign", "c = c + 1"]
+        if r < 0.49:
             name = f"L{len(self.labels)}"
             self.labels.append((name, list(self.frames)))
             return ["label", name]
-        if r < 0.75:
+        if r < 0.66:
             placeholder = ["goto", None]
             self.gotos.append((placeholder, list(self.frames)))
             return placeholder
-        if r < 0.82:
+        if r < 0.72 and self.exits:
+            return self.exit_goto()
+        if r < 0.79:
             return ["raise", self.fresh(), f"x % {self.rng.randint(2, 4)} == 0"]
-        if r < 0.88 and not self.in_finally:
+        if r < 0.86 and not self.in_finally:
             return ["return", self.fresh(), f"x > {self.rng.randint(2, 9)}"]
         if r < 0.94 and self.breakable:
             kinds = ["break", "continue"] if self.breakable[-1] == "loop" else ["break"]
@@ -186,7 +300,9 @@ def render(statements, indent, out):
     pad = "    " * indent
     for s in statements:
         kind = s[0]
-        if kind == "trace":
+        if kind == "seq":
+            render(s[1], indent, out)
+        elif kind == "trace":
             out.append(f"{pad}t.append({s[1]})")
         elif kind == "assign":
             out.append(f"{pad}{s[1]}")
@@ -196,17 +312,29 @@ def render(statements, indent, out):
             out.append(f"{pad}if fuel > 0:")
             out.append(f"{pad}    fuel -= 1")
             out.append(f"{pad}    goto .{s[1]}")
+        elif kind == "exit":
+            if s[2] is None:
+                out.append(f"{pad}goto .{s[1]}")
+            else:
+                out.append(f"{pad}if {s[2]}:")
+                out.append(f"{pad}    goto .{s[1]}")
         elif kind == "pass":
             out.append(f"{pad}pass")
         elif kind == "raise":
             out.append(f"{pad}if {s[2]}:")
             out.append(f"{pad}    raise E({s[1]})")
         elif kind == "return":
-            out.append(f"{pad}if {s[2]}:")
-            out.append(f"{pad}    return {s[1]}")
+            if s[2] is None:
+                out.append(f"{pad}return {s[1]}")
+            else:
+                out.append(f"{pad}if {s[2]}:")
+                out.append(f"{pad}    return {s[1]}")
         elif kind in ("break", "continue"):
-            out.append(f"{pad}if {s[1]}:")
-            out.append(f"{pad}    {kind}")
+            if s[1] is None:
+                out.append(f"{pad}{kind}")
+            else:
+                out.append(f"{pad}if {s[1]}:")
+                out.append(f"{pad}    {kind}")
         elif kind == "if":
             out.append(f"{pad}if {s[1]}:")
             render(s[2], indent + 1, out)
@@ -251,7 +379,7 @@ def generate(seed, count):
         codes = g.resolve(invalid=rng.random() < 1 / 12)
         if codes:
             invalid[index] = codes
-        lines = ["@goto", f"def f{index}(t, x):", "    fuel = 6"]
+        lines = ["@goto", f"def f{index}(t, x):", "    fuel = 6", "    c = 0"]
         lines += [f"    w{counter} = 0" for counter in range(1, g.counters + 1)]
         render(body, 1, lines)
         programs.append("\n".join(lines) + "\n")
@@ -353,8 +481,8 @@ class Interpreter:
     def eval(self, node, env):
         return eval(compile(ast.Expression(node), "<ref>", "eval"), self.ns, env)
 
-    def block(self, statements, env, enter=None):
-        i = 0
+    def block(self, statements, env, enter=None, start=0):
+        i = start
         if enter is not None:
             i = next(j for j, s in enumerate(statements) if enterable(s, enter))
         while i < len(statements):
@@ -385,8 +513,16 @@ class Interpreter:
             else:
                 self.block(s.orelse, env)
         elif isinstance(s, ast.While) and switch_subject(s) is not None:
-            # A switch runs its body once, from the matching case (or where a goto enters
-            # it); no match runs nothing. `break` leaves it.
+            # SPEC 5. A switch evaluates its subject once and runs its body once, from the
+            # statement after the matching case marker (or from where a goto enters it),
+            # falling through later case markers; no match runs nothing (the default is the
+            # code after it). `break` leaves it, even inside an enclosing loop; a `break` in a
+            # loop inside a case body leaves that loop. A nested switch is a statement of a
+            # case body like any other: its subject is evaluated when control reaches it, its
+            # `break` leaves only it, and gotos enter and leave any level freely (a switch is
+            # not a frame). A goto from the body to a label earlier in the same body is found
+            # in this block, without evaluating the subject again.
+            start = 0
             if enter is None:
                 value = self.eval(switch_subject(s), env)
                 start = next(
@@ -396,11 +532,8 @@ class Interpreter:
                 )
                 if start is None:
                     return
-                body = s.body[start:]
-            else:
-                body = s.body
             try:
-                self.block(body, env, enter)
+                self.block(s.body, env, enter, start)
             except Break:
                 pass
         elif isinstance(s, ast.While):
