@@ -2,11 +2,27 @@
 //! the jump rules of SPEC section 4: a goto that would enter a `for`, `with` or `except`
 //! body is refused with `SyntaxError`, however equal the stack depths look; what the rules
 //! allow and the bytecode proves still runs as CPython runs the same program without goto.
+//! Then the decorator against gotopy's own paths: over every fixture, what `gotopy check`
+//! rejects as a jump into a frame the decorator rejects too, and it never panics; over the
+//! differential test's random programs, what it accepts does what the reference
+//! interpreter says.
 
 #[allow(dead_code)] // shared helpers; this file uses only some of them
 mod common;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::process::Command;
+
 use common::{assert_same_as_cpython, gotopy_run, write};
+use gotopy::bytecode::code_objects;
+use gotopy::rewrite::rewrite_code;
+use gotopy::{Code, Source, check_source};
+use ruff_text_size::{Ranged, TextSize};
+use rustpython_compiler::ast::statement_visitor::{StatementVisitor, walk_stmt};
+use rustpython_compiler::ast::{self, Stmt};
+use rustpython_compiler::core::bytecode::ConstantData;
+use rustpython_compiler::{CodeObject, CompileOpts, Mode, compile};
 
 /// Runs `goto(f)` on each `(name, source)` pair's `f`, compiled by `exec`, through `gotopy
 /// run`; returns one line per case: `name refused LINE MESSAGE` or `name accepted`.
@@ -294,4 +310,278 @@ print(into_if_and_while(3, 0), into_if_and_while(3, 1), into_if_and_while(101, 0
 print(4)
 "#;
     assert_same_as_cpython("decorator_legal", script, structured);
+}
+
+/// Every `fixtures/{ok,err}/*.py`, read from disk now: each code object of the plainly
+/// compiled module is given to the decorator's rewrite on its own (its nested code objects
+/// stripped), which must rewrite it or refuse it with the line of a marker, never panic or
+/// fail inside; and each function, class or module body in which `gotopy check` finds a
+/// jump into a frame (G003) must be refused.
+#[test]
+fn decorator_refuses_whatever_check_calls_a_jump_into_a_frame() {
+    let mut fixtures: Vec<PathBuf> = ["fixtures/ok", "fixtures/err"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(common::root().join(dir)).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "py"))
+        .collect();
+    fixtures.sort();
+    assert!(fixtures.len() > 20, "fixtures not found");
+    let mut failures = Vec::new();
+    let mut refusals_checked = 0;
+    for path in &fixtures {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let shown = common::shown(path);
+        let diagnostics = check_source(
+            &Source::new(shown.clone(), text.clone()),
+            common::fixture_options(&text),
+        );
+        // What RustPython itself cannot compile, no decorator ever sees.
+        let Ok(module) = compile(&text, Mode::Exec, &shown, CompileOpts::default()) else {
+            continue;
+        };
+        let mut outcomes = Vec::new();
+        for code in code_objects(&module) {
+            let mut alone = without_nested_code(code);
+            let outcome = catch_unwind(AssertUnwindSafe(|| rewrite_code(&mut alone)));
+            match outcome {
+                Err(_) => failures.push(format!("{shown}: `{}`: rewrite panicked", code.qualname)),
+                // A refusal names the line of the marker it is about; one without a line is a
+                // failure inside gotopy (decoding, the stack analysis, assembling).
+                Ok(Err(error)) if error.line.is_none() => failures.push(format!(
+                    "{shown}: `{}`: rewrite failed inside gotopy: {error}",
+                    code.qualname
+                )),
+                Ok(result) => outcomes.push((code, result)),
+            }
+        }
+        let source = Source::new(shown.clone(), text.clone());
+        for diagnostic in diagnostics.iter().filter(|d| d.code == Code::JumpIntoFrame) {
+            let line = source.location(diagnostic.range.start()).line;
+            let scope = enclosing_scope(&text, diagnostic.range.start());
+            let matching: Vec<_> = outcomes
+                .iter()
+                .filter(|(code, _)| scope.matches(code, &source))
+                .collect();
+            if matching.len() != 1 {
+                failures.push(format!(
+                    "{shown}:{line}: G003 in {scope:?}, found in {} code objects",
+                    matching.len()
+                ));
+                continue;
+            }
+            refusals_checked += 1;
+            if let (code, Ok(_)) = matching[0] {
+                failures.push(format!(
+                    "{shown}:{line}: check says {:?}; the decorator accepted `{}`",
+                    diagnostic.message, code.qualname
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        refusals_checked >= 5,
+        "only {refusals_checked} G003 compared"
+    );
+}
+
+/// `code` with each nested code object replaced by `None`, so that rewriting it rewrites it
+/// alone.
+fn without_nested_code(code: &CodeObject) -> CodeObject {
+    let mut alone = code.clone();
+    alone.constants = code
+        .constants
+        .iter()
+        .map(|constant| match constant {
+            ConstantData::Code { .. } => ConstantData::None,
+            other => other.clone(),
+        })
+        .collect();
+    alone
+}
+
+/// The scope a statement is in: the innermost `def` or `class` around it, or the module.
+#[derive(Debug)]
+enum Scope {
+    Module,
+    /// The name and the range of the whole statement (decorators included).
+    Def(String, ruff_text_size::TextRange),
+}
+
+impl Scope {
+    /// Whether `code` is this scope's code object: the module's has no `def` line; a
+    /// function's or class's has its name and starts on a line of its statement's header
+    /// (the first decorator's or the `def`'s).
+    fn matches(&self, code: &CodeObject, source: &Source) -> bool {
+        let is_module = code.obj_name.as_str() == "<module>";
+        match self {
+            Scope::Module => is_module,
+            Scope::Def(name, range) => {
+                let first = code.first_line_number.map_or(0, |line| line.get() as u32);
+                let from = source.location(range.start()).line as u32;
+                let to = source.location(range.end()).line as u32;
+                !is_module && code.obj_name.as_str() == name && (from..=to).contains(&first)
+            }
+        }
+    }
+}
+
+fn enclosing_scope(text: &str, offset: TextSize) -> Scope {
+    struct Finder {
+        offset: TextSize,
+        found: Option<(String, ruff_text_size::TextRange)>,
+    }
+    impl<'a> StatementVisitor<'a> for Finder {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !stmt.range().contains(self.offset) {
+                return;
+            }
+            match stmt {
+                Stmt::FunctionDef(ast::StmtFunctionDef { name, .. })
+                | Stmt::ClassDef(ast::StmtClassDef { name, .. }) => {
+                    self.found = Some((name.to_string(), stmt.range()));
+                }
+                _ => {}
+            }
+            walk_stmt(self, stmt);
+        }
+    }
+    let parsed = rustpython_compiler::parser::parse_module(text).unwrap();
+    let mut finder = Finder {
+        offset,
+        found: None,
+    };
+    finder.visit_body(&parsed.syntax().body);
+    match finder.found {
+        Some((name, range)) => Scope::Def(name, range),
+        None => Scope::Module,
+    }
+}
+
+/// Runs `programs.py`'s generator and reference interpreter (as its `__main__` does) with
+/// two statements left out that the run-time decorator always refuses: `while switch`
+/// (it needs the source) and `try`/`finally` (the finally body is compiled twice, so its
+/// labels are duplicated). Arguments: the generator's directory, seed, count, output
+/// directory.
+const GENERATE_WITHOUT_SOURCE_ONLY_STATEMENTS: &str = r#"
+import json, random, sys
+sys.path.insert(0, sys.argv[1])
+import programs
+
+class Rng(random.Random):
+    def choice(self, seq):
+        if "switch" in seq:
+            seq = [kind for kind in seq if kind not in ("switch", "try_finally")]
+        return super().choice(seq)
+
+programs.random.Random = Rng
+seed, count, out = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+found, invalid = programs.generate(seed, count)
+with open(f"{out}/programs.json", "w") as f:
+    json.dump(found, f)
+with open(f"{out}/invalid.json", "w") as f:
+    json.dump({str(index): codes for index, codes in invalid.items()}, f)
+with open(f"{out}/driver.py", "w") as f:
+    f.write(programs.DRIVER)
+with open(f"{out}/expected.txt", "w") as f:
+    f.write("\n".join(programs.reference(found, invalid)) + "\n")
+"#;
+
+/// The random programs of the differential test (`tests/differential/programs.py`, without
+/// `while switch` and `try`/`finally`), taken through the decorator's path instead of
+/// gotopy's compiler: each module is compiled plainly by the interpreter's `compile`, then
+/// rewritten by `_gotopy.rewrite` (what `goto(f)` does to `f.__code__`). Every program that
+/// breaks SPEC section 4 on purpose must be refused; every other one is refused or does
+/// exactly what the reference interpreter says, trace and outcome.
+///
+/// `GOTOPY_DECORATOR_DIFF_SEED` replays a run, `GOTOPY_DECORATOR_DIFF_PROGRAMS` sets how
+/// many (default 600).
+#[test]
+fn decorator_on_random_programs_matches_the_reference_or_refuses() {
+    let (seed, count) = common::seed_and_size("GOTOPY_DECORATOR_DIFF", 600);
+    let dir = std::env::temp_dir().join(format!("gotopy-decorator-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    succeed(
+        Command::new("python3")
+            .args(["-c", GENERATE_WITHOUT_SOURCE_ONLY_STATEMENTS])
+            .arg(common::root().join("tests/differential"))
+            .args([seed.to_string(), count.to_string()])
+            .arg(&dir),
+        seed,
+    );
+    // The generator's own driver, with its compile step swapped for the decorator's path.
+    std::fs::write(
+        dir.join("decorator_driver.py"),
+        "import builtins, sys, _gotopy\n\
+         rewrite = _gotopy.rewrite\n\
+         _gotopy.compile = lambda source, name: rewrite(builtins.compile(source, name, 'exec'))\n\
+         sys.argv = ['driver.py', 'programs.json']\n\
+         exec(builtins.compile(open('driver.py').read(), 'driver.py', 'exec'), {'__name__': '__main__'})\n",
+    )
+    .unwrap();
+    let output = succeed(
+        Command::new(env!("CARGO_BIN_EXE_gotopy"))
+            .args(["run", "decorator_driver.py"])
+            .current_dir(&dir),
+        seed,
+    );
+    let invalid: std::collections::HashMap<String, Vec<String>> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("invalid.json")).unwrap()).unwrap();
+    let expected: std::collections::HashSet<String> =
+        std::fs::read_to_string(dir.join("expected.txt"))
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+    let (mut accepted, mut refused, mut failures) =
+        (std::collections::BTreeSet::new(), 0, Vec::new());
+    for line in output.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let index = value[0].as_u64().unwrap().to_string();
+        if value[1] == "refused" {
+            refused += 1;
+            let message = value[2].as_str().unwrap_or_default();
+            // A refusal is about a marker (`cannot rewrite `goto .x` in ...`); a message about
+            // the whole code object is a failure inside gotopy.
+            if message.starts_with("cannot rewrite `")
+                && !message.starts_with("cannot rewrite `goto .")
+            {
+                failures.push(format!("program {index}: failed inside gotopy: {message}"));
+            }
+        } else if let Some(codes) = invalid.get(&index) {
+            failures.push(format!("program {index} breaks {codes:?} but ran: {line}"));
+        } else {
+            accepted.insert(index.clone());
+            if !expected.contains(line) {
+                failures.push(format!("program {index}: the reference disagrees: {line}"));
+            }
+        }
+    }
+    eprintln!(
+        "{count} programs through the decorator: {} rewritten and run, {refused} refused \
+         ({} of them break the rules on purpose)",
+        accepted.len(),
+        invalid.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "seed {seed} ({}):\n{}",
+        dir.display(),
+        failures.join("\n")
+    );
+    assert!(!accepted.is_empty(), "seed {seed}: nothing was rewritten");
+}
+
+/// What `command` prints, once it has succeeded.
+fn succeed(command: &mut Command, seed: u64) -> String {
+    let output = command.output().unwrap();
+    assert!(
+        output.status.success(),
+        "seed {seed}: {command:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
