@@ -139,6 +139,26 @@ fn jumps_into_frames_are_refused() {
     }
 }
 
+/// A goto and label in code no path reaches (the handler of a `try` whose body cannot
+/// raise): legal in the source, but nothing about their blocks can be proved from the
+/// bytecode, so they are refused rather than guessed.
+#[test]
+fn unreachable_markers_are_refused() {
+    let lines = decorate_each(
+        "refused_unreachable.py",
+        &[(
+            "in_dead_handler",
+            "def f():\n    try:\n        pass\n    except ValueError:\n        label .x\n        goto .x\n",
+        )],
+    );
+    assert!(
+        lines[0].starts_with("in_dead_handler refused 6 cannot rewrite `goto .x`")
+            && lines[0].contains("cannot be told from the bytecode"),
+        "{}",
+        lines[0]
+    );
+}
+
 /// Gotos the rules allow and the bytecode proves: out of nested `for` loops (also inside a
 /// `with` and an `except` body that stay open), within one `for` body forwards and back to
 /// its top, from an inner loop back to the top of the outer loop's body, and into `if` and
