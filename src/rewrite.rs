@@ -4,21 +4,25 @@
 //!
 //! Without the source there is no syntax tree, so markers are found by their shape alone:
 //! `LOAD_GLOBAL`/`LOAD_NAME goto` (or `label`), `LOAD_ATTR name`, `POP_TOP`. A label becomes
-//! nothing and a goto a jump, when that is provably all it takes: the goto and its label
-//! are under the same exception handler, and every stack slot the goto has above its
-//! label's depth holds the iterator of a `for` loop around the goto (each dropped with
-//! `POP_ITER`); so the jump leaves only `for` loops and enters no block. Anything else is
-//! refused with an error
-//! that says to compile the file through gotopy, which rewrites every case; so is a label
-//! RustPython's own compiler already removed as unreachable, and `goto *expr`/`while
-//! switch`, which need the syntax tree.
+//! nothing and a goto a jump, when that is provably all it takes. The proof is a data-flow
+//! analysis of the stack (`stack_owners`): for every reachable instruction, which
+//! instruction put each stack slot there. A `for`, `with` or `except` block keeps its state
+//! in slots it owns (the `FOR_ITER`'s iterator, the `with`'s exit, the saved exception), so
+//! a goto is only a jump when its label's slots are exactly the goto's lowest ones, owner
+//! for owner, every slot above them is the iterator of a `for` loop around the goto
+//! (each dropped with `POP_ITER`), and both are under the same exception handler: the jump
+//! then leaves only `for` loops and enters no block. Anything else is refused with an
+//! error that says to compile the file through gotopy, which rewrites every legal case and
+//! explains the rest; so is a label RustPython's own compiler already removed as
+//! unreachable, a label or goto the analysis cannot place, and `goto *expr`/`while switch`,
+//! which need the syntax tree.
 
 use std::collections::HashMap;
 
 use rustpython_compiler::CodeObject;
-use rustpython_compiler::core::bytecode::Instruction;
+use rustpython_compiler::core::bytecode::{Instruction, InstructionMetadata};
 
-use crate::bytecode::{Body, BytecodeError, Item, for_each_code_mut};
+use crate::bytecode::{Body, BytecodeError, Item, Label, for_each_code_mut};
 use crate::compile::jump_op;
 
 /// Why a code object could not be rewritten: a message and the source line it is about.
@@ -86,13 +90,18 @@ fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
     if found.is_empty() {
         return Ok(false);
     }
-    let depths = body.stack_depths().map_err(internal)?;
+    let stacks = stack_owners(&body).map_err(|message| {
+        error(
+            format!("cannot rewrite `{qualname}`: its stack cannot be analysed: {message}"),
+            None,
+        )
+    })?;
     let mut labels = HashMap::new();
     for marker in found.iter().filter(|m| m.keyword == Keyword::Label) {
         let Item::Instr(load) = &body.items[marker.at] else {
             unreachable!("markers are found on instructions")
         };
-        let place = (depths[marker.at], load.handler);
+        let place = (marker.at, load.handler);
         if labels
             .insert(marker.name.as_str(), (body.new_label(), place))
             .is_some()
@@ -103,11 +112,17 @@ fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
             ));
         }
     }
-    for marker in found.iter().rev() {
+    // Every goto is proved on the code as compiled, before any edit moves an item, and the
+    // first one in code order that cannot be is the one reported.
+    let mut replacements = Vec::with_capacity(found.len());
+    for marker in &found {
+        let Item::Instr(load) = &body.items[marker.at] else {
+            unreachable!("markers are found on instructions")
+        };
         let replacement = match marker.keyword {
             Keyword::Label => vec![Item::Label(labels[marker.name.as_str()].0)],
             Keyword::Goto => {
-                let Some(&(label, (depth, handler))) = labels.get(marker.name.as_str()) else {
+                let Some(&(label, (label_at, handler))) = labels.get(marker.name.as_str()) else {
                     return Err(error(
                         format!(
                             "label `.{}` not found in `{}`: it does not exist, or the \
@@ -119,24 +134,15 @@ fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
                         Some(marker.line),
                     ));
                 };
-                let Item::Instr(load) = &body.items[marker.at] else {
-                    unreachable!("markers are found on instructions")
-                };
-                let Some(iterators) = loops_left(&body, &depths, marker.at, depth)
-                    .filter(|_| load.handler == handler)
-                else {
-                    return Err(error(
-                        format!(
-                            "cannot rewrite `goto .{}` in `{}` at run time: it leaves or \
-                             enters a `with`, `try` or `except` block (or enters a `for` \
-                             loop), whose handling needs the source; compile the file \
-                             through gotopy (`gotopy run`, the import hook or `gotopy \
-                             compile`)",
-                            marker.name, code.qualname
-                        ),
-                        Some(marker.line),
-                    ));
-                };
+                let iterators = prove_jump(
+                    &stacks[marker.at],
+                    &stacks[label_at],
+                    load.handler == handler,
+                )
+                .map_err(|refusal| {
+                    let message = refusal.explain(&body, &marker.name, &code.qualname);
+                    error(message, Some(marker.line))
+                })?;
                 let mut items: Vec<Item> = (0..iterators)
                     .map(|_| {
                         let pop = crate::bytecode::Instr::like(load, Instruction::PopIter, 0, None);
@@ -149,41 +155,338 @@ fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
                 items
             }
         };
-        body.items.splice(marker.at..marker.at + 3, replacement);
+        replacements.push((marker.at, replacement));
+    }
+    // From the end, so that each splice leaves the positions before it as they were.
+    for (at, replacement) in replacements.into_iter().rev() {
+        body.items.splice(at..at + 3, replacement);
     }
     body.assemble(code).map_err(internal)?;
     Ok(true)
 }
 
-/// How many `for` loops a goto at `at` leaves on its way to a label at stack depth `to`:
-/// `Some(n)` when every stack slot the goto has above `to` holds the iterator of a `for`
-/// loop around it (a `FOR_ITER` entered at that depth whose exit comes after the goto),
-/// `None` when the stack differs in any other way.
-fn loops_left(body: &Body, depths: &[Option<u32>], at: usize, to: Option<u32>) -> Option<u32> {
-    let (Some(from), Some(to)) = (depths[at], to) else {
-        return None;
-    };
-    if from < to {
-        return None;
-    }
-    let mut slots = std::collections::BTreeSet::new();
-    for (index, item) in body.items[..at].iter().enumerate() {
-        let Item::Instr(instr) = item else { continue };
-        let (Instruction::ForIter { .. }, Some(exit), Some(depth)) =
-            (instr.op, instr.target, depths[index])
-        else {
-            continue;
-        };
-        let exit_at = body
-            .items
-            .iter()
-            .position(|item| matches!(item, Item::Label(l) if *l == exit));
-        if exit_at.is_some_and(|exit_at| exit_at > at) && depth > to && depth <= from {
-            slots.insert(depth);
+/// What put a value on the stack, as far as the proof of a goto needs to know: two
+/// positions whose stacks have the same owners, slot by slot, are inside the same `for`,
+/// `with` and `except` blocks (each block keeps its state in a slot it owns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner {
+    /// The iterator of the `for` loop whose `FOR_ITER` is the instruction at this index:
+    /// every `FOR_ITER` leaves its iterator in the slot it took it from.
+    Loop(usize),
+    /// The iterator of the `async for` loop whose `GET_ANEXT` is at this index.
+    AsyncLoop(usize),
+    /// A value the instruction at this index pushed.
+    Pushed(usize),
+    /// What the exception handler starting at this instruction index receives.
+    Caught(usize),
+    /// The saved exception below the active one inside an `except` clause: the clauses of
+    /// one `try` share that slot (and, unnamed, their cleanup handler), so the slot is told
+    /// apart by the clause test it passed (the `POP_JUMP_IF_FALSE` after `CHECK_EXC_MATCH`
+    /// at this index) and its outcome.
+    Clause {
+        /// The index of the clause's conditional jump.
+        test: usize,
+        /// Whether the clause matched (its body) or not (the next clause's test).
+        matched: bool,
+    },
+    /// Paths that reach this position disagree about the slot.
+    Unknown,
+}
+
+/// The owners of every stack slot before each item (`None` for labels and for code no path
+/// reaches), by a forward data-flow analysis over jumps, fall-through and exception
+/// handlers. Where paths meet with different owners for a slot, the slot becomes
+/// [`Owner::Unknown`]; where they meet with different depths, or an instruction pops more
+/// than the stack holds, the analysis fails with a message.
+fn stack_owners(body: &Body) -> Result<Vec<Option<Vec<Owner>>>, String> {
+    let instrs: Vec<&crate::bytecode::Instr> = body.instrs().collect();
+    let mut item_of = Vec::with_capacity(instrs.len());
+    let mut index_of_label = HashMap::new();
+    for (at, item) in body.items.iter().enumerate() {
+        match item {
+            Item::Label(label) => {
+                index_of_label.insert(*label, item_of.len());
+            }
+            Item::Instr(_) => item_of.push(at),
         }
     }
-    (slots.len() as u32 == from - to && slots.iter().copied().eq(to + 1..=from))
-        .then_some(from - to)
+    let index_of = |label: Label| {
+        index_of_label
+            .get(&label)
+            .copied()
+            .filter(|&index| index < instrs.len())
+            .ok_or_else(|| format!("{label:?} is not placed on an instruction"))
+    };
+    let mut stacks: Vec<Option<Vec<Owner>>> = vec![None; instrs.len()];
+    let mut work = Vec::new();
+    if !instrs.is_empty() {
+        enter(&mut stacks, &mut work, 0, Vec::new())?;
+    }
+    while let Some(index) = work.pop() {
+        let instr = instrs[index];
+        let Some(stack) = stacks[index].clone() else {
+            continue;
+        };
+        // As the verifier does, a handler deeper than the stack is RustPython's over-wide
+        // cleanup range, not an edge.
+        if let Some(handler) = instr.handler
+            && handler.depth as usize <= stack.len()
+        {
+            let start = index_of(handler.target)?;
+            let mut caught = stack[..handler.depth as usize].to_vec();
+            caught.extend(std::iter::repeat_n(
+                Owner::Caught(start),
+                1 + usize::from(handler.lasti),
+            ));
+            enter(&mut stacks, &mut work, start, caught)?;
+        }
+        let after = transfer(index, instr, &stack)?;
+        // An `except` clause's test: [saved, exception, match] becomes [saved, exception]
+        // on both edges, with the saved slot tagged by the clause and outcome.
+        let clause_test = matches!(instr.op, Instruction::PopJumpIfFalse { .. })
+            && matches!(stack.last(), Some(Owner::Pushed(test))
+                if matches!(instrs[*test].op, Instruction::CheckExcMatch));
+        let tag = |mut stack: Vec<Owner>, matched: bool| {
+            if clause_test && let Some(slot) = stack.len().checked_sub(2) {
+                stack[slot] = Owner::Clause {
+                    test: index,
+                    matched,
+                };
+            }
+            stack
+        };
+        // `END_ASYNC_FOR`'s target only tells the VM where its loop's `SEND` is.
+        if let Some(label) = instr.target
+            && !matches!(instr.op, Instruction::EndAsyncFor)
+        {
+            // SEND jumps to END_SEND with the receiver still on the stack.
+            let jumped = if matches!(instr.op, Instruction::Send { .. }) {
+                stack.clone()
+            } else {
+                after.clone()
+            };
+            enter(&mut stacks, &mut work, index_of(label)?, tag(jumped, false))?;
+        }
+        if !(instr.op.is_scope_exit() || instr.op.is_unconditional_jump())
+            && index + 1 < instrs.len()
+        {
+            enter(&mut stacks, &mut work, index + 1, tag(after, true))?;
+        }
+    }
+    let mut by_item = vec![None; body.items.len()];
+    for (stack, at) in stacks.into_iter().zip(item_of) {
+        by_item[at] = stack;
+    }
+    Ok(by_item)
+}
+
+/// The owners after instruction `index` (`instr`) runs on `stack`, when it goes on to the
+/// next instruction or jumps.
+///
+/// A slot keeps its owner only where the instruction provably leaves it alone; what it
+/// pops and pushes back belongs to it. RustPython's table of pops and pushes counts a value
+/// an instruction passes through as popped and pushed again, so where the slot was
+/// [`Owner::Unknown`] it stays so: the instruction may have left it as it was.
+fn transfer(
+    index: usize,
+    instr: &crate::bytecode::Instr,
+    stack: &[Owner],
+) -> Result<Vec<Owner>, String> {
+    let depth = stack.len();
+    let short =
+        |needed: usize| format!("instruction {index} needs {needed} values on a stack of {depth}");
+    let mut after = stack.to_vec();
+    match instr.op {
+        // Each loop's iterator is the one in the slot its `FOR_ITER` takes it from, which
+        // is what a `for` body's slot means, whatever path brought it there.
+        Instruction::ForIter { .. } | Instruction::GetANext => {
+            let top = after.last_mut().ok_or_else(|| short(1))?;
+            *top = if matches!(instr.op, Instruction::ForIter { .. }) {
+                Owner::Loop(index)
+            } else {
+                Owner::AsyncLoop(index)
+            };
+            after.push(Owner::Pushed(index));
+        }
+        // Exact where the table is not: a swap moves owners, a copy and
+        // `WITH_EXCEPT_START` (which reads five values) only push.
+        Instruction::Swap { .. } => {
+            let below = usize::try_from(instr.arg)
+                .ok()
+                .filter(|&n| (2..=depth).contains(&n))
+                .ok_or_else(|| short(instr.arg as usize))?;
+            after.swap(depth - 1, depth - below);
+        }
+        Instruction::Copy { .. } => {
+            usize::try_from(instr.arg)
+                .ok()
+                .filter(|&n| (1..=depth).contains(&n))
+                .ok_or_else(|| short(instr.arg as usize))?;
+            after.push(Owner::Pushed(index));
+        }
+        Instruction::WithExceptStart => {
+            if depth < 5 {
+                return Err(short(5));
+            }
+            after.push(Owner::Pushed(index));
+        }
+        _ => {
+            if i32::try_from(instr.arg).is_err() {
+                return Err(format!("instruction {index} has argument {}", instr.arg));
+            }
+            let effect = instr.op.stack_effect_info(instr.arg);
+            let (pushed, popped) = (effect.pushed() as usize, effect.popped() as usize);
+            let kept = depth.checked_sub(popped).ok_or_else(|| short(popped))?;
+            after.truncate(kept);
+            after.extend((0..pushed).map(|k| match stack.get(kept + k) {
+                Some(Owner::Unknown) => Owner::Unknown,
+                _ => Owner::Pushed(index),
+            }));
+        }
+    }
+    Ok(after)
+}
+
+/// Merges the stack `incoming` into what is known at instruction `index`, and queues the
+/// instruction when that changed anything.
+fn enter(
+    stacks: &mut [Option<Vec<Owner>>],
+    work: &mut Vec<usize>,
+    index: usize,
+    incoming: Vec<Owner>,
+) -> Result<(), String> {
+    match &mut stacks[index] {
+        None => stacks[index] = Some(incoming),
+        Some(known) if known.len() != incoming.len() => {
+            return Err(format!(
+                "instruction {index} is reached with {} and with {} values on the stack",
+                known.len(),
+                incoming.len()
+            ));
+        }
+        Some(known) => {
+            let mut changed = false;
+            for (slot, new) in known.iter_mut().zip(incoming) {
+                if *slot != new && *slot != Owner::Unknown {
+                    *slot = Owner::Unknown;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return Ok(());
+            }
+        }
+    }
+    work.push(index);
+    Ok(())
+}
+
+/// Why a goto cannot be proved to be just a jump (with `POP_ITER`s).
+#[derive(Debug)]
+enum Refusal {
+    /// The label is inside the block that owns this slot, and the goto is not.
+    Enters(Owner),
+    /// The goto is inside a block other than a `for` loop, owner of this slot, that the
+    /// label is not in.
+    Leaves(Owner),
+    /// The goto and the label are under different exception handlers.
+    Handler,
+    /// No path reaches the goto or the label, or paths reach the label with different
+    /// blocks open: nothing can be proved.
+    Unknown,
+}
+
+/// How many `for` loops a goto leaves to reach its label, when that is provably all the
+/// jump does: the label's stack is the goto's with the top removed, slot owner for slot
+/// owner (so the label is inside no block the goto is not in), every removed slot is the
+/// iterator of a `for` loop around the goto, and both are under the same handler.
+fn prove_jump(
+    goto: &Option<Vec<Owner>>,
+    label: &Option<Vec<Owner>>,
+    same_handler: bool,
+) -> Result<u32, Refusal> {
+    let (Some(goto), Some(label)) = (goto, label) else {
+        return Err(Refusal::Unknown);
+    };
+    for (depth, &owner) in label.iter().enumerate() {
+        match (owner, goto.get(depth)) {
+            (Owner::Unknown, _) | (_, Some(Owner::Unknown)) => return Err(Refusal::Unknown),
+            (owner, Some(&other)) if owner == other => {}
+            (owner, _) => return Err(Refusal::Enters(owner)),
+        }
+    }
+    let left = &goto[label.len()..];
+    if left.contains(&Owner::Unknown) {
+        return Err(Refusal::Unknown);
+    }
+    if let Some(&block) = left.iter().find(|owner| !matches!(owner, Owner::Loop(_))) {
+        return Err(Refusal::Leaves(block));
+    }
+    if !same_handler {
+        return Err(Refusal::Handler);
+    }
+    u32::try_from(left.len()).map_err(|_| Refusal::Unknown)
+}
+
+impl Refusal {
+    /// The error message for `goto .name` in `qualname`.
+    fn explain(&self, body: &Body, name: &str, qualname: &str) -> String {
+        let through = "compile the file through gotopy (`gotopy run`, the import hook or \
+                       `gotopy compile`); `gotopy check` gives the full diagnostic";
+        match self {
+            Refusal::Enters(owner) => format!(
+                "cannot rewrite `goto .{name}` in `{qualname}` at run time: it would enter {} \
+                 from outside it; {through}",
+                describe(body, *owner)
+            ),
+            Refusal::Leaves(owner) => format!(
+                "cannot rewrite `goto .{name}` in `{qualname}` at run time: it leaves {}, \
+                 whose cleanup needs the source; {through}",
+                describe(body, *owner)
+            ),
+            Refusal::Handler => format!(
+                "cannot rewrite `goto .{name}` in `{qualname}` at run time: it leaves or \
+                 enters a `try` block (the goto and its label are under different exception \
+                 handlers), whose handling needs the source; {through}"
+            ),
+            Refusal::Unknown => format!(
+                "cannot rewrite `goto .{name}` in `{qualname}` at run time: the blocks around \
+                 the goto or its label cannot be told from the bytecode (code no path reaches, \
+                 or a label reached from places inside different blocks); {through}"
+            ),
+        }
+    }
+}
+
+/// The block whose state a slot holds, with the line that opens it: "the `for` body at
+/// line 6".
+fn describe(body: &Body, owner: Owner) -> String {
+    let instr = |index: usize| body.instrs().nth(index);
+    let line = |index: usize| instr(index).and_then(|i| u32::try_from(i.line.line).ok());
+    let (block, line) = match owner {
+        Owner::Loop(index) => ("`for` body", line(index)),
+        Owner::AsyncLoop(index) => ("`async for` body", line(index)),
+        Owner::Clause {
+            test,
+            matched: true,
+        } => ("`except` handler", line(test)),
+        Owner::Clause { test, .. } => ("`except` handler that follows the one", line(test)),
+        Owner::Caught(index) => ("`except` or `finally` body", line(index)),
+        Owner::Pushed(index) => match instr(index).map(|i| i.op) {
+            Some(Instruction::PushExcInfo | Instruction::CheckEgMatch) => {
+                ("`except` or `finally` body", line(index))
+            }
+            Some(Instruction::Swap { .. } | Instruction::LoadSpecial { .. }) => {
+                ("`with` body", line(index))
+            }
+            _ => ("block", line(index)),
+        },
+        Owner::Unknown => ("block", None),
+    };
+    match line {
+        Some(line) => format!("the {block} at line {line}"),
+        None => format!("the {block}"),
+    }
 }
 
 /// The name an instruction loads, if it loads a global or module-level name.
@@ -258,4 +561,60 @@ fn refuse_unsupported(body: &Body, code: &CodeObject) -> Result<(), (String, Opt
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OUTER: Owner = Owner::Loop(3);
+    const INNER: Owner = Owner::Loop(9);
+
+    #[test]
+    fn a_goto_may_leave_for_loops_only() {
+        let at = |stack: &[Owner]| Some(stack.to_vec());
+        assert_eq!(prove_jump(&at(&[OUTER]), &at(&[OUTER]), true).ok(), Some(0));
+        assert_eq!(
+            prove_jump(&at(&[OUTER, INNER]), &at(&[]), true).ok(),
+            Some(2)
+        );
+        let left_with = prove_jump(&at(&[OUTER, Owner::Pushed(5)]), &at(&[OUTER]), true);
+        assert!(matches!(left_with, Err(Refusal::Leaves(Owner::Pushed(5)))));
+        let other_handler = prove_jump(&at(&[OUTER]), &at(&[OUTER]), false);
+        assert!(matches!(other_handler, Err(Refusal::Handler)));
+    }
+
+    #[test]
+    fn a_goto_never_enters_a_block_or_what_it_cannot_place() {
+        let at = |stack: &[Owner]| Some(stack.to_vec());
+        let sibling = prove_jump(&at(&[OUTER]), &at(&[INNER]), true);
+        assert!(matches!(sibling, Err(Refusal::Enters(INNER))));
+        let deeper = prove_jump(&at(&[OUTER]), &at(&[OUTER, INNER]), true);
+        assert!(matches!(deeper, Err(Refusal::Enters(INNER))));
+        for (goto, label) in [
+            (at(&[OUTER]), None),
+            (None, at(&[])),
+            (at(&[Owner::Unknown]), at(&[Owner::Unknown])),
+            (at(&[OUTER, Owner::Unknown]), at(&[OUTER])),
+        ] {
+            let refused = prove_jump(&goto, &label, true);
+            assert!(
+                matches!(refused, Err(Refusal::Unknown)),
+                "{goto:?} {label:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn paths_that_disagree_make_a_slot_unknown() {
+        let mut stacks = vec![None];
+        let mut work = Vec::new();
+        enter(&mut stacks, &mut work, 0, vec![OUTER, INNER]).unwrap();
+        enter(&mut stacks, &mut work, 0, vec![OUTER, INNER]).unwrap();
+        assert_eq!(work, [0]);
+        enter(&mut stacks, &mut work, 0, vec![OUTER, OUTER]).unwrap();
+        assert_eq!(stacks[0], Some(vec![OUTER, Owner::Unknown]));
+        assert_eq!(work, [0, 0]);
+        assert!(enter(&mut stacks, &mut work, 0, vec![OUTER]).is_err());
+    }
 }

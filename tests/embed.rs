@@ -193,6 +193,7 @@ for name, source in cases.items():
     assert!(lines[1].starts_with("removed <removed> 2 label `.end` not found"));
     assert!(lines[1].contains("removed it as unreachable") && lines[1].contains("through gotopy"));
     assert!(lines[2].starts_with("leaves <leaves> 3 cannot rewrite `goto .out`"));
+    assert!(lines[2].contains("it leaves the `with` body at line 2"));
     assert!(lines[3].starts_with("duplicate <duplicate> 3 duplicate label `.a`"));
     assert!(
         lines[4].starts_with("switch <switch> 2 `while switch`"),
