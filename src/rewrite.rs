@@ -35,6 +35,9 @@ pub struct RewriteError {
     pub path: String,
     /// 1-based, when known.
     pub line: Option<u32>,
+    /// Whether this is a failure inside gotopy (code it cannot decode, or a rewrite that
+    /// fails verification) rather than a goto it refuses to rewrite.
+    pub internal: bool,
 }
 
 /// Rewrites every marker of `code` and of the code objects nested in it, in place.
@@ -82,8 +85,18 @@ fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
         message,
         path: path.clone(),
         line,
+        internal: false,
     };
-    let internal = |e: BytecodeError| error(format!("cannot rewrite `{qualname}`: {e}"), None);
+    let internal = |e: BytecodeError| RewriteError {
+        internal: true,
+        ..error(
+            format!(
+                "internal error: cannot rewrite `{qualname}`: {e} (a bug in gotopy, not in your \
+                 program; please report it)"
+            ),
+            None,
+        )
+    };
     let mut body = Body::decode(code).map_err(internal)?;
     refuse_unsupported(&body, code).map_err(|(message, line)| error(message, line))?;
     let found = find(&body, code);
