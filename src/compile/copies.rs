@@ -30,8 +30,10 @@ pub(super) fn number_copies(body: &Body, sites: &mut [Site]) {
 /// belongs just after the first instruction that handler protects (so the handler of a copy
 /// sorts with that copy), then by its own position. Code that nothing reaches before the
 /// rewrite (after a `return` that a label follows, or a case that only the switch's
-/// dispatch will reach) belongs where the code just before it belongs, and is walked from
-/// there like reached code, so that its own handler blocks sort with it.
+/// dispatch will reach) belongs where the nearest reached instruction before it under the
+/// same exception handler belongs (the statements before it in its block; not a handler
+/// block of theirs that the code generator placed in between), and is walked from there
+/// like reached code, so that its own handler blocks sort with it.
 fn copy_keys(body: &Body) -> Vec<Vec<usize>> {
     use rustpython_compiler::core::bytecode::InstructionMetadata;
     let labels: HashMap<Label, usize> = body
@@ -108,10 +110,17 @@ fn copy_keys(body: &Body) -> Vec<Vec<usize>> {
         let Some(unreached) = owner.iter().position(Option::is_none) else {
             break;
         };
-        let mark = match unreached {
-            0 => usize::MAX,
-            _ => owner[unreached - 1].unwrap_or(usize::MAX),
-        };
+        let handler = body.items[unreached..].iter().find_map(|item| match item {
+            Item::Instr(instr) => Some(instr.handler),
+            Item::Label(_) => None,
+        });
+        let same_block = (0..unreached).rev().find(|&at| {
+            owner[at].is_some()
+                && matches!(&body.items[at], Item::Instr(instr) if Some(instr.handler) == handler)
+        });
+        // With none (a handler block whose protected code the code generator removed), it
+        // stands on its own, at its position.
+        let mark = same_block.and_then(|at| owner[at]).unwrap_or(usize::MAX);
         walk(unreached, &mut owner, mark);
     }
     let first_protected: HashMap<usize, usize> = protected
