@@ -487,12 +487,7 @@ impl Body {
     ) -> Result<HashMap<Label, u32>, BytecodeError> {
         let layout = self.layout()?;
         let (depths, _) = self.analyse(&layout, unknown)?;
-        let index_of: HashMap<usize, usize> = layout
-            .offsets
-            .iter()
-            .enumerate()
-            .map(|(index, &offset)| (offset, index))
-            .collect();
+        let index_of = layout.instruction_at();
         Ok(layout
             .labels
             .iter()
@@ -511,12 +506,7 @@ impl Body {
         unknown: &HashSet<Label>,
     ) -> Result<(Vec<Option<u32>>, u32), BytecodeError> {
         let instrs: Vec<&Instr> = self.instrs().collect();
-        let index_of: HashMap<usize, usize> = layout
-            .offsets
-            .iter()
-            .enumerate()
-            .map(|(index, &offset)| (offset, index))
-            .collect();
+        let index_of = layout.instruction_at();
         let index_of_label = |label: Label| -> Result<usize, BytecodeError> {
             let offset = layout.labels[&label];
             index_of
@@ -639,6 +629,17 @@ struct Layout {
     /// Arguments, with jump arguments resolved.
     args: Vec<u32>,
     size: usize,
+}
+
+impl Layout {
+    /// The index of the instruction that starts at each offset.
+    fn instruction_at(&self) -> HashMap<usize, usize> {
+        self.offsets
+            .iter()
+            .enumerate()
+            .map(|(index, &offset)| (offset, index))
+            .collect()
+    }
 }
 
 fn entry(handler: Handler, start: u32, end: u32, layout: &Layout) -> ExceptionTableEntry {
