@@ -126,9 +126,7 @@ mod _gotopy {
         all_scopes: rustpython_vm::function::OptionalArg<bool>,
         vm: &VirtualMachine,
     ) -> PyResult<PyRef<PyCode>> {
-        let options = Options {
-            all_scopes: all_scopes.unwrap_or(false),
-        };
+        let options = Options::new().all_scopes(all_scopes.unwrap_or(false));
         super::compile_for_python(&source, &path, options, vm)
     }
 

@@ -110,7 +110,7 @@ fn program() -> impl Strategy<Value = String> {
 
 /// Checks and compiles `text` both ways; panics (failing the case) on any panic inside.
 fn exercise(text: &str) {
-    for options in [Options::default(), Options { all_scopes: true }] {
+    for options in [Options::default(), Options::new().all_scopes(true)] {
         let source = Source::new("fuzz.py", text);
         let checked = catch_unwind(AssertUnwindSafe(|| check_source(&source, options)))
             .unwrap_or_else(|_| panic!("check panicked on:\n{text}"));

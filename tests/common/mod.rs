@@ -45,12 +45,11 @@ pub fn header(text: &str) -> String {
 
 /// Options a fixture asks for with a `# gotopy: all-scopes` line among its first lines.
 pub fn fixture_options(text: &str) -> Options {
-    Options {
-        all_scopes: text
-            .lines()
+    Options::new().all_scopes(
+        text.lines()
             .take(5)
             .any(|line| line.trim() == "# gotopy: all-scopes"),
-    }
+    )
 }
 
 /// Writes a scratch file for this test process.
