@@ -201,7 +201,7 @@ fn compile_reporting(
             let report = render_text(&compiled.warnings, source, color);
             (Some(compiled), report)
         }
-        Err(gotopy::compile::CompileError::Rejected(diagnostics)) => {
+        Err(gotopy::compile::CompileError::Rejected { diagnostics, .. }) => {
             (None, render_text(&diagnostics, source, color))
         }
         Err(error) => (None, format!("gotopy: error: {}: {error}\n", source.path())),

@@ -66,7 +66,7 @@ fn compile_for_python(
     let source = Source::new(path, text);
     match compile_source(&source, options) {
         Ok(compiled) => Ok(vm.ctx.new_code(compiled.code)),
-        Err(CompileError::Rejected(diagnostics)) => {
+        Err(CompileError::Rejected { diagnostics, .. }) => {
             let first = diagnostics
                 .iter()
                 .find(|d| d.is_error())

@@ -126,7 +126,7 @@ fn exercise(text: &str) {
                     .unwrap_or_else(|e| panic!("emitted code does not decode ({e}):\n{text}"));
             }
             // A refusal by design or a bad program is fine; a failure inside gotopy is not.
-            Err(CompileError::Rejected(diagnostics)) => {
+            Err(CompileError::Rejected { diagnostics, .. }) => {
                 let internal: Vec<_> = diagnostics
                     .iter()
                     .filter(|d| d.code == Code::Internal)
