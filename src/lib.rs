@@ -59,6 +59,8 @@ mod scan;
 pub mod source;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
+/// Byte offsets and ranges into a [`Source`]'s text, as [`Diagnostic`]s hold them.
+pub use ruff_text_size::{TextRange, TextSize};
 pub use scan::Options;
 pub use source::Source;
 

@@ -175,6 +175,9 @@ thread_local! {
 /// Whether this thread is inside code whose panics gotopy catches and reports as errors of
 /// the file: RustPython's code generator (which panics on some valid programs) or gotopy's
 /// own rewrite. A panic hook can stay quiet about those.
+///
+/// Not API: public only for the `gotopy` binary's panic hook.
+#[doc(hidden)]
 pub fn in_codegen() -> bool {
     IN_CODEGEN.get()
 }
