@@ -49,7 +49,7 @@ fn main() {
     }
     let bad = Source::new("bad.py", BAD);
     match compile_source(&bad, Options::default()) {
-        Err(CompileError::Rejected(diagnostics)) => {
+        Err(CompileError::Rejected { diagnostics, .. }) => {
             print!("{}", render_text(&diagnostics, &bad, false));
         }
         Err(error) => panic!("unexpected error: {error}"),

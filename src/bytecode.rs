@@ -110,7 +110,7 @@ pub enum Item {
 #[derive(Clone, Debug)]
 pub struct Body {
     /// The instructions in order, with the labels placed among them.
-    pub items: Vec<Item>,
+    pub(crate) items: Vec<Item>,
     next_label: u32,
     /// `co_firstlineno`: the line the line table starts from.
     first_line: i32,

@@ -177,7 +177,7 @@ fn compile_file(
         eprintln!("gotopy: error: {message}");
         ExitCode::from(BAD_INPUT)
     })?;
-    match compile_one(&source, Options { all_scopes }) {
+    match compile_one(&source, Options::new().all_scopes(all_scopes)) {
         Some(compiled) => Ok((source, compiled)),
         None => Err(ExitCode::from(FOUND_ERRORS)),
     }
@@ -201,7 +201,7 @@ fn compile_reporting(
             let report = render_text(&compiled.warnings, source, color);
             (Some(compiled), report)
         }
-        Err(gotopy::compile::CompileError::Rejected(diagnostics)) => {
+        Err(gotopy::compile::CompileError::Rejected { diagnostics, .. }) => {
             (None, render_text(&diagnostics, source, color))
         }
         Err(error) => (None, format!("gotopy: error: {}: {error}\n", source.path())),
@@ -213,9 +213,7 @@ const PROGRESS_FROM: usize = 32;
 
 fn compile(args: &CompileArgs) -> ExitCode {
     use rayon::prelude::*;
-    let options = Options {
-        all_scopes: args.all_scopes,
-    };
+    let options = Options::new().all_scopes(args.all_scopes);
     let (mut jobs, mut problems) = (Vec::new(), Vec::new());
     for path in &args.paths {
         if path.is_dir() {
@@ -378,9 +376,7 @@ fn dis(args: &DisArgs) -> ExitCode {
 }
 
 fn check(args: &CheckArgs) -> ExitCode {
-    let options = Options {
-        all_scopes: args.all_scopes,
-    };
+    let options = Options::new().all_scopes(args.all_scopes);
     let color = match args.color {
         Color::Always => true,
         Color::Never => false,

@@ -66,7 +66,7 @@ fn compile_for_python(
     let source = Source::new(path, text);
     match compile_source(&source, options) {
         Ok(compiled) => Ok(vm.ctx.new_code(compiled.code)),
-        Err(CompileError::Rejected(diagnostics)) => {
+        Err(CompileError::Rejected { diagnostics, .. }) => {
             let first = diagnostics
                 .iter()
                 .find(|d| d.is_error())
@@ -126,9 +126,7 @@ mod _gotopy {
         all_scopes: rustpython_vm::function::OptionalArg<bool>,
         vm: &VirtualMachine,
     ) -> PyResult<PyRef<PyCode>> {
-        let options = Options {
-            all_scopes: all_scopes.unwrap_or(false),
-        };
+        let options = Options::new().all_scopes(all_scopes.unwrap_or(false));
         super::compile_for_python(&source, &path, options, vm)
     }
 

@@ -11,9 +11,27 @@
 //!   ([`compile::CompileError`]) and carry the same diagnostics.
 //! - [`rewrite::rewrite_code`]: the markers of a code object RustPython compiled without
 //!   gotopy, rewritten in place (the run-time decorator).
-//! - [`embed`]: gotopy inside a RustPython interpreter: the `goto` module and an import
-//!   hook; [`run`]: what `gotopy run` does with them.
 //! - [`bytecode`]: the instruction-list layer, disassembly and control-flow graphs.
+#![cfg_attr(
+    feature = "vm",
+    doc = "- [`embed`]: gotopy inside a RustPython interpreter: the `goto` module and an \
+           import hook; [`run`]: what `gotopy run` does with them (feature `vm`)."
+)]
+#![cfg_attr(
+    not(feature = "vm"),
+    doc = "- `embed` and `run`: gotopy inside a RustPython interpreter (feature `vm`, off \
+           in this build)."
+)]
+//!
+//! # Features
+//!
+//! - `vm` (default): the embedded interpreter (`rustpython-vm`, `-stdlib`, `-pylib`), for
+//!   `embed` and `run`.
+//! - `cli` (default, implies `vm`): the `gotopy` binary.
+//!
+//! Without them (`default-features = false`) the crate is the front end and the compile path:
+//! parse, scan, check, diagnostics, RustPython's code generator and the rewrite, with the
+//! parser and compiler crates as its only RustPython dependencies.
 //!
 //! Inside, a module goes parse → scan (scopes, frames, markers, label tables) → check
 //! (rules) → compile (prepare the syntax tree, RustPython's code generator, rewrite).
@@ -31,14 +49,18 @@ pub mod bytecode;
 mod check;
 pub mod compile;
 pub mod diagnostic;
+#[cfg(feature = "vm")]
 pub mod embed;
 mod parse;
 pub mod rewrite;
+#[cfg(feature = "vm")]
 pub mod run;
 mod scan;
 pub mod source;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
+/// Byte offsets and ranges into a [`Source`]'s text, as [`Diagnostic`]s hold them.
+pub use ruff_text_size::{TextRange, TextSize};
 pub use scan::Options;
 pub use source::Source;
 

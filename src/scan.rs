@@ -26,10 +26,34 @@ pub const MARKER_NAMES: [&str; 4] = ["goto", "label", "switch", "case"];
 pub const DECORATOR_NAMES: [&str; 3] = ["goto", "with_goto", "switch"];
 
 /// What the caller chose about which scopes are rewritten.
+///
+/// New choices may be added, so it is built from [`Options::new`] (the defaults) and its
+/// setters rather than written out field by field:
+///
+/// ```
+/// let options = gotopy::Options::new().all_scopes(true);
+/// assert!(options.all_scopes);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
     /// Rewrite every scope that contains markers, module and class bodies included.
+    /// Without it only functions decorated with `goto`, `with_goto` or `switch` are.
     pub all_scopes: bool,
+}
+
+impl Options {
+    /// The defaults: only decorated functions are rewritten.
+    pub fn new() -> Options {
+        Options::default()
+    }
+
+    /// Sets the field `all_scopes`.
+    #[must_use]
+    pub fn all_scopes(mut self, all_scopes: bool) -> Options {
+        self.all_scopes = all_scopes;
+        self
+    }
 }
 
 macro_rules! id_type {

@@ -26,7 +26,7 @@ fn ok_fixtures_compile_and_run() {
         let source = Source::new(common::shown(path), text.clone());
         let compiled = match compile_source(&source, common::fixture_options(&text)) {
             Ok(compiled) => compiled,
-            Err(CompileError::Rejected(diagnostics)) => panic!(
+            Err(CompileError::Rejected { diagnostics, .. }) => panic!(
                 "{}: an ok fixture must compile:\n{}",
                 path.display(),
                 render_text(&diagnostics, &source, false)
@@ -52,7 +52,7 @@ fn refused_fixtures_are_refused_by_design() {
     insta::glob!("../fixtures/refused", "*.py", |path| {
         let text = std::fs::read_to_string(path).unwrap();
         let source = Source::new(common::shown(path), text.clone());
-        let Err(CompileError::Rejected(diagnostics)) =
+        let Err(CompileError::Rejected { diagnostics, .. }) =
             compile_source(&source, common::fixture_options(&text))
         else {
             panic!("{}: a refused fixture must be refused", path.display());
@@ -142,7 +142,7 @@ fn a_label_the_compiler_removes_is_refused() {
         "@goto\ndef f():\n    goto .x\n    if False:\n        label .x\n    return 1\n",
     );
     match compile_source(&source, Options::default()) {
-        Err(CompileError::Rejected(diagnostics)) => {
+        Err(CompileError::Rejected { diagnostics, .. }) => {
             assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
             assert_eq!(diagnostics[0].code, Code::CannotRewrite);
             assert!(diagnostics[0].message.contains("`.x`"), "{diagnostics:?}");
@@ -183,7 +183,10 @@ fn assert_same_failure(path: &str, text: &str, plain: &rustpython_compiler::Comp
         (Err(CompileError::Codegen(message)), rustpython_compiler::CompileError::Codegen(_)) => {
             assert_eq!(message, plain.to_string(), "{path}")
         }
-        (Err(CompileError::Rejected(diagnostics)), rustpython_compiler::CompileError::Parse(_)) => {
+        (
+            Err(CompileError::Rejected { diagnostics, .. }),
+            rustpython_compiler::CompileError::Parse(_),
+        ) => {
             let [diagnostic] = diagnostics.as_slice() else {
                 panic!("{path}: expected one syntax error, got {diagnostics:?}");
             };

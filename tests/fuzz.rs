@@ -110,7 +110,7 @@ fn program() -> impl Strategy<Value = String> {
 
 /// Checks and compiles `text` both ways; panics (failing the case) on any panic inside.
 fn exercise(text: &str) {
-    for options in [Options::default(), Options { all_scopes: true }] {
+    for options in [Options::default(), Options::new().all_scopes(true)] {
         let source = Source::new("fuzz.py", text);
         let checked = catch_unwind(AssertUnwindSafe(|| check_source(&source, options)))
             .unwrap_or_else(|_| panic!("check panicked on:\n{text}"));
@@ -126,7 +126,7 @@ fn exercise(text: &str) {
                     .unwrap_or_else(|e| panic!("emitted code does not decode ({e}):\n{text}"));
             }
             // A refusal by design or a bad program is fine; a failure inside gotopy is not.
-            Err(CompileError::Rejected(diagnostics)) => {
+            Err(CompileError::Rejected { diagnostics, .. }) => {
                 let internal: Vec<_> = diagnostics
                     .iter()
                     .filter(|d| d.code == Code::Internal)

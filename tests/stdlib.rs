@@ -20,7 +20,7 @@ fn standard_library_checks_without_internal_errors() {
     let files = corpus::stdlib_sources();
     assert!(files.len() > 1000, "found only {} files", files.len());
     let (mut syntax_errors, mut warnings) = (0, 0);
-    for options in [Options::default(), Options { all_scopes: true }] {
+    for options in [Options::default(), Options::new().all_scopes(true)] {
         for (path, text) in &files {
             let source = Source::new(path.clone(), text.clone());
             let diagnostics = catch_unwind(AssertUnwindSafe(|| check_source(&source, options)))

@@ -31,18 +31,76 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::scan::{
     FrameId, FrameKind, MarkerId, MarkerKind, Module, Options, Scope, ScopeId, SwitchId,
 };
-use crate::source::Source;
+use crate::source::{Location, Source};
 
 /// Why a module could not be compiled.
+///
+/// Shown with `Display`, a rejection is its first error with its place and how many errors
+/// follow; [`crate::diagnostic::render_text`] shows all of them in full.
+///
+/// ```
+/// use gotopy::compile::compile_source;
+/// use gotopy::{Options, Source};
+///
+/// let source = Source::new("demo.py", "@goto\ndef f():\n    goto .a\n    goto .b\n");
+/// let Err(error) = compile_source(&source, Options::new()) else { panic!() };
+/// assert_eq!(
+///     error.to_string(),
+///     "demo.py:3:11: error[G002]: unknown label `.a` (and 1 more error)"
+/// );
+/// ```
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
-    /// The checker, or the rewrite, found errors; these are all the diagnostics.
-    #[error("{} error(s)", .0.iter().filter(|d| d.is_error()).count())]
-    Rejected(Vec<Diagnostic>),
+    /// The checker, or the rewrite, found errors.
+    #[error("{}", rejected_summary(path, *location, diagnostics))]
+    #[non_exhaustive]
+    Rejected {
+        /// All the diagnostics, the warnings found on the way included.
+        diagnostics: Vec<Diagnostic>,
+        /// The path of the module, as its [`Source`] reports it.
+        path: String,
+        /// Where the first error starts.
+        location: Location,
+    },
     /// RustPython's code generator refused the module (for example `return` outside a
     /// function); the message is its own.
     #[error("{0}")]
     Codegen(String),
+}
+
+/// A rejection of `source` with these diagnostics, which hold at least one error.
+fn rejected(diagnostics: Vec<Diagnostic>, source: &Source) -> CompileError {
+    let first = diagnostics
+        .iter()
+        .find(|d| d.is_error())
+        .or(diagnostics.first())
+        .map_or(TextSize::default(), |d| d.range.start());
+    CompileError::Rejected {
+        path: source.path().to_owned(),
+        location: source.location(first),
+        diagnostics,
+    }
+}
+
+/// `path:line:column: error[code]: message`, of the first error, and how many more follow.
+fn rejected_summary(path: &str, location: Location, diagnostics: &[Diagnostic]) -> String {
+    let mut errors = diagnostics.iter().filter(|d| d.is_error());
+    let Some(first) = errors.next() else {
+        return format!("{path}: rejected without an error");
+    };
+    let mut summary = format!(
+        "{path}:{}:{}: error[{}]: {}",
+        location.line,
+        location.column,
+        first.code.as_str(),
+        first.message
+    );
+    match errors.count() {
+        0 => {}
+        1 => summary.push_str(" (and 1 more error)"),
+        more => summary.push_str(&format!(" (and {more} more errors)")),
+    }
+    summary
 }
 
 /// A compiled module: the code object and the warnings found on the way.
@@ -58,11 +116,11 @@ pub struct Compiled {
 /// A module with no marker in a rewritten scope compiles to exactly what
 /// `rustpython_compiler::compile(text, Mode::Exec, path, CompileOpts::default())` gives.
 pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, CompileError> {
-    let parsed = crate::parse::parse(source).map_err(|e| CompileError::Rejected(vec![e]))?;
+    let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
     let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), options);
     let diagnostics = crate::check::check(&module, source);
     if diagnostics.iter().any(Diagnostic::is_error) {
-        return Err(CompileError::Rejected(diagnostics));
+        return Err(rejected(diagnostics, source));
     }
     let file = SourceFileBuilder::new(source.path(), source.text()).finish();
     let mut ast = parsed.into_syntax();
@@ -85,18 +143,23 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
         caught(|| {
             let mut rewriter = Rewriter::new(&module, &rewritten, &prepared, &file);
             for_each_code_mut(&mut code, &mut |code| rewriter.rewrite(code))
-                .map_err(|e| CompileError::Rejected(vec![e]))?;
-            rewriter.all_labels_placed()
+                .map_err(|e| rejected(vec![e], source))?;
+            rewriter
+                .all_labels_placed()
+                .map_err(|lost| rejected(lost, source))
         })
         .unwrap_or_else(|message| {
-            Err(CompileError::Rejected(vec![
-                Diagnostic::new(
-                    Code::Internal,
-                    TextRange::default(),
-                    format!("internal error: the rewrite panicked: {message}"),
-                )
-                .help(REPORT),
-            ]))
+            Err(rejected(
+                vec![
+                    Diagnostic::new(
+                        Code::Internal,
+                        TextRange::default(),
+                        format!("internal error: the rewrite panicked: {message}"),
+                    )
+                    .help(REPORT),
+                ],
+                source,
+            ))
         })?;
     }
     Ok(Compiled {
@@ -112,6 +175,9 @@ thread_local! {
 /// Whether this thread is inside code whose panics gotopy catches and reports as errors of
 /// the file: RustPython's code generator (which panics on some valid programs) or gotopy's
 /// own rewrite. A panic hook can stay quiet about those.
+///
+/// Not API: public only for the `gotopy` binary's panic hook.
+#[doc(hidden)]
 pub fn in_codegen() -> bool {
     IN_CODEGEN.get()
 }
@@ -675,7 +741,7 @@ impl<'a> Rewriter<'a> {
             .source_location(offset, PositionEncoding::Utf8)
     }
 
-    fn all_labels_placed(&self) -> Result<(), CompileError> {
+    fn all_labels_placed(&self) -> Result<(), Vec<Diagnostic>> {
         let placed = &self.placed;
         let mut lost = Vec::new();
         for &(scope_id, marker) in self.markers.values() {
@@ -695,7 +761,7 @@ impl<'a> Rewriter<'a> {
             Ok(())
         } else {
             lost.sort_by_key(|d| d.range.start());
-            Err(CompileError::Rejected(lost))
+            Err(lost)
         }
     }
 

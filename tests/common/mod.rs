@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
+#[cfg(feature = "cli")]
 use std::process::{Command, Output};
 
 use gotopy::Options;
@@ -44,12 +45,11 @@ pub fn header(text: &str) -> String {
 
 /// Options a fixture asks for with a `# gotopy: all-scopes` line among its first lines.
 pub fn fixture_options(text: &str) -> Options {
-    Options {
-        all_scopes: text
-            .lines()
+    Options::new().all_scopes(
+        text.lines()
             .take(5)
             .any(|line| line.trim() == "# gotopy: all-scopes"),
-    }
+    )
 }
 
 /// Writes a scratch file for this test process.
@@ -62,6 +62,7 @@ pub fn write(name: &str, text: &str) -> std::path::PathBuf {
 }
 
 /// `gotopy run PATH ARGS...`, colour off.
+#[cfg(feature = "cli")]
 pub fn gotopy_run(path: &std::path::Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gotopy"))
         .arg("run")
@@ -74,6 +75,7 @@ pub fn gotopy_run(path: &std::path::Path, args: &[&str]) -> Output {
 
 /// Runs `with_goto` through `gotopy run` and `structured` through `python3`; both must
 /// succeed and print the same, non-empty output.
+#[cfg(feature = "cli")]
 pub fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
     let goto_path = write(&format!("{name}.py"), with_goto);
     let plain_path = write(&format!("{name}_plain.py"), structured);
