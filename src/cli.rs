@@ -157,7 +157,8 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
 }
 
 fn run_file(args: &RunArgs) -> ExitCode {
-    let (source, compiled) = match compile_file(&args.path, args.all_scopes) {
+    // Running a program prints errors only, as `python` does not lint (SPEC section 7).
+    let (source, compiled) = match compile_file(&args.path, args.all_scopes, Warnings::Hidden) {
         Ok(compiled) => compiled,
         Err(status) => return status,
     };
@@ -167,43 +168,58 @@ fn run_file(args: &RunArgs) -> ExitCode {
     ExitCode::from(gotopy::run::run_code(compiled.code, source.path(), argv))
 }
 
+/// Whether a command prints warnings beside errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Warnings {
+    /// `check`, and the build steps `compile` and `dis`.
+    Shown,
+    /// `run`: only what keeps the program from running.
+    Hidden,
+}
+
 /// Reads and compiles one file for `run` and `dis`, printing its diagnostics; the exit
 /// status when it cannot be read (2) or has errors (1).
 fn compile_file(
     path: &Path,
     all_scopes: bool,
+    warnings: Warnings,
 ) -> Result<(Source, gotopy::compile::Compiled), ExitCode> {
     let source = read_source(&Input::File(path.to_path_buf())).map_err(|message| {
         eprintln!("gotopy: error: {message}");
         ExitCode::from(BAD_INPUT)
     })?;
-    match compile_one(&source, Options { all_scopes }) {
+    let (compiled, report) = compile_reporting(&source, Options { all_scopes }, warnings);
+    eprint!("{report}");
+    match compiled {
         Some(compiled) => Ok((source, compiled)),
         None => Err(ExitCode::from(FOUND_ERRORS)),
     }
-}
-
-/// Compiles one input, printing its diagnostics to stderr; `None` after an error.
-fn compile_one(source: &Source, options: Options) -> Option<gotopy::compile::Compiled> {
-    let (compiled, report) = compile_reporting(source, options);
-    eprint!("{report}");
-    compiled
 }
 
 /// Compiles one input; also gives its diagnostics as text for stderr.
 fn compile_reporting(
     source: &Source,
     options: Options,
+    warnings: Warnings,
 ) -> (Option<gotopy::compile::Compiled>, String) {
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let render = |diagnostics: &[Diagnostic]| match warnings {
+        Warnings::Shown => render_text(diagnostics, source, color),
+        Warnings::Hidden => {
+            let errors: Vec<Diagnostic> = diagnostics
+                .iter()
+                .filter(|diagnostic| diagnostic.is_error())
+                .cloned()
+                .collect();
+            render_text(&errors, source, color)
+        }
+    };
     match gotopy::compile::compile_source(source, options) {
         Ok(compiled) => {
-            let report = render_text(&compiled.warnings, source, color);
+            let report = render(&compiled.warnings);
             (Some(compiled), report)
         }
-        Err(gotopy::compile::CompileError::Rejected(diagnostics)) => {
-            (None, render_text(&diagnostics, source, color))
-        }
+        Err(gotopy::compile::CompileError::Rejected(diagnostics)) => (None, render(&diagnostics)),
         Err(error) => (None, format!("gotopy: error: {}: {error}\n", source.path())),
     }
 }
@@ -300,7 +316,7 @@ fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
             };
         }
     };
-    let (compiled, report) = compile_reporting(&source, options);
+    let (compiled, report) = compile_reporting(&source, options, Warnings::Shown);
     let Some(compiled) = compiled else {
         return Compiling {
             report,
@@ -326,7 +342,7 @@ fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
 fn dis(args: &DisArgs) -> ExitCode {
     use gotopy::bytecode::{code_objects, control_flow_dot, disassemble_one};
     use rustpython_compiler::CodeObject;
-    let (source, compiled) = match compile_file(&args.path, args.all_scopes) {
+    let (source, compiled) = match compile_file(&args.path, args.all_scopes, Warnings::Shown) {
         Ok(compiled) => compiled,
         Err(status) => return status,
     };

@@ -1,7 +1,7 @@
 //! CLI tests: exit status, standard output and standard error of `gotopy`, as snapshots.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
@@ -173,4 +173,87 @@ fn dis_dot_needs_exactly_one_function() {
         "--function",
         "B.run"
     ]));
+}
+
+/// Runs `file` in `dir` with `python3` and with `gotopy run`, both printing UTF-8.
+fn python_and_gotopy(dir: &Path, file: &str) -> (Output, Output) {
+    let python = Command::new("python3")
+        .current_dir(dir)
+        .env("PYTHONIOENCODING", "utf-8")
+        .arg(file)
+        .output()
+        .expect("python3 runs");
+    let gotopy = gotopy()
+        .current_dir(dir)
+        .env("PYTHONIOENCODING", "utf-8")
+        .args(["run", file])
+        .output()
+        .expect("gotopy runs");
+    (python, gotopy)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Exit status, stdout and stderr, to compare two runs.
+fn outcome(output: &Output) -> (Option<i32>, String, String) {
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
+}
+
+/// A program python3 runs too: its labels never execute there. gotopy finds one unused
+/// label (G101) and markers in a scope it does not rewrite (G102).
+const LINTED: &str = "\
+def goto(function):
+    return function
+
+@goto
+def f():
+    return 'result'
+    label .unused
+
+def not_rewritten():
+    label .ordinary
+
+print(f())
+";
+
+/// `run` prints errors only, as `python` does not lint: same output and status as python3.
+/// `check` still warns, and so does `compile`, a build step.
+#[test]
+fn run_prints_no_warnings_as_python_does_not_lint() {
+    let dir = scratch("lint");
+    std::fs::write(dir.join("linted.py"), LINTED).unwrap();
+    let (python, gotopy_run) = python_and_gotopy(&dir, "linted.py");
+    assert_eq!(text(&python.stdout), "result\n");
+    assert_eq!(outcome(&gotopy_run), outcome(&python));
+    assert_cmd_snapshot!(
+        "check_still_warns",
+        gotopy().current_dir(&dir).args(["check", "linted.py"])
+    );
+    assert_cmd_snapshot!(
+        "compile_still_warns",
+        gotopy()
+            .current_dir(&dir)
+            .args(["compile", "linted.py", "-o", "linted.rpyc"])
+    );
+}
+
+/// A file with errors does not run, and `run` shows its errors without its warnings.
+#[test]
+fn run_shows_errors_without_warnings() {
+    let dir = scratch("run-errors");
+    let broken = EXAMPLE.replace("    return n\n", "    return n\n    label .unused\n");
+    std::fs::write(dir.join("broken.py"), broken).unwrap();
+    let check = gotopy()
+        .current_dir(&dir)
+        .args(["check", "broken.py"])
+        .output()
+        .unwrap();
+    assert!(text(&check.stdout).contains("warning[G101]"));
+    assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["run", "broken.py"]));
 }
