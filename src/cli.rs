@@ -16,7 +16,7 @@ use gotopy::{Diagnostic, Options, Source, check_source};
 const SUCCESS: u8 = 0;
 /// Exit status when some input has an error.
 const FOUND_ERRORS: u8 = 1;
-/// Exit status for usage errors and unreadable input.
+/// Exit status for usage errors, unreadable input and output that cannot be written.
 const BAD_INPUT: u8 = 2;
 
 #[derive(Debug, Parser)]
@@ -382,10 +382,13 @@ fn dis(args: &DisArgs) -> ExitCode {
         },
     };
     match shown {
-        Ok(shown) => {
-            print!("{shown}");
-            ExitCode::from(SUCCESS)
-        }
+        Ok(shown) => match print_stdout(&shown) {
+            Ok(()) => ExitCode::from(SUCCESS),
+            Err(message) => {
+                eprintln!("gotopy: error: {message}");
+                ExitCode::from(BAD_INPUT)
+            }
+        },
         Err(error) => {
             eprintln!("gotopy: error: {}: {error}", source.path());
             ExitCode::from(FOUND_ERRORS)
@@ -402,7 +405,7 @@ fn check(args: &CheckArgs) -> ExitCode {
         Color::Never => false,
         Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let (inputs, mut unreadable) = collect_inputs(&args.paths);
+    let (inputs, mut problems) = collect_inputs(&args.paths);
     let mut checked = Vec::new();
     for input in inputs {
         match read_source(&input) {
@@ -410,23 +413,24 @@ fn check(args: &CheckArgs) -> ExitCode {
                 let diagnostics = check_source(&source, options);
                 checked.push((source, diagnostics));
             }
-            Err(message) => unreadable.push(message),
+            Err(message) => problems.push(message),
         }
     }
-    let mut stdout = std::io::stdout().lock();
     let output = match args.format {
-        Format::Text => text_report(&checked, color),
+        Format::Text => Ok(text_report(&checked, color)),
         Format::Json => json_report(&checked),
     };
-    let _ = stdout.write_all(output.as_bytes());
-    let _ = stdout.flush();
-    for message in &unreadable {
+    // A report that cannot be made or written is a failure, never an empty result.
+    if let Err(message) = output.and_then(|output| print_stdout(&output)) {
+        problems.push(message);
+    }
+    for message in &problems {
         eprintln!("gotopy: error: {message}");
     }
     let has_errors = checked
         .iter()
         .any(|(_, diagnostics)| diagnostics.iter().any(Diagnostic::is_error));
-    ExitCode::from(if !unreadable.is_empty() {
+    ExitCode::from(if !problems.is_empty() {
         BAD_INPUT
     } else if has_errors {
         FOUND_ERRORS
@@ -460,7 +464,16 @@ fn plural(count: usize, noun: &str) -> String {
     }
 }
 
-fn json_report(checked: &[(Source, Vec<Diagnostic>)]) -> String {
+/// Writes `text` to standard output; why it could not.
+fn print_stdout(text: &str) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|error| format!("cannot write to standard output: {}", io_reason(&error)))
+}
+
+fn json_report(checked: &[(Source, Vec<Diagnostic>)]) -> Result<String, String> {
     let all: Vec<JsonDiagnostic> = checked
         .iter()
         .flat_map(|(source, diagnostics)| {
@@ -469,9 +482,10 @@ fn json_report(checked: &[(Source, Vec<Diagnostic>)]) -> String {
                 .map(move |diagnostic| JsonDiagnostic::new(diagnostic, source))
         })
         .collect();
-    let mut json = serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".to_owned());
+    let mut json = serde_json::to_string_pretty(&all)
+        .map_err(|error| format!("cannot write the diagnostics as JSON: {error}"))?;
     json.push('\n');
-    json
+    Ok(json)
 }
 
 /// Where source text comes from.

@@ -257,3 +257,31 @@ fn run_shows_errors_without_warnings() {
     assert!(text(&check.stdout).contains("warning[G101]"));
     assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["run", "broken.py"]));
 }
+
+/// Output that cannot be written is an error (exit 2, a message on stderr), never a
+/// silently missing or empty report.
+#[test]
+fn a_report_that_cannot_be_written_exits_two() {
+    let Ok(full) = std::fs::File::options().write(true).open("/dev/full") else {
+        eprintln!("skipped: this system has no /dev/full");
+        return;
+    };
+    let runs = [
+        vec!["check", "--format", "json", "examples/countdown.py"],
+        vec!["check", "--format", "text", "examples/countdown.py"],
+        vec!["dis", "examples/countdown.py"],
+    ];
+    for args in runs {
+        let output = gotopy()
+            .args(&args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            text(&output.stderr),
+            "gotopy: error: cannot write to standard output: no space left on device\n",
+            "{args:?}"
+        );
+    }
+}
