@@ -258,6 +258,38 @@ fn run_shows_errors_without_warnings() {
     assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["run", "broken.py"]));
 }
 
+/// `raise SystemExit(code)` exits with the status python3 exits with: the code modulo 256
+/// for integers that fit in 64 bits, 255 beyond, 1 with a message for other objects.
+#[test]
+fn system_exit_statuses_are_those_of_python() {
+    let dir = scratch("exit");
+    let codes = [
+        "0",
+        "1",
+        "255",
+        "256",
+        "257",
+        "-1",
+        "-256",
+        "2**31",
+        "2**32 + 5",
+        "2**40 + 7",
+        "2**63 - 1",
+        "-2**63",
+        "2**63",
+        "2**70",
+        "True",
+        "None",
+        "'message'",
+        "(1, 2)",
+    ];
+    for code in codes {
+        std::fs::write(dir.join("exit.py"), format!("raise SystemExit({code})\n")).unwrap();
+        let (python, gotopy_run) = python_and_gotopy(&dir, "exit.py");
+        assert_eq!(outcome(&gotopy_run), outcome(&python), "SystemExit({code})");
+    }
+}
+
 /// Output that cannot be written is an error (exit 2, a message on stderr), never a
 /// silently missing or empty report.
 #[test]
