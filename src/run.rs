@@ -75,6 +75,13 @@ pub fn run_source(
 fn interpreter(argv: Vec<String>) -> Interpreter {
     let mut settings = rustpython_vm::Settings::default();
     settings.argv = argv;
+    // RustPython would take the standard streams' encoding from a C locale it never sets
+    // up, that is ASCII, and fail on the first non-ASCII `print`. CPython on a UTF-8 or C
+    // locale (PEP 538, PEP 540) uses UTF-8 with `surrogateescape`, unless
+    // `PYTHONIOENCODING=encoding[:errors]` says otherwise.
+    let (encoding, errors) = stdio_encoding(std::env::var("PYTHONIOENCODING").ok().as_deref());
+    settings.stdio_encoding = Some(encoding);
+    settings.stdio_errors = errors;
     let builder = Interpreter::builder(settings);
     let natives = rustpython_stdlib::stdlib_module_defs(&builder.ctx);
     let builder = builder
@@ -85,4 +92,23 @@ fn interpreter(argv: Vec<String>) -> Interpreter {
         interpreter.enter(|vm| vm.print_exception(error));
     }
     interpreter
+}
+
+/// The standard streams' encoding and error handler, given `PYTHONIOENCODING`: either part
+/// may be left out (`latin-1`, `:replace`); an encoding without a handler is `strict`.
+fn stdio_encoding(variable: Option<&str>) -> (String, Option<String>) {
+    let (encoding, errors) = match variable {
+        Some(variable) => match variable.split_once(':') {
+            Some((encoding, errors)) => (encoding, Some(errors)),
+            None => (variable, None),
+        },
+        None => ("", None),
+    };
+    let errors = errors.filter(|errors| !errors.is_empty());
+    if encoding.is_empty() {
+        let errors = errors.unwrap_or("surrogateescape");
+        ("utf-8".to_owned(), Some(errors.to_owned()))
+    } else {
+        (encoding.to_owned(), errors.map(str::to_owned))
+    }
 }

@@ -290,6 +290,32 @@ fn system_exit_statuses_are_those_of_python() {
     }
 }
 
+/// Standard streams are UTF-8 with `surrogateescape`, as CPython's are under a UTF-8 or C
+/// locale: non-ASCII text prints as python3 prints it, and so do lone surrogates.
+#[test]
+fn non_ascii_output_prints_as_under_python() {
+    let dir = scratch("utf8-output");
+    std::fs::write(
+        dir.join("hello.py"),
+        "import sys\nprint('h\u{e9}llo \u{65e5}\u{672c} \u{1F600}')\nsys.stdout.write('\\udce9\\n')\n",
+    )
+    .unwrap();
+    for encoding in [None, Some("latin-1:replace")] {
+        let mut python = Command::new("python3");
+        let mut run = gotopy();
+        python.current_dir(&dir).env_remove("PYTHONIOENCODING");
+        run.current_dir(&dir).env_remove("PYTHONIOENCODING");
+        if let Some(encoding) = encoding {
+            python.env("PYTHONIOENCODING", encoding);
+            run.env("PYTHONIOENCODING", encoding);
+        }
+        let python = python.arg("hello.py").output().unwrap();
+        let run = run.args(["run", "hello.py"]).output().unwrap();
+        assert_eq!(run.stdout, python.stdout, "{encoding:?}");
+        assert_eq!(outcome(&run), outcome(&python), "{encoding:?}");
+    }
+}
+
 /// Output that cannot be written is an error (exit 2, a message on stderr), never a
 /// silently missing or empty report.
 #[test]
