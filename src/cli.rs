@@ -553,32 +553,7 @@ fn read_source(input: &Input) -> Result<Source, String> {
             (shown(path), bytes)
         }
     };
-    // Python ignores a UTF-8 byte order mark at the start of a source file.
-    let bytes = bytes
-        .strip_prefix(b"\xEF\xBB\xBF")
-        .unwrap_or(&bytes)
-        .to_vec();
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(Source::new(path, text)),
-        Err(error) => {
-            let at = error.utf8_error().valid_up_to();
-            let before = &error.as_bytes()[..at];
-            let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
-            let line_start = before
-                .iter()
-                .rposition(|&byte| byte == b'\n')
-                .map_or(0, |i| i + 1);
-            let column = String::from_utf8_lossy(&before[line_start..])
-                .chars()
-                .count()
-                + 1;
-            Err(format!(
-                "{path}: not valid UTF-8: undecodable byte 0x{:02x} at line {line}, column {column} \
-                 (gotopy reads source as UTF-8)",
-                error.as_bytes()[at]
-            ))
-        }
-    }
+    Source::from_bytes(path.as_str(), &bytes).map_err(|error| format!("{path}: {error}"))
 }
 
 /// An I/O error in words, without the OS error number.

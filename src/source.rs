@@ -1,8 +1,11 @@
 //! A Python source file as gotopy sees it: its display path, its text and a line index.
 //!
-//! This module turns byte offsets into the one-based line and character columns that
-//! diagnostics show. It knows nothing of markers or rules, and it never touches the file
-//! system: callers read the bytes and hand over the text.
+//! This module decodes a file's bytes as CPython does (`encoding`) and turns byte offsets
+//! into the one-based line and character columns that diagnostics show. It knows nothing
+//! of markers or rules, and it never touches the file system: callers read the bytes and
+//! hand them over, or the text.
+
+mod encoding;
 
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -10,6 +13,8 @@ use std::sync::OnceLock;
 use ruff_source_file::LineIndex;
 use ruff_text_size::TextSize;
 use serde::Serialize;
+
+pub use encoding::{DecodeError, decode};
 
 /// One source text with the path it is reported under.
 #[derive(Debug)]
@@ -41,6 +46,12 @@ impl Source {
             index: OnceLock::new(),
             snippet_lines: OnceLock::new(),
         }
+    }
+
+    /// A source from a file's bytes, decoded as CPython decodes a module: a UTF-8 byte order
+    /// mark, else a PEP 263 encoding declaration on line 1 or 2, else UTF-8 (see [`decode`]).
+    pub fn from_bytes(path: impl Into<String>, bytes: &[u8]) -> Result<Self, DecodeError> {
+        decode(bytes).map(|text| Self::new(path, text))
     }
 
     /// The path diagnostics report it under.

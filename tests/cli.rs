@@ -258,6 +258,113 @@ fn run_shows_errors_without_warnings() {
     assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["run", "broken.py"]));
 }
 
+/// Files in declared encodings (PEP 263), with a byte order mark, and with the declaration
+/// on line 2 after a shebang: `gotopy run` prints what `python3` prints.
+#[test]
+fn declared_encodings_run_as_under_python() {
+    let dir = scratch("encodings");
+    let files: &[(&str, &[u8])] = &[
+        (
+            "latin1.py",
+            b"# -*- coding: latin-1 -*-\ns = 'caf\xe9 \xa9 \xff \x80\x9f'\n\
+              print(s, len(s), s.encode('utf-8'), [hex(ord(c)) for c in s])\n",
+        ),
+        (
+            "iso.py",
+            b"# coding=ISO-8859-1\nprint([hex(ord(c)) for c in '\x80\x85\x9f\xa4'])\n",
+        ),
+        (
+            "cp1252.py",
+            b"# coding: cp1252\nprint('\x80 \x84quoted\x93 \x85', [hex(ord(c)) for c in '\x80\x85'])\n",
+        ),
+        (
+            "shebang.py",
+            b"#!/usr/bin/env python3\n# vim: set fileencoding=latin-1 :\nprint('\xe9t\xe9')\n",
+        ),
+        (
+            "eucjp.py",
+            b"# coding: euc-jp\nprint('\xc6\xfc\xcb\xdc\xb8\xec \xa1\xc1 \xa1\xc2 \xa1\xdd \xa1\xf1')\n",
+        ),
+        (
+            "sjis.py",
+            b"# coding: shift_jis\nprint('\x93\xfa\x96\x7b\x8c\xea \x81\x60 \x81\x61 \x81\x7c \x81\x91')\n",
+        ),
+        ("koi8.py", b"# coding: koi8-r\nprint('\xf0\xd2\xc9\xd7\xc5\xd4')\n"),
+        (
+            "bom.py",
+            b"\xef\xbb\xbf# coding: utf-8\nprint('\xc3\xa9', len('\xc3\xa9'))\n",
+        ),
+    ];
+    for (name, bytes) in files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        let (python, gotopy_run) = python_and_gotopy(&dir, name);
+        assert!(python.status.success(), "python3 runs {name}");
+        assert_eq!(outcome(&gotopy_run), outcome(&python), "{name}");
+    }
+}
+
+/// Diagnostics of a latin-1 file point into the decoded text: columns count characters.
+#[test]
+fn diagnostics_of_a_latin1_file_count_decoded_characters() {
+    let dir = scratch("latin1-check");
+    std::fs::write(
+        dir.join("caf\u{e9}.py"),
+        b"# coding: latin-1\n@goto\ndef f():\n    s = '\xe9\xe9\xe9'; goto .l\xe0\n",
+    )
+    .unwrap();
+    assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["check", "caf\u{e9}.py"]));
+}
+
+/// Encoding problems CPython refuses a file for are bad input (exit 2) with a message that
+/// says where; python3 refuses each of these files too.
+#[test]
+fn encoding_problems_exit_two_where_python_refuses_the_file() {
+    let dir = scratch("encoding-problems");
+    let files: &[(&str, &[u8])] = &[
+        ("unknown", b"# coding: klingon\nx = 1\n"),
+        ("utf16", b"# coding: utf-16\nx = 1\n"),
+        ("bom_and_latin1", b"\xef\xbb\xbf# coding: latin-1\nx = 1\n"),
+        // CPython compares the name with `utf-8` after only lowercasing and `_` to `-`.
+        (
+            "bom_and_utf8_spelled_utf8",
+            b"\xef\xbb\xbf# coding: utf8\nx = 1\n",
+        ),
+        (
+            "cp1252_undefined_byte",
+            b"# coding: cp1252\nx = '\xe9\x81'\n",
+        ),
+        ("ascii_declared", b"# coding: ascii\nx = '\xe9'\n"),
+        ("undeclared_latin1", b"x = 'caf\xe9'\n"),
+        ("declared_on_line_3", b"\n\n# coding: latin-1\nx = '\xe9'\n"),
+        (
+            "declared_after_code",
+            b"x = 1\n# coding: latin-1\nx = '\xe9'\n",
+        ),
+        ("euc_jp_truncated", b"# coding: euc_jp\nx = '\xc6'\n"),
+    ];
+    for (name, bytes) in files {
+        let file = format!("{name}.py");
+        std::fs::write(dir.join(&file), bytes).unwrap();
+        let python = Command::new("python3")
+            .current_dir(&dir)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(!python.status.success(), "python3 refuses {file}");
+        assert_cmd_snapshot!(
+            format!("encoding_problem_{name}"),
+            gotopy().current_dir(&dir).args(["check", &file])
+        );
+    }
+    let run = gotopy()
+        .current_dir(&dir)
+        .args(["run", "unknown.py"])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(text(&run.stderr).contains("declares encoding `klingon`"));
+}
+
 /// `raise SystemExit(code)` exits with the status python3 exits with: the code modulo 256
 /// for integers that fit in 64 bits, 255 beyond, 1 with a message for other objects.
 #[test]
