@@ -16,7 +16,7 @@ use gotopy::{Diagnostic, Options, Source, check_source};
 const SUCCESS: u8 = 0;
 /// Exit status when some input has an error.
 const FOUND_ERRORS: u8 = 1;
-/// Exit status for usage errors and unreadable input.
+/// Exit status for usage errors, unreadable input and output that cannot be written.
 const BAD_INPUT: u8 = 2;
 
 #[derive(Debug, Parser)]
@@ -157,7 +157,8 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
 }
 
 fn run_file(args: &RunArgs) -> ExitCode {
-    let (source, compiled) = match compile_file(&args.path, args.all_scopes) {
+    // Running a program prints errors only, as `python` does not lint (SPEC section 7).
+    let (source, compiled) = match compile_file(&args.path, args.all_scopes, Warnings::Hidden) {
         Ok(compiled) => compiled,
         Err(status) => return status,
     };
@@ -167,42 +168,60 @@ fn run_file(args: &RunArgs) -> ExitCode {
     ExitCode::from(gotopy::run::run_code(compiled.code, source.path(), argv))
 }
 
+/// Whether a command prints warnings beside errors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Warnings {
+    /// `check`, and the build steps `compile` and `dis`.
+    Shown,
+    /// `run`: only what keeps the program from running.
+    Hidden,
+}
+
 /// Reads and compiles one file for `run` and `dis`, printing its diagnostics; the exit
 /// status when it cannot be read (2) or has errors (1).
 fn compile_file(
     path: &Path,
     all_scopes: bool,
+    warnings: Warnings,
 ) -> Result<(Source, gotopy::compile::Compiled), ExitCode> {
     let source = read_source(&Input::File(path.to_path_buf())).map_err(|message| {
         eprintln!("gotopy: error: {message}");
         ExitCode::from(BAD_INPUT)
     })?;
-    match compile_one(&source, Options::new().all_scopes(all_scopes)) {
+    let options = Options::new().all_scopes(all_scopes);
+    let (compiled, report) = compile_reporting(&source, options, warnings);
+    eprint!("{report}");
+    match compiled {
         Some(compiled) => Ok((source, compiled)),
         None => Err(ExitCode::from(FOUND_ERRORS)),
     }
-}
-
-/// Compiles one input, printing its diagnostics to stderr; `None` after an error.
-fn compile_one(source: &Source, options: Options) -> Option<gotopy::compile::Compiled> {
-    let (compiled, report) = compile_reporting(source, options);
-    eprint!("{report}");
-    compiled
 }
 
 /// Compiles one input; also gives its diagnostics as text for stderr.
 fn compile_reporting(
     source: &Source,
     options: Options,
+    warnings: Warnings,
 ) -> (Option<gotopy::compile::Compiled>, String) {
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let render = |diagnostics: &[Diagnostic]| match warnings {
+        Warnings::Shown => render_text(diagnostics, source, color),
+        Warnings::Hidden => {
+            let errors: Vec<Diagnostic> = diagnostics
+                .iter()
+                .filter(|diagnostic| diagnostic.is_error())
+                .cloned()
+                .collect();
+            render_text(&errors, source, color)
+        }
+    };
     match gotopy::compile::compile_source(source, options) {
         Ok(compiled) => {
-            let report = render_text(&compiled.warnings, source, color);
+            let report = render(&compiled.warnings);
             (Some(compiled), report)
         }
         Err(gotopy::compile::CompileError::Rejected { diagnostics, .. }) => {
-            (None, render_text(&diagnostics, source, color))
+            (None, render(&diagnostics))
         }
         Err(error) => (None, format!("gotopy: error: {}: {error}\n", source.path())),
     }
@@ -298,7 +317,7 @@ fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
             };
         }
     };
-    let (compiled, report) = compile_reporting(&source, options);
+    let (compiled, report) = compile_reporting(&source, options, Warnings::Shown);
     let Some(compiled) = compiled else {
         return Compiling {
             report,
@@ -324,7 +343,7 @@ fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
 fn dis(args: &DisArgs) -> ExitCode {
     use gotopy::bytecode::{code_objects, control_flow_dot, disassemble_one};
     use rustpython_compiler::CodeObject;
-    let (source, compiled) = match compile_file(&args.path, args.all_scopes) {
+    let (source, compiled) = match compile_file(&args.path, args.all_scopes, Warnings::Shown) {
         Ok(compiled) => compiled,
         Err(status) => return status,
     };
@@ -364,10 +383,13 @@ fn dis(args: &DisArgs) -> ExitCode {
         },
     };
     match shown {
-        Ok(shown) => {
-            print!("{shown}");
-            ExitCode::from(SUCCESS)
-        }
+        Ok(shown) => match print_stdout(&shown) {
+            Ok(()) => ExitCode::from(SUCCESS),
+            Err(message) => {
+                eprintln!("gotopy: error: {message}");
+                ExitCode::from(BAD_INPUT)
+            }
+        },
         Err(error) => {
             eprintln!("gotopy: error: {}: {error}", source.path());
             ExitCode::from(FOUND_ERRORS)
@@ -382,7 +404,7 @@ fn check(args: &CheckArgs) -> ExitCode {
         Color::Never => false,
         Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let (inputs, mut unreadable) = collect_inputs(&args.paths);
+    let (inputs, mut problems) = collect_inputs(&args.paths);
     let mut checked = Vec::new();
     for input in inputs {
         match read_source(&input) {
@@ -390,23 +412,24 @@ fn check(args: &CheckArgs) -> ExitCode {
                 let diagnostics = check_source(&source, options);
                 checked.push((source, diagnostics));
             }
-            Err(message) => unreadable.push(message),
+            Err(message) => problems.push(message),
         }
     }
-    let mut stdout = std::io::stdout().lock();
     let output = match args.format {
-        Format::Text => text_report(&checked, color),
+        Format::Text => Ok(text_report(&checked, color)),
         Format::Json => json_report(&checked),
     };
-    let _ = stdout.write_all(output.as_bytes());
-    let _ = stdout.flush();
-    for message in &unreadable {
+    // A report that cannot be made or written is a failure, never an empty result.
+    if let Err(message) = output.and_then(|output| print_stdout(&output)) {
+        problems.push(message);
+    }
+    for message in &problems {
         eprintln!("gotopy: error: {message}");
     }
     let has_errors = checked
         .iter()
         .any(|(_, diagnostics)| diagnostics.iter().any(Diagnostic::is_error));
-    ExitCode::from(if !unreadable.is_empty() {
+    ExitCode::from(if !problems.is_empty() {
         BAD_INPUT
     } else if has_errors {
         FOUND_ERRORS
@@ -440,7 +463,16 @@ fn plural(count: usize, noun: &str) -> String {
     }
 }
 
-fn json_report(checked: &[(Source, Vec<Diagnostic>)]) -> String {
+/// Writes `text` to standard output; why it could not.
+fn print_stdout(text: &str) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|error| format!("cannot write to standard output: {}", io_reason(&error)))
+}
+
+fn json_report(checked: &[(Source, Vec<Diagnostic>)]) -> Result<String, String> {
     let all: Vec<JsonDiagnostic> = checked
         .iter()
         .flat_map(|(source, diagnostics)| {
@@ -449,9 +481,10 @@ fn json_report(checked: &[(Source, Vec<Diagnostic>)]) -> String {
                 .map(move |diagnostic| JsonDiagnostic::new(diagnostic, source))
         })
         .collect();
-    let mut json = serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".to_owned());
+    let mut json = serde_json::to_string_pretty(&all)
+        .map_err(|error| format!("cannot write the diagnostics as JSON: {error}"))?;
     json.push('\n');
-    json
+    Ok(json)
 }
 
 /// Where source text comes from.
@@ -519,32 +552,7 @@ fn read_source(input: &Input) -> Result<Source, String> {
             (shown(path), bytes)
         }
     };
-    // Python ignores a UTF-8 byte order mark at the start of a source file.
-    let bytes = bytes
-        .strip_prefix(b"\xEF\xBB\xBF")
-        .unwrap_or(&bytes)
-        .to_vec();
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(Source::new(path, text)),
-        Err(error) => {
-            let at = error.utf8_error().valid_up_to();
-            let before = &error.as_bytes()[..at];
-            let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
-            let line_start = before
-                .iter()
-                .rposition(|&byte| byte == b'\n')
-                .map_or(0, |i| i + 1);
-            let column = String::from_utf8_lossy(&before[line_start..])
-                .chars()
-                .count()
-                + 1;
-            Err(format!(
-                "{path}: not valid UTF-8: undecodable byte 0x{:02x} at line {line}, column {column} \
-                 (gotopy reads source as UTF-8)",
-                error.as_bytes()[at]
-            ))
-        }
-    }
+    Source::from_bytes(path.as_str(), &bytes).map_err(|error| format!("{path}: {error}"))
 }
 
 /// An I/O error in words, without the OS error number.

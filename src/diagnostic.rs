@@ -5,6 +5,8 @@
 //! or as JSON. This module decides how a problem is shown, never whether it is one: the
 //! rules live in `check`.
 
+use std::ops::Range;
+
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use ruff_text_size::TextRange;
 use serde::Serialize;
@@ -180,20 +182,34 @@ fn report<'a>(diagnostic: &'a Diagnostic, source: &'a Source) -> Vec<Group<'a>> 
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
     };
-    let mut snippet = Snippet::source(source.text())
-        .line_start(1)
+    let primary = span(diagnostic.range, source);
+    let related: Vec<_> = diagnostic
+        .related
+        .iter()
+        .map(|related| (span(related.range, source), related.message.as_str()))
+        .collect();
+    // annotate-snippets reads its whole source for every report (line table, line count),
+    // so it gets only the lines the places are on: rendering a file's diagnostics then
+    // costs their number times the lines shown, not times the file's size.
+    let ends = related
+        .iter()
+        .flat_map(|(range, _)| [range.start, range.end])
+        .chain([primary.start, primary.end]);
+    let (low, high) = ends.fold((usize::MAX, 0), |(low, high), offset| {
+        (low.min(offset), high.max(offset))
+    });
+    let (line_start, lines) = source.snippet_lines(low, high);
+    let local = |range: &Range<usize>| range.start - lines.start..range.end - lines.start;
+    let mut snippet = Snippet::source(&source.text()[lines.clone()])
+        .line_start(line_start)
         .path(source.path())
         .annotation(
             AnnotationKind::Primary
-                .span(span(diagnostic.range, source))
+                .span(local(&primary))
                 .label(non_empty(&diagnostic.label)),
         );
-    for related in &diagnostic.related {
-        snippet = snippet.annotation(
-            AnnotationKind::Context
-                .span(span(related.range, source))
-                .label(related.message.as_str()),
-        );
+    for (range, message) in &related {
+        snippet = snippet.annotation(AnnotationKind::Context.span(local(range)).label(*message));
     }
     let mut group = level
         .primary_title(diagnostic.message.as_str())
@@ -210,7 +226,7 @@ fn non_empty(text: &str) -> Option<&str> {
 }
 
 /// A byte range annotate-snippets can show: clamped to the text and to character boundaries.
-fn span(range: TextRange, source: &Source) -> std::ops::Range<usize> {
+fn span(range: TextRange, source: &Source) -> Range<usize> {
     let text = source.text();
     let clamp = |offset: usize| {
         let mut offset = offset.min(text.len());
@@ -305,6 +321,84 @@ impl<'a> JsonDiagnostic<'a> {
                     span: JsonSpan::new(related.range, source),
                 })
                 .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report as annotate-snippets draws it from the whole text, as gotopy did before
+    /// it cut snippets to their lines: the oracle the cut snippets must match byte for byte.
+    fn whole_text(diagnostic: &Diagnostic, source: &Source) -> String {
+        let mut snippet = Snippet::source(source.text())
+            .line_start(1)
+            .path(source.path())
+            .annotation(
+                AnnotationKind::Primary
+                    .span(span(diagnostic.range, source))
+                    .label(non_empty(&diagnostic.label)),
+            );
+        for related in &diagnostic.related {
+            snippet = snippet.annotation(
+                AnnotationKind::Context
+                    .span(span(related.range, source))
+                    .label(related.message.as_str()),
+            );
+        }
+        let group = Level::WARNING
+            .primary_title(diagnostic.message.as_str())
+            .id(diagnostic.code.as_str())
+            .element(snippet);
+        let mut out = Renderer::plain().render(&[group]);
+        out.push_str("\n\n");
+        out
+    }
+
+    fn range(start: usize, end: usize) -> TextRange {
+        let at = |offset: usize| ruff_text_size::TextSize::new(offset as u32);
+        TextRange::new(at(start), at(end))
+    }
+
+    /// Every primary range, alone and with related places before, after and around it, in
+    /// texts with blank lines, CRLF and lone CR line ends, multi-byte characters, with and
+    /// without a final line end, and empty.
+    #[test]
+    fn snippets_cut_to_their_lines_render_as_the_whole_text_does() {
+        let texts = [
+            "",
+            "\n",
+            "a = 1",
+            "a = 1\n",
+            "def f():\n    label .a\n\n    goto .a\n",
+            "x\n\n\n\n\n\n\n\n\n\n\n\ny = 'é'\nz\n",
+            "if a:\r\n    b\r\n\r\nc\r\n",
+            "a\rb\nc\r\n",
+            "é\nàü\n€\n\u{1F600} = 1",
+            "first\nsecond\nthird\nfourth\nfifth\nsixth\nseventh",
+        ];
+        for text in texts {
+            let source = Source::new("t.py", text);
+            let len = text.len();
+            for start in 0..=len + 1 {
+                for end in start..=len + 1 {
+                    let primary =
+                        Diagnostic::new(Code::UnusedLabel, range(start, end), "m").label("here");
+                    let others = [(0, 0), (0, 1.min(len)), (len / 2, len), (len, len + 1)];
+                    let mut cases = vec![primary.clone()];
+                    for (low, high) in others {
+                        cases.push(primary.clone().related(range(low, high), "there"));
+                    }
+                    for diagnostic in cases {
+                        assert_eq!(
+                            render_text(std::slice::from_ref(&diagnostic), &source, false),
+                            whole_text(&diagnostic, &source),
+                            "{text:?} {diagnostic:?}"
+                        );
+                    }
+                }
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! CLI tests: exit status, standard output and standard error of `gotopy`, as snapshots.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
@@ -173,4 +173,280 @@ fn dis_dot_needs_exactly_one_function() {
         "--function",
         "B.run"
     ]));
+}
+
+/// Runs `file` in `dir` with `python3` and with `gotopy run`, both printing UTF-8.
+fn python_and_gotopy(dir: &Path, file: &str) -> (Output, Output) {
+    let python = Command::new("python3")
+        .current_dir(dir)
+        .env("PYTHONIOENCODING", "utf-8")
+        .arg(file)
+        .output()
+        .expect("python3 runs");
+    let gotopy = gotopy()
+        .current_dir(dir)
+        .env("PYTHONIOENCODING", "utf-8")
+        .args(["run", file])
+        .output()
+        .expect("gotopy runs");
+    (python, gotopy)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Exit status, stdout and stderr, to compare two runs.
+fn outcome(output: &Output) -> (Option<i32>, String, String) {
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
+}
+
+/// A program python3 runs too: its labels never execute there. gotopy finds one unused
+/// label (G101) and markers in a scope it does not rewrite (G102).
+const LINTED: &str = "\
+def goto(function):
+    return function
+
+@goto
+def f():
+    return 'result'
+    label .unused
+
+def not_rewritten():
+    label .ordinary
+
+print(f())
+";
+
+/// `run` prints errors only, as `python` does not lint: same output and status as python3.
+/// `check` still warns, and so does `compile`, a build step.
+#[test]
+fn run_prints_no_warnings_as_python_does_not_lint() {
+    let dir = scratch("lint");
+    std::fs::write(dir.join("linted.py"), LINTED).unwrap();
+    let (python, gotopy_run) = python_and_gotopy(&dir, "linted.py");
+    assert_eq!(text(&python.stdout), "result\n");
+    assert_eq!(outcome(&gotopy_run), outcome(&python));
+    assert_cmd_snapshot!(
+        "check_still_warns",
+        gotopy().current_dir(&dir).args(["check", "linted.py"])
+    );
+    assert_cmd_snapshot!(
+        "compile_still_warns",
+        gotopy()
+            .current_dir(&dir)
+            .args(["compile", "linted.py", "-o", "linted.rpyc"])
+    );
+}
+
+/// A file with errors does not run, and `run` shows its errors without its warnings.
+#[test]
+fn run_shows_errors_without_warnings() {
+    let dir = scratch("run-errors");
+    let broken = EXAMPLE.replace("    return n\n", "    return n\n    label .unused\n");
+    std::fs::write(dir.join("broken.py"), broken).unwrap();
+    let check = gotopy()
+        .current_dir(&dir)
+        .args(["check", "broken.py"])
+        .output()
+        .unwrap();
+    assert!(text(&check.stdout).contains("warning[G101]"));
+    assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["run", "broken.py"]));
+}
+
+/// Files in declared encodings (PEP 263), with a byte order mark, and with the declaration
+/// on line 2 after a shebang: `gotopy run` prints what `python3` prints.
+#[test]
+fn declared_encodings_run_as_under_python() {
+    let dir = scratch("encodings");
+    let files: &[(&str, &[u8])] = &[
+        (
+            "latin1.py",
+            b"# -*- coding: latin-1 -*-\ns = 'caf\xe9 \xa9 \xff \x80\x9f'\n\
+              print(s, len(s), s.encode('utf-8'), [hex(ord(c)) for c in s])\n",
+        ),
+        (
+            "iso.py",
+            b"# coding=ISO-8859-1\nprint([hex(ord(c)) for c in '\x80\x85\x9f\xa4'])\n",
+        ),
+        (
+            "cp1252.py",
+            b"# coding: cp1252\nprint('\x80 \x84quoted\x93 \x85', [hex(ord(c)) for c in '\x80\x85'])\n",
+        ),
+        (
+            "shebang.py",
+            b"#!/usr/bin/env python3\n# vim: set fileencoding=latin-1 :\nprint('\xe9t\xe9')\n",
+        ),
+        (
+            "eucjp.py",
+            b"# coding: euc-jp\nprint('\xc6\xfc\xcb\xdc\xb8\xec \xa1\xc1 \xa1\xc2 \xa1\xdd \xa1\xf1')\n",
+        ),
+        (
+            "sjis.py",
+            b"# coding: shift_jis\nprint('\x93\xfa\x96\x7b\x8c\xea \x81\x60 \x81\x61 \x81\x7c \x81\x91')\n",
+        ),
+        ("koi8.py", b"# coding: koi8-r\nprint('\xf0\xd2\xc9\xd7\xc5\xd4')\n"),
+        (
+            "bom.py",
+            b"\xef\xbb\xbf# coding: utf-8\nprint('\xc3\xa9', len('\xc3\xa9'))\n",
+        ),
+    ];
+    for (name, bytes) in files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        let (python, gotopy_run) = python_and_gotopy(&dir, name);
+        assert!(python.status.success(), "python3 runs {name}");
+        assert_eq!(outcome(&gotopy_run), outcome(&python), "{name}");
+    }
+}
+
+/// Diagnostics of a latin-1 file point into the decoded text: columns count characters.
+#[test]
+fn diagnostics_of_a_latin1_file_count_decoded_characters() {
+    let dir = scratch("latin1-check");
+    std::fs::write(
+        dir.join("caf\u{e9}.py"),
+        b"# coding: latin-1\n@goto\ndef f():\n    s = '\xe9\xe9\xe9'; goto .l\xe0\n",
+    )
+    .unwrap();
+    assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["check", "caf\u{e9}.py"]));
+}
+
+/// Encoding problems CPython refuses a file for are bad input (exit 2) with a message that
+/// says where; python3 refuses each of these files too.
+#[test]
+fn encoding_problems_exit_two_where_python_refuses_the_file() {
+    let dir = scratch("encoding-problems");
+    let files: &[(&str, &[u8])] = &[
+        ("unknown", b"# coding: klingon\nx = 1\n"),
+        ("utf16", b"# coding: utf-16\nx = 1\n"),
+        ("bom_and_latin1", b"\xef\xbb\xbf# coding: latin-1\nx = 1\n"),
+        // CPython compares the name with `utf-8` after only lowercasing and `_` to `-`.
+        (
+            "bom_and_utf8_spelled_utf8",
+            b"\xef\xbb\xbf# coding: utf8\nx = 1\n",
+        ),
+        (
+            "cp1252_undefined_byte",
+            b"# coding: cp1252\nx = '\xe9\x81'\n",
+        ),
+        ("ascii_declared", b"# coding: ascii\nx = '\xe9'\n"),
+        ("undeclared_latin1", b"x = 'caf\xe9'\n"),
+        ("declared_on_line_3", b"\n\n# coding: latin-1\nx = '\xe9'\n"),
+        (
+            "declared_after_code",
+            b"x = 1\n# coding: latin-1\nx = '\xe9'\n",
+        ),
+        ("euc_jp_truncated", b"# coding: euc_jp\nx = '\xc6'\n"),
+    ];
+    for (name, bytes) in files {
+        let file = format!("{name}.py");
+        std::fs::write(dir.join(&file), bytes).unwrap();
+        let python = Command::new("python3")
+            .current_dir(&dir)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(!python.status.success(), "python3 refuses {file}");
+        assert_cmd_snapshot!(
+            format!("encoding_problem_{name}"),
+            gotopy().current_dir(&dir).args(["check", &file])
+        );
+    }
+    let run = gotopy()
+        .current_dir(&dir)
+        .args(["run", "unknown.py"])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(text(&run.stderr).contains("declares encoding `klingon`"));
+}
+
+/// `raise SystemExit(code)` exits with the status python3 exits with: the code modulo 256
+/// for integers that fit in 64 bits, 255 beyond, 1 with a message for other objects.
+#[test]
+fn system_exit_statuses_are_those_of_python() {
+    let dir = scratch("exit");
+    let codes = [
+        "0",
+        "1",
+        "255",
+        "256",
+        "257",
+        "-1",
+        "-256",
+        "2**31",
+        "2**32 + 5",
+        "2**40 + 7",
+        "2**63 - 1",
+        "-2**63",
+        "2**63",
+        "2**70",
+        "True",
+        "None",
+        "'message'",
+        "(1, 2)",
+    ];
+    for code in codes {
+        std::fs::write(dir.join("exit.py"), format!("raise SystemExit({code})\n")).unwrap();
+        let (python, gotopy_run) = python_and_gotopy(&dir, "exit.py");
+        assert_eq!(outcome(&gotopy_run), outcome(&python), "SystemExit({code})");
+    }
+}
+
+/// Standard streams are UTF-8 with `surrogateescape`, as CPython's are under a UTF-8 or C
+/// locale: non-ASCII text prints as python3 prints it, and so do lone surrogates.
+#[test]
+fn non_ascii_output_prints_as_under_python() {
+    let dir = scratch("utf8-output");
+    std::fs::write(
+        dir.join("hello.py"),
+        "import sys\nprint('h\u{e9}llo \u{65e5}\u{672c} \u{1F600}')\nsys.stdout.write('\\udce9\\n')\n",
+    )
+    .unwrap();
+    for encoding in [None, Some("latin-1:replace")] {
+        let mut python = Command::new("python3");
+        let mut run = gotopy();
+        python.current_dir(&dir).env_remove("PYTHONIOENCODING");
+        run.current_dir(&dir).env_remove("PYTHONIOENCODING");
+        if let Some(encoding) = encoding {
+            python.env("PYTHONIOENCODING", encoding);
+            run.env("PYTHONIOENCODING", encoding);
+        }
+        let python = python.arg("hello.py").output().unwrap();
+        let run = run.args(["run", "hello.py"]).output().unwrap();
+        assert_eq!(run.stdout, python.stdout, "{encoding:?}");
+        assert_eq!(outcome(&run), outcome(&python), "{encoding:?}");
+    }
+}
+
+/// Output that cannot be written is an error (exit 2, a message on stderr), never a
+/// silently missing or empty report.
+#[test]
+fn a_report_that_cannot_be_written_exits_two() {
+    let Ok(full) = std::fs::File::options().write(true).open("/dev/full") else {
+        eprintln!("skipped: this system has no /dev/full");
+        return;
+    };
+    let runs = [
+        vec!["check", "--format", "json", "examples/countdown.py"],
+        vec!["check", "--format", "text", "examples/countdown.py"],
+        vec!["dis", "examples/countdown.py"],
+    ];
+    for args in runs {
+        let output = gotopy()
+            .args(&args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            text(&output.stderr),
+            "gotopy: error: cannot write to standard output: no space left on device\n",
+            "{args:?}"
+        );
+    }
 }
