@@ -134,8 +134,9 @@ fn label_name_range(marker: &Marker) -> TextRange {
     }
 }
 
-/// The frame rules of SPEC section 4 for a jump from `from` to `to`.
-fn jump(scope: &Scope, from: &Marker, to: &Marker, name: &str) -> Option<Diagnostic> {
+/// The frame rules of SPEC section 4 for a jump from `from` to `to`: the error, if the jump
+/// breaks one. Computed gotos dispatch only to the labels this accepts.
+pub(crate) fn jump(scope: &Scope, from: &Marker, to: &Marker, name: &str) -> Option<Diagnostic> {
     let source_path = scope.frame_path(from.frame);
     let target_path = scope.frame_path(to.frame);
     let common = source_path

@@ -93,6 +93,8 @@ fn copy_keys(body: &Body) -> Vec<Vec<usize>> {
     // Handlers of code already placed first, so that nested handler blocks find their owner;
     // then the first code nothing reached yet, as ordinary code, and again.
     let mut pending = protected.clone();
+    // Everything before this is placed: walks only ever add owners.
+    let mut placed = 0;
     loop {
         loop {
             let before = pending.len();
@@ -107,9 +109,10 @@ fn copy_keys(body: &Body) -> Vec<Vec<usize>> {
                 break;
             }
         }
-        let Some(unreached) = owner.iter().position(Option::is_none) else {
+        let Some(unreached) = (placed..owner.len()).find(|&at| owner[at].is_none()) else {
             break;
         };
+        placed = unreached;
         let handler = body.items[unreached..].iter().find_map(|item| match item {
             Item::Instr(instr) => Some(instr.handler),
             Item::Label(_) => None,

@@ -7,7 +7,7 @@ use rustpython_compiler::core::bytecode::{Arg, ComparisonOperator, ConstantData,
 use super::{Additions, Dispatch, GotoAt, Rewriter, Targets, frames_left, jump_op};
 use crate::bytecode::{Body, Handler, Instr, Item, Label};
 use crate::diagnostic::Diagnostic;
-use crate::scan::{CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, SwitchId};
+use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, SwitchId};
 
 impl Rewriter<'_> {
     /// A switch: the subject is on the stack; search the case values, then drop the
@@ -88,15 +88,11 @@ impl Rewriter<'_> {
     ) -> Result<Vec<Item>, Diagnostic> {
         let scope = &self.module.scopes[dispatch.scope_id.0];
         let goto = scope.marker(dispatch.marker);
-        let around: Vec<FrameId> = scope.frame_path(goto.frame);
         let mut names: Vec<&str> = Vec::new();
         for entry in scope.labels.iter() {
+            // Only the labels SPEC 4 lets this goto reach, by the checker's own rule.
             let label = scope.marker(entry.definition);
-            let enters = scope
-                .frame_path(label.frame)
-                .into_iter()
-                .any(|frame| scope.frame(frame).kind.is_frame() && !around.contains(&frame));
-            if enters
+            if crate::check::jump(scope, goto, label, &entry.name).is_some()
                 || !targets
                     .labels
                     .contains_key(&(entry.name.as_str(), dispatch.site.copy))
@@ -104,15 +100,6 @@ impl Rewriter<'_> {
                 continue;
             }
             let left = frames_left(scope, goto.frame, &entry.name);
-            // Leaving a `finally` body or an `except*` handler is never legal (SPEC 4).
-            if left.iter().any(|&frame| {
-                matches!(
-                    scope.frame(frame).kind,
-                    FrameKind::Finally | FrameKind::Except { is_star: true }
-                )
-            }) {
-                continue;
-            }
             if left
                 .iter()
                 .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
