@@ -6,6 +6,7 @@
 
 use std::process::ExitCode;
 
+use gotopy::embed::InterpreterBuilderExt as _;
 use rustpython_vm::{Interpreter, Settings};
 
 const SCRIPT: &str = r#"
@@ -43,8 +44,9 @@ fn main() -> ExitCode {
     let natives = rustpython_stdlib::stdlib_module_defs(&builder.ctx);
     let builder = builder
         .add_native_modules(&natives)
-        .add_frozen_modules(rustpython_pylib::FROZEN_STDLIB);
-    let interpreter = gotopy::embed::install(builder).build();
+        .add_frozen_modules(rustpython_pylib::FROZEN_STDLIB)
+        .init_gotopy();
+    let interpreter = builder.build();
     if let Err(error) = gotopy::embed::install_import_hook(&interpreter) {
         interpreter.enter(|vm| vm.print_exception(error));
         return ExitCode::FAILURE;

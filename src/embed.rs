@@ -1,20 +1,23 @@
 //! Embedding gotopy in a RustPython 0.5 interpreter.
 //!
-//! [`install`] adds two modules to an interpreter being built: `goto` (the names markers and
-//! decorators use, and the run-time decorator) and the native `_gotopy` (gotopy's compiler
-//! and run-time rewriter, for `goto`'s use). Once built, [`install_import_hook`] makes
+//! [`InterpreterBuilderExt::init_gotopy`] (or the function [`install`]) adds two modules to
+//! an interpreter being built: `goto` (the names markers and decorators use, and the
+//! run-time decorator) and the native `_gotopy` (gotopy's compiler and run-time rewriter,
+//! for `goto`'s use). Once built, [`install_import_hook`] makes
 //! every `.py` module the interpreter imports from a path go through gotopy's compiler.
 //! `gotopy run` does exactly this.
 //!
 //! ```no_run
+//! use gotopy::embed::InterpreterBuilderExt as _;
 //! use rustpython_vm::Interpreter;
 //!
 //! let builder = Interpreter::builder(rustpython_vm::Settings::default());
 //! let natives = rustpython_stdlib::stdlib_module_defs(&builder.ctx);
 //! let builder = builder
 //!     .add_native_modules(&natives)
-//!     .add_frozen_modules(rustpython_pylib::FROZEN_STDLIB);
-//! let interpreter = gotopy::embed::install(builder).build();
+//!     .add_frozen_modules(rustpython_pylib::FROZEN_STDLIB)
+//!     .init_gotopy();
+//! let interpreter = builder.build();
 //! gotopy::embed::install_import_hook(&interpreter).expect("the hook installs");
 //! interpreter.enter(|vm| {
 //!     let scope = vm.new_scope_with_builtins();
@@ -34,6 +37,32 @@ use crate::{Options, Source};
 
 /// The source of the run-time module `goto`.
 const GOTO_MODULE: &str = include_str!("python/goto.py");
+
+/// gotopy's set-up as an extension of RustPython's interpreter builder, the form
+/// RustPython's own `rustpython::InterpreterBuilderExt::init_stdlib` takes:
+///
+/// ```no_run
+/// use gotopy::embed::InterpreterBuilderExt as _;
+///
+/// let builder = rustpython_vm::Interpreter::builder(Default::default());
+/// let interpreter = builder.init_gotopy().build();
+/// gotopy::embed::install_import_hook(&interpreter).expect("the hook installs");
+/// ```
+///
+/// The import hook cannot be part of it: a builder's hooks run before the interpreter has
+/// initialised its import system, and the hook is a finder on `sys.meta_path` that needs it.
+/// So it is a second step, [`install_import_hook`], on the built interpreter.
+pub trait InterpreterBuilderExt {
+    /// Adds the modules `goto` and `_gotopy` ([`install`]).
+    #[must_use]
+    fn init_gotopy(self) -> Self;
+}
+
+impl InterpreterBuilderExt for InterpreterBuilder {
+    fn init_gotopy(self) -> Self {
+        install(self)
+    }
+}
 
 /// Adds the modules `goto` and `_gotopy` to an interpreter being built.
 pub fn install(builder: InterpreterBuilder) -> InterpreterBuilder {
