@@ -10,7 +10,8 @@ use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::scan::{
-    CaseKey, CaseValue, FrameKind, Marker, MarkerId, MarkerKind, Module, Scope, ScopeKind, SwitchId,
+    CaseKey, CaseValue, Frame, FrameKind, Marker, MarkerId, MarkerKind, Module, Scope, ScopeKind,
+    SwitchId,
 };
 use crate::source::Source;
 
@@ -28,7 +29,16 @@ pub fn check(module: &Module, source: &Source) -> Vec<Diagnostic> {
     diagnostics
 }
 
+/// Every rule for a scope gotopy rewrites.
 fn rewritten_scope(module: &Module, scope: &Scope, source: &Source, out: &mut Vec<Diagnostic>) {
+    misplaced_markers(scope, source, out);
+    bound_marker_names(scope, out);
+    marker_rules(module, scope, source, out);
+    label_rules(scope, out);
+}
+
+/// Markers used inside an expression rather than as statements.
+fn misplaced_markers(scope: &Scope, source: &Source, out: &mut Vec<Diagnostic>) {
     for misplaced in &scope.misplaced {
         let diagnostic = Diagnostic::new(
             Code::MarkerInExpression,
@@ -48,6 +58,10 @@ fn rewritten_scope(module: &Module, scope: &Scope, source: &Source, out: &mut Ve
             ),
         });
     }
+}
+
+/// Marker names the scope binds as variables.
+fn bound_marker_names(scope: &Scope, out: &mut Vec<Diagnostic>) {
     for binding in &scope.bindings {
         out.push(
             Diagnostic::new(
@@ -66,10 +80,10 @@ fn rewritten_scope(module: &Module, scope: &Scope, source: &Source, out: &mut Ve
             )),
         );
     }
-    let has_computed_goto = scope
-        .markers
-        .iter()
-        .any(|marker| matches!(marker.kind, MarkerKind::ComputedGoto { .. }));
+}
+
+/// The rules of each marker: gotos, malformed markers, cases, switches.
+fn marker_rules(module: &Module, scope: &Scope, source: &Source, out: &mut Vec<Diagnostic>) {
     for (index, marker) in scope.markers.iter().enumerate() {
         match &marker.kind {
             MarkerKind::Goto { name, name_range } => match scope.labels.get(name) {
@@ -100,6 +114,14 @@ fn rewritten_scope(module: &Module, scope: &Scope, source: &Source, out: &mut Ve
             MarkerKind::Label { .. } | MarkerKind::ComputedGoto { .. } => {}
         }
     }
+}
+
+/// Labels defined twice, and labels no goto names (unless a computed goto may).
+fn label_rules(scope: &Scope, out: &mut Vec<Diagnostic>) {
+    let has_computed_goto = scope
+        .markers
+        .iter()
+        .any(|marker| matches!(marker.kind, MarkerKind::ComputedGoto { .. }));
     for entry in scope.labels.iter() {
         let first = label_name_range(scope.marker(entry.definition));
         for &again in &entry.redefinitions {
@@ -144,78 +166,85 @@ pub(crate) fn jump(scope: &Scope, from: &Marker, to: &Marker, name: &str) -> Opt
         .zip(&target_path)
         .take_while(|(a, b)| a == b)
         .count();
-    let entered = target_path[common..]
+    if let Some(frame) = target_path[common..]
         .iter()
         .map(|&id| scope.frame(id))
-        .find(|frame| frame.kind.is_frame());
-    if let Some(frame) = entered {
-        return Some(
-            Diagnostic::new(
-                Code::JumpIntoFrame,
-                from.range,
-                format!(
-                    "`goto .{name}` jumps into {} from outside it",
-                    a(frame.kind.describe())
-                ),
-            )
-            .label(format!("enters the {}", frame.kind.describe()))
-            .related(
-                frame.header,
-                format!("the {} starts here", frame.kind.describe()),
-            )
-            .related(
-                label_name_range(to),
-                format!("`.{name}` is defined inside it"),
-            )
-            .help(entering_help(frame.kind)),
-        );
-    }
-    let left = source_path[common..]
-        .iter()
-        .rev()
-        .map(|&id| scope.frame(id));
-    if let Some(handler) = left
-        .clone()
-        .find(|frame| frame.kind == FrameKind::Except { is_star: true })
+        .find(|frame| frame.kind.is_frame())
     {
-        return Some(
-            Diagnostic::new(
-                Code::GotoOutOfExceptStar,
-                from.range,
-                format!("`goto .{name}` leaves an `except*` handler"),
-            )
-            .label("leaves the `except*` handler")
-            .related(handler.header, "the `except*` handler starts here")
-            .related(
-                label_name_range(to),
-                format!("`.{name}` is defined outside it"),
-            )
-            .help(
-                "Python forbids `break`, `continue` and `return` out of an `except*` handler, \
-                 and a goto is refused there for the same reason; set a flag in the handler and \
-                 jump after the whole `try` statement",
-            ),
-        );
+        return Some(into_frame(from, to, name, frame));
     }
-    let finally = left
-        .clone()
-        .find(|frame| frame.kind == FrameKind::Finally)?;
-    Some(
-        Diagnostic::new(
-            Code::GotoOutOfFinally,
-            from.range,
-            format!("`goto .{name}` leaves a `finally` body"),
-        )
-        .label("leaves the `finally` body")
-        .related(finally.header, "the `finally` body starts here")
-        .related(
-            label_name_range(to),
-            format!("`.{name}` is defined outside it"),
-        )
-        .help(
-            "leaving a `finally` body would discard an exception in flight (see PEP 765); \
-             jump to a label inside it, or after the whole `try` statement from its `try` body",
+    let left = || {
+        source_path[common..]
+            .iter()
+            .rev()
+            .map(|&id| scope.frame(id))
+    };
+    // Leaving an `except*` handler is reported first, whichever of the two is innermost.
+    if let Some(handler) = left().find(|frame| frame.kind == FrameKind::Except { is_star: true }) {
+        return Some(out_of_except_star(from, to, name, handler));
+    }
+    let finally = left().find(|frame| frame.kind == FrameKind::Finally)?;
+    Some(out_of_finally(from, to, name, finally))
+}
+
+/// `JumpIntoFrame`: the goto enters `frame` from outside it.
+fn into_frame(from: &Marker, to: &Marker, name: &str, frame: &Frame) -> Diagnostic {
+    Diagnostic::new(
+        Code::JumpIntoFrame,
+        from.range,
+        format!(
+            "`goto .{name}` jumps into {} from outside it",
+            a(frame.kind.describe())
         ),
+    )
+    .label(format!("enters the {}", frame.kind.describe()))
+    .related(
+        frame.header,
+        format!("the {} starts here", frame.kind.describe()),
+    )
+    .related(
+        label_name_range(to),
+        format!("`.{name}` is defined inside it"),
+    )
+    .help(entering_help(frame.kind))
+}
+
+/// `GotoOutOfExceptStar`: the goto leaves the `except*` handler `handler`.
+fn out_of_except_star(from: &Marker, to: &Marker, name: &str, handler: &Frame) -> Diagnostic {
+    Diagnostic::new(
+        Code::GotoOutOfExceptStar,
+        from.range,
+        format!("`goto .{name}` leaves an `except*` handler"),
+    )
+    .label("leaves the `except*` handler")
+    .related(handler.header, "the `except*` handler starts here")
+    .related(
+        label_name_range(to),
+        format!("`.{name}` is defined outside it"),
+    )
+    .help(
+        "Python forbids `break`, `continue` and `return` out of an `except*` handler, \
+         and a goto is refused there for the same reason; set a flag in the handler and \
+         jump after the whole `try` statement",
+    )
+}
+
+/// `GotoOutOfFinally`: the goto leaves the `finally` body `finally`.
+fn out_of_finally(from: &Marker, to: &Marker, name: &str, finally: &Frame) -> Diagnostic {
+    Diagnostic::new(
+        Code::GotoOutOfFinally,
+        from.range,
+        format!("`goto .{name}` leaves a `finally` body"),
+    )
+    .label("leaves the `finally` body")
+    .related(finally.header, "the `finally` body starts here")
+    .related(
+        label_name_range(to),
+        format!("`.{name}` is defined outside it"),
+    )
+    .help(
+        "leaving a `finally` body would discard an exception in flight (see PEP 765); \
+         jump to a label inside it, or after the whole `try` statement from its `try` body",
     )
 }
 
