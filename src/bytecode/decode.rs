@@ -116,7 +116,10 @@ impl Decoder<'_> {
         let mut targets = Vec::with_capacity(self.starts.len());
         for index in 0..self.starts.len() {
             let Start {
-                offset, op, arg, size,
+                offset,
+                op,
+                arg,
+                size,
             } = self.starts[index];
             targets.push(match target_of(op, arg, offset + size) {
                 Some(target) => Some(self.label_at(offset, target)?),

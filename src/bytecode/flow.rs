@@ -124,9 +124,7 @@ impl<'a> Flow<'a> {
         index: usize,
     ) -> impl Iterator<Item = Result<Edge, BytecodeError>> + use<'_, 'a> {
         let instr = self.instrs.get(index);
-        let edge = |label: Label, kind: EdgeKind| {
-            self.index_of(label).map(|to| Edge { to, kind })
-        };
+        let edge = |label: Label, kind: EdgeKind| self.index_of(label).map(|to| Edge { to, kind });
         let handler = instr
             .and_then(|instr| instr.handler)
             .map(|handler| edge(handler.target, EdgeKind::Handler(handler)));
@@ -159,7 +157,9 @@ impl<'a> Flow<'a> {
         }
         for index in 0..self.len() {
             let edges = self.successors(index).collect::<Result<Vec<Edge>, _>>()?;
-            let branches = edges.iter().filter(|edge| edge.kind != EdgeKind::FallThrough);
+            let branches = edges
+                .iter()
+                .filter(|edge| edge.kind != EdgeKind::FallThrough);
             starts.extend(branches.map(|edge| edge.to));
             let goes_on = edges.iter().any(|edge| edge.kind == EdgeKind::FallThrough);
             if (edges.iter().any(Edge::is_jump) || !goes_on) && index + 1 < self.len() {

@@ -108,7 +108,11 @@ impl Reader<'_> {
     fn signed_varint(&mut self) -> Result<i32, BytecodeError> {
         let value = self.varint()?;
         let magnitude = (value >> 1) as i32;
-        Ok(if value & 1 != 0 { -magnitude } else { magnitude })
+        Ok(if value & 1 != 0 {
+            -magnitude
+        } else {
+            magnitude
+        })
     }
 
     /// The entry of kind `kind`, after a header; `line` is the previous entry's line and
@@ -186,7 +190,11 @@ pub(super) fn decode_line_table(
 
 /// The line table for one entry per code unit, encoded exactly as RustPython's code
 /// generator encodes it.
-pub(super) fn encode_line_table(entries: &[LineEntry], first_line: i32, columns: bool) -> Box<[u8]> {
+pub(super) fn encode_line_table(
+    entries: &[LineEntry],
+    first_line: i32,
+    columns: bool,
+) -> Box<[u8]> {
     let mut table = Vec::new();
     let mut previous = first_line;
     let mut i = 0;

@@ -135,8 +135,7 @@ fn owners(flow: &Flow, protected: &[Protected]) -> Vec<Option<Owner>> {
     let mut placed = 0;
     loop {
         ownership.walk_handlers(&mut pending);
-        let Some(unreached) = (placed..flow.len()).find(|&at| ownership.owner[at].is_none())
-        else {
+        let Some(unreached) = (placed..flow.len()).find(|&at| ownership.owner[at].is_none()) else {
             break;
         };
         placed = unreached;
