@@ -51,6 +51,7 @@ impl Body {
                 .map(|(index, start)| (start.offset, index))
                 .collect(),
             body: Body {
+                // Room for the labels too, about one per four instructions.
                 items: Vec::with_capacity(starts.len() + starts.len() / 4),
                 next_label: 0,
                 first_line,
@@ -67,6 +68,15 @@ impl Body {
     }
 }
 
+/// The bits of an argument each code unit holds: an instruction's own unit the lowest,
+/// each `EXTENDED_ARG` prefix before it the next higher ones.
+const BITS_PER_UNIT: u32 = 8;
+
+/// `arg` with the argument byte of `unit` appended below it.
+fn fold_arg(arg: u32, unit: &CodeUnit) -> u32 {
+    (arg << BITS_PER_UNIT) | u32::from(u8::from(unit.arg))
+}
+
 /// Where each instruction starts, with its opcode, full argument and size.
 fn instruction_starts(units: &[CodeUnit]) -> Result<Vec<Start>, BytecodeError> {
     let mut starts = Vec::new();
@@ -75,14 +85,14 @@ fn instruction_starts(units: &[CodeUnit]) -> Result<Vec<Start>, BytecodeError> {
         let start = offset;
         let mut arg = 0u32;
         while matches!(units[offset].op, Instruction::ExtendedArg) {
-            arg = (arg << 8) | u32::from(u8::from(units[offset].arg));
+            arg = fold_arg(arg, &units[offset]);
             offset += 1;
             if offset == units.len() {
                 return Err(BytecodeError::Truncated(start));
             }
         }
         let op = units[offset].op;
-        arg = (arg << 8) | u32::from(u8::from(units[offset].arg));
+        arg = fold_arg(arg, &units[offset]);
         offset += 1 + op.cache_entries();
         if offset > units.len() {
             return Err(BytecodeError::Truncated(start));
@@ -190,7 +200,8 @@ impl Decoder<'_> {
     }
 }
 
-/// `co_firstlineno`, which the line table counts from.
+/// `co_firstlineno`, which the line table counts from (1, as in CPython, when the code
+/// object has none).
 pub(super) fn code_first_line(code: &CodeObject) -> i32 {
     code.first_line_number.map_or(1, |line| line.get() as i32)
 }

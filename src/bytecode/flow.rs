@@ -169,3 +169,90 @@ impl<'a> Flow<'a> {
         Ok(starts)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rustpython_compiler::core::bytecode::Instruction;
+    use rustpython_compiler::{CompileOpts, Mode, compile};
+
+    use super::{Edge, EdgeKind, Flow};
+    use crate::bytecode::{Body, code_objects};
+
+    const SNIPPET: &str = "\
+def f(x):
+    while x:
+        x -= 1
+    try:
+        g()
+    except E:
+        pass
+    return x
+
+async def h(xs):
+    async for x in xs:
+        pass
+";
+
+    /// The body of the function `name` in [`SNIPPET`].
+    fn body_of(name: &str) -> Body {
+        let code = compile(SNIPPET, Mode::Exec, "<test>", CompileOpts::default()).unwrap();
+        let function = code_objects(&code)
+            .into_iter()
+            .find(|code| code.qualname.as_str() == name)
+            .unwrap();
+        Body::decode(function).unwrap()
+    }
+
+    fn edges(flow: &Flow, index: usize) -> Vec<Edge> {
+        flow.successors(index).map(Result::unwrap).collect()
+    }
+
+    /// The index of the first instruction that `is` picks out.
+    fn find(flow: &Flow, is: impl Fn(Instruction) -> bool) -> usize {
+        (0..flow.len())
+            .find(|&index| is(flow.instr(index).unwrap().op))
+            .unwrap()
+    }
+
+    #[test]
+    fn jumps_go_on_where_they_may_and_handlers_are_edges() {
+        let body = body_of("f");
+        let flow = body.flow();
+        let test = find(&flow, |op| matches!(op, Instruction::PopJumpIfFalse { .. }));
+        let kinds: Vec<EdgeKind> = edges(&flow, test).iter().map(|edge| edge.kind).collect();
+        assert_eq!(kinds, [EdgeKind::Jump, EdgeKind::FallThrough]);
+        assert_eq!(edges(&flow, test)[1].to, test + 1);
+        let back = find(&flow, |op| matches!(op, Instruction::JumpBackward { .. }));
+        match edges(&flow, back)[..] {
+            [
+                Edge {
+                    to,
+                    kind: EdgeKind::Jump,
+                },
+            ] => assert!(to < back),
+            ref other => panic!("JUMP_BACKWARD: {other:?}"),
+        }
+        let call = find(&flow, |op| matches!(op, Instruction::Call { .. }));
+        let handler = edges(&flow, call)[0];
+        assert!(matches!(handler.kind, EdgeKind::Handler(_)), "{handler:?}");
+        let caught = flow.instr(handler.to).unwrap().op;
+        assert!(matches!(caught, Instruction::PushExcInfo), "{caught:?}");
+        let ret = find(&flow, |op| matches!(op, Instruction::ReturnValue));
+        assert_eq!(edges(&flow, ret), []);
+        assert!(flow.block_starts().unwrap().contains(&handler.to));
+    }
+
+    #[test]
+    fn send_keeps_its_stack_and_end_async_for_names_no_edge() {
+        let body = body_of("h");
+        let flow = body.flow();
+        let send = find(&flow, |op| matches!(op, Instruction::Send { .. }));
+        let exit = edges(&flow, send).into_iter().find(Edge::is_jump).unwrap();
+        assert_eq!(exit.kind, EdgeKind::JumpKeepingStack);
+        let end_send = flow.instr(exit.to).unwrap().op;
+        assert!(matches!(end_send, Instruction::EndSend), "{end_send:?}");
+        let end = find(&flow, |op| matches!(op, Instruction::EndAsyncFor));
+        assert!(flow.instr(end).unwrap().target.is_some());
+        assert!(!edges(&flow, end).iter().any(Edge::is_jump));
+    }
+}

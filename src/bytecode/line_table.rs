@@ -56,6 +56,9 @@ const MAX_RUN: usize = 8;
 const SHORT_LAST: u8 = 9;
 const SHORT_COLUMN_STEP: i32 = 8;
 const SHORT_WIDTH_LIMIT: i32 = 16;
+/// The short form's second byte: the column's remainder above this shift, the width below.
+const SHORT_COLUMN_SHIFT: u8 = 4;
+const SHORT_WIDTH_MASK: u8 = 0xf;
 /// Kinds 10 to 12: one line, 0 to 2 below the previous entry's, and a column byte each for
 /// start and end.
 const ONE_LINE_0: u8 = 10;
@@ -72,6 +75,8 @@ const VARINT_CHUNK_BITS: u32 = 6;
 const VARINT_VALUE_MASK: u8 = 0x3f;
 const VARINT_MORE: u8 = 0x40;
 const VARINT_MAX_SHIFT: u32 = 30;
+/// The lowest bit of a signed varint, set when it is negative; the magnitude is above it.
+const VARINT_NEGATIVE: u32 = 1;
 
 /// Reads a line table byte by byte.
 struct Reader<'a> {
@@ -108,7 +113,7 @@ impl Reader<'_> {
     fn signed_varint(&mut self) -> Result<i32, BytecodeError> {
         let value = self.varint()?;
         let magnitude = (value >> 1) as i32;
-        Ok(if value & 1 != 0 {
+        Ok(if value & VARINT_NEGATIVE != 0 {
             -magnitude
         } else {
             magnitude
@@ -121,12 +126,13 @@ impl Reader<'_> {
         Ok(match kind {
             0..=SHORT_LAST => {
                 let byte = self.byte("short entry")?;
-                let col = i32::from(kind) * SHORT_COLUMN_STEP + i32::from(byte >> 4);
+                let col =
+                    i32::from(kind) * SHORT_COLUMN_STEP + i32::from(byte >> SHORT_COLUMN_SHIFT);
                 LineEntry {
                     line: *line,
                     end_line: *line,
                     col,
-                    end_col: col + i32::from(byte & 0xf),
+                    end_col: col + i32::from(byte & SHORT_WIDTH_MASK),
                 }
             }
             ONE_LINE_0..=ONE_LINE_2 => {
@@ -247,7 +253,8 @@ fn encode_entry(table: &mut Vec<u8>, entry: LineEntry, length: usize, delta: i32
     {
         let kind = (col / SHORT_COLUMN_STEP).min(i32::from(SHORT_LAST)) as u8;
         table.push(header(kind, length));
-        table.push((((col % SHORT_COLUMN_STEP) as u8) << 4) | (width as u8 & 0xf));
+        let remainder = (col % SHORT_COLUMN_STEP) as u8;
+        table.push((remainder << SHORT_COLUMN_SHIFT) | (width as u8 & SHORT_WIDTH_MASK));
     } else if (0..=i32::from(ONE_LINE_2 - ONE_LINE_0)).contains(&delta)
         && end_delta == 0
         && col < ONE_LINE_COLUMN_LIMIT

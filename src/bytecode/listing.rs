@@ -36,8 +36,8 @@ fn listing(code: &CodeObject) -> Result<(Body, Vec<Listed>), BytecodeError> {
     let mut last_line = None;
     let mut listed = Vec::new();
     for (index, instr) in body.instrs().enumerate() {
-        let line = (instr.line.line != last_line.unwrap_or(-2) && instr.line.line >= 0)
-            .then_some(instr.line.line);
+        let line =
+            (instr.line.line >= 0 && Some(instr.line.line) != last_line).then_some(instr.line.line);
         if line.is_some() {
             last_line = line;
         }
@@ -182,7 +182,9 @@ fn escape(text: &str) -> String {
 /// The two local-variable indices of a superinstruction's argument (`LOAD_FAST_LOAD_FAST`
 /// and the like): four bits each, the first in the high nibble.
 fn local_pair(arg: u32) -> (u32, u32) {
-    (arg >> 4, arg & 0xf)
+    const BITS: u32 = 4;
+    const MASK: u32 = (1 << BITS) - 1;
+    (arg >> BITS, arg & MASK)
 }
 
 /// An instruction with its argument resolved. Local-variable arguments are resolved here
