@@ -119,10 +119,7 @@ impl<'a> Flow<'a> {
     /// its jump target, then on to the next instruction unless it returns, raises or jumps
     /// unconditionally. `END_ASYNC_FOR`'s target is no edge: it only tells the VM where its
     /// loop's `SEND` is. An edge to a label that names no instruction is an error.
-    pub fn successors(
-        &self,
-        index: usize,
-    ) -> impl Iterator<Item = Result<Edge, BytecodeError>> + use<'_, 'a> {
+    pub fn successors(&self, index: usize) -> impl Iterator<Item = Result<Edge, BytecodeError>> {
         let instr = self.instrs.get(index);
         let edge = |label: Label, kind: EdgeKind| self.index_of(label).map(|to| Edge { to, kind });
         let handler = instr
