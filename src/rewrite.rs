@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::core::bytecode::{Instruction, InstructionMetadata};
 
-use crate::bytecode::{Body, BytecodeError, Item, Label, for_each_code_mut};
+use crate::bytecode::{Body, BytecodeError, Item, for_each_code_mut};
 use crate::compile::jump_op;
 
 /// Why a code object could not be rewritten: a message and the source line it is about.
@@ -212,53 +212,28 @@ enum Owner {
 /// [`Owner::Unknown`]; where they meet with different depths, or an instruction pops more
 /// than the stack holds, the analysis fails with a message.
 fn stack_owners(body: &Body) -> Result<Vec<Option<Vec<Owner>>>, String> {
-    let instrs: Vec<&crate::bytecode::Instr> = body.instrs().collect();
-    let mut item_of = Vec::with_capacity(instrs.len());
-    let mut index_of_label = HashMap::new();
-    for (at, item) in body.items.iter().enumerate() {
-        match item {
-            Item::Label(label) => {
-                index_of_label.insert(*label, item_of.len());
-            }
-            Item::Instr(_) => item_of.push(at),
-        }
-    }
-    let index_of = |label: Label| {
-        index_of_label
-            .get(&label)
-            .copied()
-            .filter(|&index| index < instrs.len())
-            .ok_or_else(|| format!("{label:?} is not placed on an instruction"))
-    };
-    let mut stacks: Vec<Option<Vec<Owner>>> = vec![None; instrs.len()];
+    use crate::bytecode::EdgeKind;
+    let flow = body.flow();
+    let mut stacks: Vec<Option<Vec<Owner>>> = vec![None; flow.len()];
     let mut work = Vec::new();
-    if !instrs.is_empty() {
+    if !flow.is_empty() {
         enter(&mut stacks, &mut work, 0, Vec::new())?;
     }
     while let Some(index) = work.pop() {
-        let instr = instrs[index];
-        let Some(stack) = stacks[index].clone() else {
+        let (Some(instr), Some(stack)) = (flow.instr(index), stacks[index].clone()) else {
             continue;
         };
-        // As the verifier does, a handler deeper than the stack is RustPython's over-wide
-        // cleanup range, not an edge.
-        if let Some(handler) = instr.handler
-            && handler.depth as usize <= stack.len()
-        {
-            let start = index_of(handler.target)?;
-            let mut caught = stack[..handler.depth as usize].to_vec();
-            caught.extend(std::iter::repeat_n(
-                Owner::Caught(start),
-                1 + usize::from(handler.lasti),
-            ));
-            enter(&mut stacks, &mut work, start, caught)?;
-        }
-        let after = transfer(index, instr, &stack)?;
+        // What the jump and going on carry; an instruction that cannot run on this stack
+        // still raises into its handler first.
+        let after = transfer(index, instr, &stack);
         // An `except` clause's test: [saved, exception, match] becomes [saved, exception]
         // on both edges, with the saved slot tagged by the clause and outcome.
+        let is_match = |test: &usize| {
+            let test = flow.instr(*test);
+            test.is_some_and(|test| matches!(test.op, Instruction::CheckExcMatch))
+        };
         let clause_test = matches!(instr.op, Instruction::PopJumpIfFalse { .. })
-            && matches!(stack.last(), Some(Owner::Pushed(test))
-                if matches!(instrs[*test].op, Instruction::CheckExcMatch));
+            && matches!(stack.last(), Some(Owner::Pushed(test)) if is_match(test));
         let tag = |mut stack: Vec<Owner>, matched: bool| {
             if clause_test && let Some(slot) = stack.len().checked_sub(2) {
                 stack[slot] = Owner::Clause {
@@ -268,26 +243,26 @@ fn stack_owners(body: &Body) -> Result<Vec<Option<Vec<Owner>>>, String> {
             }
             stack
         };
-        // `END_ASYNC_FOR`'s target only tells the VM where its loop's `SEND` is.
-        if let Some(label) = instr.target
-            && !matches!(instr.op, Instruction::EndAsyncFor)
-        {
-            // SEND jumps to END_SEND with the receiver still on the stack.
-            let jumped = if matches!(instr.op, Instruction::Send { .. }) {
-                stack.clone()
-            } else {
-                after.clone()
+        for edge in flow.successors(index) {
+            let edge = edge.map_err(|error| error.to_string())?;
+            let incoming = match edge.kind {
+                EdgeKind::Handler(handler) if handler.reached_at(stack.len()) => {
+                    let mut caught = stack[..handler.depth as usize].to_vec();
+                    let pushed = handler.pushes() as usize;
+                    caught.extend(std::iter::repeat_n(Owner::Caught(edge.to), pushed));
+                    caught
+                }
+                EdgeKind::Handler(_) => continue,
+                EdgeKind::JumpKeepingStack => tag(stack.clone(), false),
+                EdgeKind::Jump => tag(after.clone()?, false),
+                EdgeKind::FallThrough => tag(after.clone()?, true),
             };
-            enter(&mut stacks, &mut work, index_of(label)?, tag(jumped, false))?;
+            enter(&mut stacks, &mut work, edge.to, incoming)?;
         }
-        if !(instr.op.is_scope_exit() || instr.op.is_unconditional_jump())
-            && index + 1 < instrs.len()
-        {
-            enter(&mut stacks, &mut work, index + 1, tag(after, true))?;
-        }
+        after?;
     }
     let mut by_item = vec![None; body.items.len()];
-    for (stack, at) in stacks.into_iter().zip(item_of) {
+    for (stack, &at) in stacks.into_iter().zip(flow.items()) {
         by_item[at] = stack;
     }
     Ok(by_item)

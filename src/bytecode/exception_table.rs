@@ -1,0 +1,101 @@
+//! The exception table, between RustPython's entries (offset ranges, each with a handler's
+//! offset, depth and `lasti` flag) and instructions: decoding finds the instructions each
+//! entry covers, encoding turns runs of instructions with the same [`Handler`] into entries.
+//!
+//! The byte format of an entry is RustPython's (`encode_exception_table`,
+//! `decode_exception_table`), not written again here. This file computes no offsets: it
+//! reads them from the code or from the assembler's layout.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use rustpython_compiler::core::bytecode::{
+    ExceptionTableEntry, decode_exception_table, encode_exception_table,
+};
+
+use super::assemble::Layout;
+use super::{Body, BytecodeError, Handler};
+
+/// An entry of the table and the instructions (by index) it covers.
+pub(super) struct Covered {
+    pub(super) entry: ExceptionTableEntry,
+    pub(super) instrs: Range<usize>,
+}
+
+/// The entries of `table`, each with the instructions it covers. `index_of` maps the offset
+/// where each instruction starts to its index; `units` is the length of the code. An entry
+/// must start and end on instruction boundaries and cover at least one instruction.
+pub(super) fn decode_entries(
+    table: &[u8],
+    index_of: &HashMap<usize, usize>,
+    units: usize,
+) -> Result<Vec<Covered>, BytecodeError> {
+    decode_exception_table(table)
+        .into_iter()
+        .map(|entry| {
+            let bad = || BytecodeError::BadExceptionEntry(entry);
+            let (start, end) = (entry.start as usize, entry.end as usize);
+            let first = *index_of.get(&start).ok_or_else(bad)?;
+            let last = if end == units {
+                index_of.len()
+            } else {
+                *index_of.get(&end).ok_or_else(bad)?
+            };
+            if end <= start {
+                return Err(bad());
+            }
+            Ok(Covered {
+                entry,
+                instrs: first..last,
+            })
+        })
+        .collect()
+}
+
+impl Body {
+    /// The exception table: runs of instructions with the same handler, at the offsets of
+    /// `layout`.
+    pub(super) fn exception_table(&self, layout: &Layout) -> Result<Box<[u8]>, BytecodeError> {
+        let mut entries: Vec<ExceptionTableEntry> = Vec::new();
+        let mut open: Option<(Handler, u32)> = None;
+        let ends = layout.offsets.iter().skip(1).copied().chain([layout.size]);
+        for ((instr, &start), end) in self.instrs().zip(&layout.offsets).zip(ends) {
+            let (start, end) = (start as u32, end as u32);
+            match (open, instr.handler) {
+                (Some((current, _)), Some(handler)) if current == handler => {}
+                (current, handler) => {
+                    if let Some((current, from)) = current {
+                        entries.push(entry(current, from, start, layout)?);
+                    }
+                    open = handler.map(|handler| (handler, start));
+                }
+            }
+            if let Some((current, from)) = open
+                && end == layout.size as u32
+            {
+                entries.push(entry(current, from, end, layout)?);
+            }
+        }
+        Ok(encode_exception_table(&entries))
+    }
+}
+
+/// The entry for `handler` over the code units `start..end`.
+fn entry(
+    handler: Handler,
+    start: u32,
+    end: u32,
+    layout: &Layout,
+) -> Result<ExceptionTableEntry, BytecodeError> {
+    let target = layout
+        .labels
+        .get(&handler.target)
+        .ok_or(BytecodeError::UnplacedLabel(handler.target))?;
+    Ok(ExceptionTableEntry::new(
+        start,
+        end,
+        *target as u32,
+        handler.depth as u16,
+        handler.lasti,
+    ))
+}

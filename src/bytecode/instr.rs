@@ -1,0 +1,122 @@
+//! The editable instruction list: [`Instr`]s and the [`Label`]s placed among them, held in a
+//! [`Body`] with what assembling it needs from the code object it came from.
+//!
+//! A label is only an identity: where it is placed in the list is its position, and nothing
+//! here knows an offset, an instruction's size or how a jump is encoded (the assembler does).
+
+use rustpython_compiler::core::SourceLocation;
+use rustpython_compiler::core::bytecode::Instruction;
+
+use super::line_table::LineEntry;
+
+/// A position in an instruction list that jumps and handlers can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Label(pub u32);
+
+/// The exception handler that covers an instruction (an entry of the exception table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Handler {
+    /// Where the handler's code starts.
+    pub target: Label,
+    /// Stack depth the handler unwinds to before pushing the exception.
+    pub depth: u32,
+    /// Whether the handler also receives the offset of the raising instruction.
+    pub lasti: bool,
+}
+
+impl Handler {
+    /// How many values the handler pushes on the stack it unwound: the exception, and the
+    /// offset of the raising instruction when it asks for it.
+    pub fn pushes(self) -> u32 {
+        1 + u32::from(self.lasti)
+    }
+
+    /// The stack depth its code starts with.
+    pub fn entry_depth(self) -> u32 {
+        self.depth + self.pushes()
+    }
+
+    /// Whether an instruction that runs with `depth` values on the stack can reach this
+    /// handler. RustPython's code generator lets the cleanup handler of a `with` or `except`
+    /// cover a few instructions after the stack has shrunk below the handler's depth; those
+    /// instructions never raise into it, so such a handler is not an edge of theirs.
+    pub fn reached_at(self, depth: usize) -> bool {
+        self.depth as usize <= depth
+    }
+}
+
+/// One instruction with everything attached that assembling it needs.
+#[derive(Clone, Debug)]
+pub struct Instr {
+    /// The opcode; its argument is in `arg`.
+    pub op: Instruction,
+    /// The full argument; for a jump it is recomputed from `target` when assembling.
+    pub arg: u32,
+    /// Where the instruction jumps to, for a jump.
+    pub target: Option<Label>,
+    /// The exception handler that covers the instruction, if any.
+    pub handler: Option<Handler>,
+    /// The source range of the instruction (`CodeObject::locations`).
+    pub location: (SourceLocation, SourceLocation),
+    /// Its line-table entry, which may differ from `location` (line 0, no location).
+    pub line: LineEntry,
+    /// Whether gotopy put it there (the verifier is stricter with those).
+    pub inserted: bool,
+}
+
+impl Instr {
+    /// An instruction gotopy inserts, at the source location of `like`, under no handler
+    /// (set one if it can raise).
+    pub fn like(like: &Instr, op: Instruction, arg: u32, target: Option<Label>) -> Instr {
+        Instr {
+            op,
+            arg,
+            target,
+            handler: None,
+            location: like.location,
+            line: like.line,
+            inserted: true,
+        }
+    }
+}
+
+/// An element of an instruction list.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// Marks the position of the instruction that follows it.
+    Label(Label),
+    /// An instruction.
+    Instr(Instr),
+}
+
+/// An editable instruction list.
+#[derive(Clone, Debug)]
+pub struct Body {
+    /// The instructions in order, with the labels placed among them.
+    pub(crate) items: Vec<Item>,
+    pub(super) next_label: u32,
+    /// `co_firstlineno`: the line the line table starts from.
+    pub(super) first_line: i32,
+    /// Whether the line table holds columns (RustPython's `debug_ranges`).
+    pub(super) columns: bool,
+    /// The compiler's `max_stackdepth`. It can exceed what the code needs (the compiler also
+    /// counts handlers whose protected code it later removed), so an assembled code object
+    /// never gets less than this.
+    pub(super) compiled_depth: u32,
+}
+
+impl Body {
+    /// A label not yet placed anywhere.
+    pub fn new_label(&mut self) -> Label {
+        self.next_label += 1;
+        Label(self.next_label - 1)
+    }
+
+    /// The instructions in order, without the labels.
+    pub fn instrs(&self) -> impl Iterator<Item = &Instr> {
+        self.items.iter().filter_map(|item| match item {
+            Item::Instr(instr) => Some(instr),
+            Item::Label(_) => None,
+        })
+    }
+}

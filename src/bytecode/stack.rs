@@ -1,0 +1,179 @@
+//! Stack-depth analysis and the verifier: the depth before every reachable instruction,
+//! propagated along [`Flow::successors`] with each instruction's stack effect, and the
+//! checks that make a code object safe to emit (one depth per instruction, no pop from an
+//! empty stack, no handler of gotopy's code deeper than the stack).
+//!
+//! It decides nothing about control flow (the edges are [`Flow`]'s) and computes no
+//! offsets: it reads them from the assembler's layout, with the resolved jump arguments
+//! whose stack effect it needs, and to say where an error is.
+
+use std::collections::{HashMap, HashSet};
+
+use rustpython_compiler::core::bytecode::InstructionMetadata;
+
+use super::assemble::Layout;
+use super::flow::{EdgeKind, Flow};
+use super::{Body, BytecodeError, Handler, Item, Label};
+
+/// The state of one analysis: the depths found so far and the instructions to visit.
+struct Analysis<'a> {
+    layout: &'a Layout,
+    /// Handlers whose depth is still to be decided: not followed.
+    unknown: &'a HashSet<Label>,
+    depths: Vec<Option<u32>>,
+    work: Vec<usize>,
+    max_depth: u32,
+}
+
+impl Body {
+    /// Checks that every reachable instruction is entered with one stack depth, that no
+    /// instruction pops more than the stack holds, and that handlers are consistent;
+    /// returns the maximum depth.
+    pub(super) fn verify(&self, layout: &Layout) -> Result<u32, BytecodeError> {
+        self.analyse(layout, &HashSet::new())
+            .map(|(_, max_depth)| max_depth)
+    }
+
+    /// The stack depth before each item (`None` for labels and unreachable instructions),
+    /// by the same analysis as the verifier.
+    pub fn stack_depths(&self) -> Result<Vec<Option<u32>>, BytecodeError> {
+        let (by_instr, _) = self.analyse(&self.layout()?, &HashSet::new())?;
+        let mut by_instr = by_instr.into_iter();
+        Ok(self
+            .items
+            .iter()
+            .map(|item| match item {
+                Item::Instr(_) => by_instr.next().flatten(),
+                Item::Label(_) => None,
+            })
+            .collect())
+    }
+
+    /// The stack depth at each placed label that reachable code gets to (the depth before
+    /// the instruction that follows it), by the verifier's analysis with the handlers whose
+    /// target is in `unknown` left out: those are handlers whose depth is still to be
+    /// decided, from what this finds.
+    pub fn depths_at_labels(
+        &self,
+        unknown: &HashSet<Label>,
+    ) -> Result<HashMap<Label, u32>, BytecodeError> {
+        let layout = self.layout()?;
+        let (depths, _) = self.analyse(&layout, unknown)?;
+        let index_of = layout.instruction_at();
+        Ok(layout
+            .labels
+            .iter()
+            .filter_map(|(&label, offset)| {
+                let depth = depths[*index_of.get(offset)?]?;
+                Some((label, depth))
+            })
+            .collect())
+    }
+
+    /// The depth before each instruction, and the maximum depth; handlers whose target is in
+    /// `unknown` are not followed.
+    fn analyse(
+        &self,
+        layout: &Layout,
+        unknown: &HashSet<Label>,
+    ) -> Result<(Vec<Option<u32>>, u32), BytecodeError> {
+        let flow = self.flow();
+        let mut analysis = Analysis {
+            layout,
+            unknown,
+            depths: vec![None; flow.len()],
+            work: Vec::new(),
+            max_depth: 0,
+        };
+        if !flow.is_empty() {
+            analysis.enter(0, 0, 0)?;
+        }
+        while let Some(index) = analysis.work.pop() {
+            analysis.step(&flow, index)?;
+        }
+        Ok((analysis.depths, analysis.max_depth))
+    }
+}
+
+impl Analysis<'_> {
+    /// Records that the instruction at `index` is entered with `depth`, coming from the
+    /// instruction at `from`, and queues it the first time.
+    fn enter(&mut self, index: usize, depth: u32, from: usize) -> Result<(), BytecodeError> {
+        match self.depths[index] {
+            None => {
+                self.depths[index] = Some(depth);
+                self.work.push(index);
+                Ok(())
+            }
+            Some(known) if known == depth => Ok(()),
+            Some(known) => Err(BytecodeError::StackDepth {
+                at: self.layout.offsets[from],
+                message: format!(
+                    "reaches offset {} with depth {depth}, but it is entered elsewhere with \
+                     {known}",
+                    self.layout.offsets[index]
+                ),
+            }),
+        }
+    }
+
+    /// Enters every successor of the instruction at `index` with the depth its edge gives.
+    fn step(&mut self, flow: &Flow, index: usize) -> Result<(), BytecodeError> {
+        let (Some(instr), Some(depth)) = (flow.instr(index), self.depths[index]) else {
+            return Ok(());
+        };
+        let at = self.layout.offsets[index];
+        let effect = self.layout.ops[index].stack_effect(self.layout.args[index]);
+        let after = depth.checked_add_signed(effect);
+        let underflow = || BytecodeError::StackDepth {
+            at,
+            message: format!("pops {} values from a stack of {depth}", -effect),
+        };
+        for edge in flow.successors(index) {
+            let edge = edge?;
+            let entry = match edge.kind {
+                EdgeKind::Handler(handler) => {
+                    match self.handler_entry(handler, depth, instr.inserted, at)? {
+                        Some(entry) => entry,
+                        None => continue,
+                    }
+                }
+                EdgeKind::JumpKeepingStack => depth,
+                EdgeKind::Jump | EdgeKind::FallThrough => after.ok_or_else(underflow)?,
+            };
+            self.max_depth = self.max_depth.max(entry);
+            self.enter(edge.to, entry, index)?;
+        }
+        self.max_depth = self.max_depth.max(after.ok_or_else(underflow)?);
+        Ok(())
+    }
+
+    /// The depth `handler`'s code starts with when the instruction at offset `at`, run with
+    /// `depth`, raises into it; `None` when that is no edge: the handler's depth is still to
+    /// be decided, or it is deeper than the stack (RustPython's over-wide cleanup ranges,
+    /// see [`Handler::reached_at`]; tolerated in its code, never in what gotopy inserted).
+    fn handler_entry(
+        &self,
+        handler: Handler,
+        depth: u32,
+        inserted: bool,
+        at: usize,
+    ) -> Result<Option<u32>, BytecodeError> {
+        if self.unknown.contains(&handler.target) {
+            return Ok(None);
+        }
+        if handler.reached_at(depth as usize) {
+            return Ok(Some(handler.entry_depth()));
+        }
+        if !inserted {
+            return Ok(None);
+        }
+        Err(BytecodeError::StackDepth {
+            at,
+            message: format!(
+                "the handler unwinds to depth {} but the stack holds {depth}",
+                handler.depth
+            ),
+        })
+    }
+}
