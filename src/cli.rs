@@ -26,8 +26,7 @@ const BAD_INPUT: u8 = 2;
     about = "goto, label and switch for Python, by rewriting bytecode"
 )]
 struct Cli {
-    /// When diagnostics are coloured; `auto` colours each stream that is a terminal, unless
-    /// `NO_COLOR` is set, and any stream when `CLICOLOR_FORCE` is set.
+    /// When to colour diagnostics.
     #[arg(
         long,
         global = true,
@@ -165,9 +164,10 @@ enum Format {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Color {
-    /// Colour a stream that is a terminal, as `NO_COLOR` and `CLICOLOR_FORCE` allow.
+    /// Colour each stream that is a terminal, unless `NO_COLOR` is set; `CLICOLOR_FORCE`
+    /// colours any stream.
     Auto,
-    /// Colour, whatever the stream and the environment.
+    /// Colour, whatever the streams and the environment.
     Always,
     /// Never colour.
     Never,

@@ -14,7 +14,8 @@ use crate::{Options, Source};
 /// as `python` decides them.
 #[derive(Clone, Copy, Debug)]
 pub enum Main<'a> {
-    /// `python FILE`: the file's directory comes first on `sys.path`; `__file__` is the path.
+    /// `python FILE`: the file's directory comes first on `sys.path`; `__file__` is the path,
+    /// made absolute.
     File(&'a str),
     /// `python -c CODE`: `''` (the current directory) comes first on `sys.path`; there is no
     /// `__file__`.
@@ -30,14 +31,9 @@ pub enum Main<'a> {
 /// `SystemExit(256)` is 0 and `SystemExit(-1)` is 255, as under CPython).
 pub fn run_main(code: rustpython_compiler::CodeObject, main: Main<'_>, argv: Vec<String>) -> u8 {
     let (first_on_path, file) = match main {
-        Main::File(path) => {
-            let directory = std::path::Path::new(path)
-                .parent()
-                .map_or_else(String::new, |dir| dir.to_string_lossy().into_owned());
-            (directory, Some(path))
-        }
+        Main::File(path) => script_places(path),
         Main::Command => (String::new(), None),
-        Main::Stdin => (String::new(), Some("<stdin>")),
+        Main::Stdin => (String::new(), Some("<stdin>".to_owned())),
     };
     let status = interpreter(argv).run(|vm| {
         put_first_on_path(&first_on_path, vm)?;
@@ -45,13 +41,28 @@ pub fn run_main(code: rustpython_compiler::CodeObject, main: Main<'_>, argv: Vec
         if let Some(file) = file {
             scope
                 .globals
-                .set_item("__file__", vm.ctx.new_str(file).into(), vm)?;
+                .set_item("__file__", vm.ctx.new_str(file.as_str()).into(), vm)?;
         }
         vm.run_code_obj(vm.ctx.new_code(code), scope)
             .map(drop)
             .map_err(|exception| c_exit_code(exception, vm))
     });
     exit_status(status)
+}
+
+/// Where `python FILE` looks for imports first and what it calls the file: the directory
+/// of the file with symbolic links resolved, and the path made absolute (as given, not
+/// normalised).
+fn script_places(path: &str) -> (String, Option<String>) {
+    let shown = |path: &std::path::Path| path.to_string_lossy().into_owned();
+    let directory = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|real| real.parent().map(shown))
+        .or_else(|| std::path::Path::new(path).parent().map(shown))
+        .unwrap_or_default();
+    let absolute =
+        std::env::current_dir().map_or_else(|_| path.to_owned(), |dir| shown(&dir.join(path)));
+    (directory, Some(absolute))
 }
 
 /// [`run_main`] for a file: `python FILE` with `sys.argv` set to `argv`.
