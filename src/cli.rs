@@ -26,6 +26,15 @@ const BAD_INPUT: u8 = 2;
     about = "goto, label and switch for Python, by rewriting bytecode"
 )]
 struct Cli {
+    /// When to colour diagnostics.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value_t = Color::Auto
+    )]
+    color: Color,
     #[command(subcommand)]
     command: Command,
 }
@@ -38,7 +47,12 @@ enum Command {
     Compile(CompileArgs),
     /// Print the rewritten bytecode of a Python file.
     Dis(DisArgs),
-    /// Run a Python file in the embedded RustPython interpreter, compiled with goto.
+    /// Run a Python program in the embedded RustPython interpreter, compiled with goto.
+    #[command(
+        override_usage = "gotopy run [OPTIONS] <FILE | - | -c CODE | -m MODULE> [ARGS]...",
+        after_help = "As with `python`, the program and ARGS come last: everything after FILE, \
+                      `-`, CODE or MODULE is the program's, `sys.argv[1:]`."
+    )]
     Run(RunArgs),
 }
 
@@ -47,9 +61,33 @@ struct RunArgs {
     /// Rewrite every scope that contains markers, module and class bodies included.
     #[arg(long)]
     all_scopes: bool,
-    /// The Python file.
-    #[arg(value_name = "FILE")]
-    path: PathBuf,
+    /// Run CODE as the main module (`python -c`): `sys.argv[0]` is `-c`, and the current
+    /// directory comes first on `sys.path`.
+    #[arg(
+        short = 'c',
+        value_names = ["CODE", "ARGS"],
+        num_args = 1..,
+        allow_hyphen_values = true,
+        conflicts_with = "module"
+    )]
+    command: Option<Vec<String>>,
+    /// Find MODULE on `sys.path` and run it as `__main__` (`python -m`), compiled with goto;
+    /// a package runs its `__main__` module. `sys.argv[0]` is the module's path, and the
+    /// current directory comes first on `sys.path`.
+    #[arg(
+        short = 'm',
+        value_names = ["MODULE", "ARGS"],
+        num_args = 1..,
+        allow_hyphen_values = true
+    )]
+    module: Option<Vec<String>>,
+    /// The Python file; `-` reads the program from standard input.
+    #[arg(
+        value_name = "FILE",
+        required_unless_present_any = ["command", "module"],
+        conflicts_with_all = ["command", "module"]
+    )]
+    path: Option<PathBuf>,
     /// Arguments for the program: `sys.argv[1:]`.
     #[arg(
         value_name = "ARGS",
@@ -61,10 +99,11 @@ struct RunArgs {
 
 #[derive(Debug, clap::Args)]
 struct CompileArgs {
-    /// Files and directories to compile (directories recursively, `*.py`).
+    /// Files and directories to compile (directories recursively, `*.py`); `-` reads
+    /// standard input, which has no name, so it needs `-o`.
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Where to write the code object of a single input file.
+    /// Where to write the code object of a single input; `-` writes it to standard output.
     #[arg(short, long, value_name = "OUT", conflicts_with = "out_dir")]
     output: Option<PathBuf>,
     /// Directory for the outputs: `F.py` found under a directory argument goes to
@@ -78,7 +117,7 @@ struct CompileArgs {
 
 #[derive(Debug, clap::Args)]
 struct DisArgs {
-    /// The Python file.
+    /// The Python file; `-` reads standard input.
     #[arg(value_name = "FILE")]
     path: PathBuf,
     /// Show only the code objects with this name or qualified name (`f`, `C.m`,
@@ -113,9 +152,6 @@ struct CheckArgs {
     /// How diagnostics are printed.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    /// When text output is coloured.
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    color: Color,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -126,12 +162,39 @@ enum Format {
     Json,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Color {
-    /// Colour when standard output is a terminal and NO_COLOR is unset.
+    /// Colour each stream that is a terminal, unless `NO_COLOR` is set; `CLICOLOR_FORCE`
+    /// colours any stream.
     Auto,
+    /// Colour, whatever the streams and the environment.
     Always,
+    /// Never colour.
     Never,
+}
+
+/// Whether diagnostics written to each standard stream are coloured; each stream decides
+/// for itself whether it is a terminal.
+#[derive(Clone, Copy, Debug)]
+struct Styles {
+    stdout: bool,
+    stderr: bool,
+}
+
+impl Styles {
+    fn new(color: Color) -> Self {
+        // anstream resolves `auto` for a stream from whether it is a terminal, `NO_COLOR`,
+        // `CLICOLOR_FORCE`, `CLICOLOR` and `TERM`.
+        let styled = |auto: anstream::ColorChoice| match color {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => auto != anstream::ColorChoice::Never,
+        };
+        Self {
+            stdout: styled(anstream::AutoStream::choice(&std::io::stdout())),
+            stderr: styled(anstream::AutoStream::choice(&std::io::stderr())),
+        }
+    }
 }
 
 /// Runs the command line and returns the process exit status.
@@ -148,24 +211,85 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
             });
         }
     };
-    match cli.command {
-        Command::Check(args) => check(&args),
-        Command::Compile(args) => compile(&args),
-        Command::Dis(args) => dis(&args),
-        Command::Run(args) => run_file(&args),
+    let styles = Styles::new(cli.color);
+    ExitCode::from(match cli.command {
+        Command::Check(args) => check(&args, styles),
+        Command::Compile(args) => compile(&args, styles),
+        Command::Dis(args) => dis(&args, styles),
+        Command::Run(args) => run_program(args, styles),
+    })
+}
+
+/// The program `run` runs, named as `python` names it.
+enum Program {
+    /// A file, or standard input.
+    Input(Input),
+    /// `-c CODE`.
+    Code(String),
+    /// `-m MODULE`.
+    Module(String),
+}
+
+impl RunArgs {
+    /// The program and its arguments, `sys.argv[1:]`.
+    fn program(self) -> (Program, Vec<String>) {
+        let split = |mut values: Vec<String>| {
+            let rest = values.split_off(1.min(values.len()));
+            (values.pop().unwrap_or_default(), rest)
+        };
+        if let Some(values) = self.command {
+            let (code, args) = split(values);
+            (Program::Code(code), args)
+        } else if let Some(values) = self.module {
+            let (module, args) = split(values);
+            (Program::Module(module), args)
+        } else {
+            let path = self.path.unwrap_or_else(|| PathBuf::from("-"));
+            (Program::Input(Input::from_path(&path)), self.args)
+        }
     }
 }
 
-fn run_file(args: &RunArgs) -> ExitCode {
+fn run_program(args: RunArgs, styles: Styles) -> u8 {
+    use gotopy::run::{Main, run_main};
+    let options = Options::new().all_scopes(args.all_scopes);
     // Running a program prints errors only, as `python` does not lint (SPEC section 7).
-    let (source, compiled) = match compile_file(&args.path, args.all_scopes, Warnings::Hidden) {
-        Ok(compiled) => compiled,
-        Err(status) => return status,
+    let compile = |input: &Input| compile_input(input, options, Warnings::Hidden, styles);
+    let (program, args) = args.program();
+    let argv = |first: &str| {
+        std::iter::once(first.to_owned())
+            .chain(args.clone())
+            .collect()
     };
-    let argv = std::iter::once(source.path().to_owned())
-        .chain(args.args.iter().cloned())
-        .collect();
-    ExitCode::from(gotopy::run::run_code(compiled.code, source.path(), argv))
+    match program {
+        Program::Input(input) => match compile(&input) {
+            Ok((source, compiled)) => {
+                let (main, first) = match input {
+                    Input::Stdin => (Main::Stdin, "-"),
+                    Input::File(_) => (Main::File(source.path()), source.path()),
+                };
+                run_main(compiled.code, main, argv(first))
+            }
+            Err(status) => status,
+        },
+        Program::Code(code) => {
+            // `python -c` names its code `<string>`.
+            let source = Source::new("<string>", code);
+            match compiled_or_reported(&source, options, Warnings::Hidden, styles) {
+                Ok(compiled) => run_main(compiled.code, Main::Command, argv("-c")),
+                Err(status) => status,
+            }
+        }
+        Program::Module(name) => {
+            let compile = |origin: &str| {
+                compile(&Input::File(PathBuf::from(origin))).map(|(_, compiled)| compiled.code)
+            };
+            gotopy::run::run_module(&name, args, compile).unwrap_or_else(|reason| {
+                eprintln!("gotopy: error: {reason}");
+                BAD_INPUT
+            })
+        }
+    }
 }
 
 /// Whether a command prints warnings beside errors.
@@ -177,24 +301,32 @@ enum Warnings {
     Hidden,
 }
 
-/// Reads and compiles one file for `run` and `dis`, printing its diagnostics; the exit
+/// Reads and compiles one input for `run` and `dis`, printing its diagnostics; the exit
 /// status when it cannot be read (2) or has errors (1).
-fn compile_file(
-    path: &Path,
-    all_scopes: bool,
+fn compile_input(
+    input: &Input,
+    options: Options,
     warnings: Warnings,
-) -> Result<(Source, gotopy::compile::Compiled), ExitCode> {
-    let source = read_source(&Input::File(path.to_path_buf())).map_err(|message| {
+    styles: Styles,
+) -> Result<(Source, gotopy::compile::Compiled), u8> {
+    let source = read_source(input).map_err(|message| {
         eprintln!("gotopy: error: {message}");
-        ExitCode::from(BAD_INPUT)
+        BAD_INPUT
     })?;
-    let options = Options::new().all_scopes(all_scopes);
-    let (compiled, report) = compile_reporting(&source, options, warnings);
+    let compiled = compiled_or_reported(&source, options, warnings, styles)?;
+    Ok((source, compiled))
+}
+
+/// Compiles `source`, printing its diagnostics; exit status 1 when it has errors.
+fn compiled_or_reported(
+    source: &Source,
+    options: Options,
+    warnings: Warnings,
+    styles: Styles,
+) -> Result<gotopy::compile::Compiled, u8> {
+    let (compiled, report) = compile_reporting(source, options, warnings, styles.stderr);
     eprint!("{report}");
-    match compiled {
-        Some(compiled) => Ok((source, compiled)),
-        None => Err(ExitCode::from(FOUND_ERRORS)),
-    }
+    compiled.ok_or(FOUND_ERRORS)
 }
 
 /// Compiles one input; also gives its diagnostics as text for stderr.
@@ -202,8 +334,8 @@ fn compile_reporting(
     source: &Source,
     options: Options,
     warnings: Warnings,
+    color: bool,
 ) -> (Option<gotopy::compile::Compiled>, String) {
-    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let render = |diagnostics: &[Diagnostic]| match warnings {
         Warnings::Shown => render_text(diagnostics, source, color),
         Warnings::Hidden => {
@@ -230,36 +362,108 @@ fn compile_reporting(
 /// Batches at least this large show a progress bar on a terminal.
 const PROGRESS_FROM: usize = 32;
 
-fn compile(args: &CompileArgs) -> ExitCode {
-    use rayon::prelude::*;
+fn compile(args: &CompileArgs, styles: Styles) -> u8 {
     let options = Options::new().all_scopes(args.all_scopes);
-    let (mut jobs, mut problems) = (Vec::new(), Vec::new());
+    let (jobs, mut problems) = match compile_jobs(args) {
+        Ok(planned) => planned,
+        Err(message) => {
+            eprintln!("gotopy: error: {message}");
+            return BAD_INPUT;
+        }
+    };
+    let mut failed = false;
+    for outcome in compile_all(&jobs, options, styles.stderr) {
+        eprint!("{}", outcome.report);
+        failed |= outcome.failed;
+        problems.extend(outcome.problem);
+    }
+    for message in &problems {
+        eprintln!("gotopy: error: {message}");
+    }
+    exit_status(!problems.is_empty(), failed)
+}
+
+/// The status a batch exits with: inputs it could not read or write win over errors.
+fn exit_status(problems: bool, errors: bool) -> u8 {
+    if problems {
+        BAD_INPUT
+    } else if errors {
+        FOUND_ERRORS
+    } else {
+        SUCCESS
+    }
+}
+
+/// One input to compile, and where its code object goes.
+struct Job {
+    input: Input,
+    output: Output,
+}
+
+/// Where a code object is written.
+enum Output {
+    File(PathBuf),
+    Stdout,
+}
+
+/// What `compile` is asked to do, with the paths that could not be expanded; a usage error
+/// instead when the outputs cannot be named.
+fn compile_jobs(args: &CompileArgs) -> Result<(Vec<Job>, Vec<String>), String> {
+    // Each input with its output's path under `--out-dir`; standard input has no name.
+    let mut named: Vec<(Input, Option<PathBuf>)> = Vec::new();
+    let mut problems = Vec::new();
     for path in &args.paths {
-        if path.is_dir() {
-            let (inputs, found) = collect_inputs(std::slice::from_ref(path));
-            problems.extend(found);
-            for input in inputs {
-                if let Input::File(file) = input {
-                    let relative = file.strip_prefix(path).unwrap_or(&file).to_path_buf();
-                    jobs.push((file, relative.with_extension("rpyc")));
+        match Input::from_path(path) {
+            Input::Stdin => named.push((Input::Stdin, None)),
+            Input::File(_) if path.is_dir() => {
+                let (inputs, found) = collect_inputs(std::slice::from_ref(path));
+                problems.extend(found);
+                for input in inputs {
+                    if let Input::File(file) = &input {
+                        let relative = file.strip_prefix(path).unwrap_or(file);
+                        let name = relative.with_extension("rpyc");
+                        named.push((input, Some(name)));
+                    }
                 }
             }
-        } else {
-            let name = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
-            jobs.push((path.clone(), name.with_extension("rpyc")));
+            file => {
+                let name = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
+                named.push((file, Some(name.with_extension("rpyc"))));
+            }
         }
     }
     if let Some(output) = &args.output {
-        if jobs.len() != 1 || !problems.is_empty() {
-            eprintln!("gotopy: error: `-o` takes exactly one input file; use `--out-dir`");
-            return ExitCode::from(BAD_INPUT);
-        }
-        jobs[0].1 = output.clone();
-    } else if let Some(dir) = &args.out_dir {
-        for job in &mut jobs {
-            job.1 = dir.join(&job.1);
-        }
+        let (Ok([(input, _)]), true) = (<[_; 1]>::try_from(named), problems.is_empty()) else {
+            return Err("`-o` takes exactly one input file; use `--out-dir`".to_owned());
+        };
+        let output = match Input::from_path(output) {
+            Input::Stdin => Output::Stdout,
+            Input::File(path) => Output::File(path),
+        };
+        return Ok((vec![Job { input, output }], problems));
     }
+    // Without `-o`, clap requires `--out-dir`.
+    let dir = args.out_dir.clone().unwrap_or_default();
+    let jobs = named
+        .into_iter()
+        .map(|(input, name)| match name {
+            Some(name) => Ok(Job {
+                input,
+                output: Output::File(dir.join(name)),
+            }),
+            None => Err(
+                "standard input (`-`) has no name to write under `--out-dir`; \
+                         give its output with `-o`"
+                    .to_owned(),
+            ),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok((jobs, problems))
+}
+
+/// Compiles the jobs in parallel; their outcomes come back in input order.
+fn compile_all(jobs: &[Job], options: Options, color: bool) -> Vec<Compiling> {
+    use rayon::prelude::*;
     let progress = if jobs.len() >= PROGRESS_FROM && std::io::stderr().is_terminal() {
         indicatif::ProgressBar::new(jobs.len() as u64).with_style(
             indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
@@ -268,32 +472,16 @@ fn compile(args: &CompileArgs) -> ExitCode {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    // Files compile in parallel; what each reports is printed in input order.
-    let outcomes: Vec<Compiling> = jobs
+    let outcomes = jobs
         .par_iter()
-        .map(|(input, output)| {
-            let outcome = compile_to_file(input, output, options);
+        .map(|job| {
+            let outcome = compile_job(job, options, color);
             progress.inc(1);
             outcome
         })
         .collect();
     progress.finish_and_clear();
-    let mut failed = false;
-    for outcome in outcomes {
-        eprint!("{}", outcome.report);
-        failed |= outcome.failed;
-        problems.extend(outcome.problem);
-    }
-    for message in &problems {
-        eprintln!("gotopy: error: {message}");
-    }
-    ExitCode::from(if !problems.is_empty() {
-        BAD_INPUT
-    } else if failed {
-        FOUND_ERRORS
-    } else {
-        SUCCESS
-    })
+    outcomes
 }
 
 /// What compiling one file came to.
@@ -306,8 +494,8 @@ struct Compiling {
     problem: Option<String>,
 }
 
-fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
-    let source = match read_source(&Input::File(input.to_path_buf())) {
+fn compile_job(job: &Job, options: Options, color: bool) -> Compiling {
+    let source = match read_source(&job.input) {
         Ok(source) => source,
         Err(message) => {
             return Compiling {
@@ -317,7 +505,7 @@ fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
             };
         }
     };
-    let (compiled, report) = compile_reporting(&source, options, Warnings::Shown);
+    let (compiled, report) = compile_reporting(&source, options, Warnings::Shown, color);
     let Some(compiled) = compiled else {
         return Compiling {
             report,
@@ -326,24 +514,29 @@ fn compile_to_file(input: &Path, output: &Path, options: Options) -> Compiling {
         };
     };
     let bytes = gotopy::bytecode::marshal(&compiled.code);
-    let written = output
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(output, bytes));
+    let problem = match &job.output {
+        Output::File(path) => path
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(path, bytes))
+            .err()
+            .map(|error| format!("{}: cannot write: {}", shown(path), io_reason(&error))),
+        Output::Stdout => print_stdout(&bytes).err(),
+    };
     Compiling {
         report,
         failed: false,
-        problem: written
-            .err()
-            .map(|error| format!("{}: cannot write: {}", shown(output), io_reason(&error))),
+        problem,
     }
 }
 
-fn dis(args: &DisArgs) -> ExitCode {
+fn dis(args: &DisArgs, styles: Styles) -> u8 {
     use gotopy::bytecode::{code_objects, control_flow_dot, disassemble_one};
     use rustpython_compiler::CodeObject;
-    let (source, compiled) = match compile_file(&args.path, args.all_scopes, Warnings::Shown) {
+    let options = Options::new().all_scopes(args.all_scopes);
+    let input = Input::from_path(&args.path);
+    let (source, compiled) = match compile_input(&input, options, Warnings::Shown, styles) {
         Ok(compiled) => compiled,
         Err(status) => return status,
     };
@@ -363,7 +556,7 @@ fn dis(args: &DisArgs) -> ExitCode {
             "gotopy: error: {}: no code object named `{name}`",
             source.path()
         );
-        return ExitCode::from(BAD_INPUT);
+        return BAD_INPUT;
     }
     let shown = match args.format {
         DisFormat::Text => chosen.into_iter().map(disassemble_one).collect(),
@@ -378,32 +571,27 @@ fn dis(args: &DisArgs) -> ExitCode {
                     several.len(),
                     names.join(", ")
                 );
-                return ExitCode::from(BAD_INPUT);
+                return BAD_INPUT;
             }
         },
     };
     match shown {
-        Ok(shown) => match print_stdout(&shown) {
-            Ok(()) => ExitCode::from(SUCCESS),
+        Ok(shown) => match print_stdout(shown.as_bytes()) {
+            Ok(()) => SUCCESS,
             Err(message) => {
                 eprintln!("gotopy: error: {message}");
-                ExitCode::from(BAD_INPUT)
+                BAD_INPUT
             }
         },
         Err(error) => {
             eprintln!("gotopy: error: {}: {error}", source.path());
-            ExitCode::from(FOUND_ERRORS)
+            FOUND_ERRORS
         }
     }
 }
 
-fn check(args: &CheckArgs) -> ExitCode {
+fn check(args: &CheckArgs, styles: Styles) -> u8 {
     let options = Options::new().all_scopes(args.all_scopes);
-    let color = match args.color {
-        Color::Always => true,
-        Color::Never => false,
-        Color::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-    };
     let (inputs, mut problems) = collect_inputs(&args.paths);
     let mut checked = Vec::new();
     for input in inputs {
@@ -416,11 +604,11 @@ fn check(args: &CheckArgs) -> ExitCode {
         }
     }
     let output = match args.format {
-        Format::Text => Ok(text_report(&checked, color)),
+        Format::Text => Ok(text_report(&checked, styles.stdout)),
         Format::Json => json_report(&checked),
     };
     // A report that cannot be made or written is a failure, never an empty result.
-    if let Err(message) = output.and_then(|output| print_stdout(&output)) {
+    if let Err(message) = output.and_then(|output| print_stdout(output.as_bytes())) {
         problems.push(message);
     }
     for message in &problems {
@@ -429,13 +617,7 @@ fn check(args: &CheckArgs) -> ExitCode {
     let has_errors = checked
         .iter()
         .any(|(_, diagnostics)| diagnostics.iter().any(Diagnostic::is_error));
-    ExitCode::from(if !problems.is_empty() {
-        BAD_INPUT
-    } else if has_errors {
-        FOUND_ERRORS
-    } else {
-        SUCCESS
-    })
+    exit_status(!problems.is_empty(), has_errors)
 }
 
 fn text_report(checked: &[(Source, Vec<Diagnostic>)], color: bool) -> String {
@@ -463,11 +645,11 @@ fn plural(count: usize, noun: &str) -> String {
     }
 }
 
-/// Writes `text` to standard output; why it could not.
-fn print_stdout(text: &str) -> Result<(), String> {
+/// Writes `bytes` to standard output; why it could not.
+fn print_stdout(bytes: &[u8]) -> Result<(), String> {
     let mut stdout = std::io::stdout().lock();
     stdout
-        .write_all(text.as_bytes())
+        .write_all(bytes)
         .and_then(|()| stdout.flush())
         .map_err(|error| format!("cannot write to standard output: {}", io_reason(&error)))
 }
@@ -493,15 +675,24 @@ enum Input {
     File(PathBuf),
 }
 
+impl Input {
+    /// A command-line path: `-` is standard input.
+    fn from_path(path: &Path) -> Self {
+        if path.as_os_str() == "-" {
+            Input::Stdin
+        } else {
+            Input::File(path.to_path_buf())
+        }
+    }
+}
+
 /// Expands the command-line paths into inputs, in a stable order; paths that cannot be
 /// expanded come back as messages.
 fn collect_inputs(paths: &[PathBuf]) -> (Vec<Input>, Vec<String>) {
     let mut inputs = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
-        if path.as_os_str() == "-" {
-            inputs.push(Input::Stdin);
-        } else if path.is_dir() {
+        if path.as_os_str() != "-" && path.is_dir() {
             let before = inputs.len();
             for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
                 match entry {
@@ -516,7 +707,7 @@ fn collect_inputs(paths: &[PathBuf]) -> (Vec<Input>, Vec<String>) {
                 problems.push(format!("{}: no Python files (`*.py`) found", shown(path)));
             }
         } else {
-            inputs.push(Input::File(path.clone()));
+            inputs.push(Input::from_path(path));
         }
     }
     (inputs, problems)

@@ -4,33 +4,194 @@
 //! frozen in (no `Lib` directory is needed), and a module `goto` (`src/python/goto.py`,
 //! itself compiled by gotopy) with the names markers and decorators use.
 
-use rustpython_vm::builtins::{PyBaseExceptionRef, PyInt};
-use rustpython_vm::{AsObject, Interpreter, VirtualMachine};
+use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode, PyInt, PyStr, PyTupleRef};
+use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, TryFromObject, VirtualMachine};
 
 use crate::compile::{CompileError, compile_source};
 use crate::{Options, Source};
+
+/// How `python` was told which program to run, which decides `sys.path[0]` and `__file__`
+/// as `python` decides them.
+#[derive(Clone, Copy, Debug)]
+pub enum Main<'a> {
+    /// `python FILE`: the file's directory comes first on `sys.path`; `__file__` is the path,
+    /// made absolute.
+    File(&'a str),
+    /// `python -c CODE`: `''` (the current directory) comes first on `sys.path`; there is no
+    /// `__file__`.
+    Command,
+    /// `python -`, the program read from standard input: `''` comes first on `sys.path`;
+    /// `__file__` is `<stdin>`.
+    Stdin,
+}
 
 /// Runs a compiled module as `__main__` with `sys.argv` set to `argv` and returns the
 /// process exit status: 0, 1 after an uncaught exception (its traceback printed to stderr),
 /// or the code of a `SystemExit` as the operating system reports it, modulo 256 (so
 /// `SystemExit(256)` is 0 and `SystemExit(-1)` is 255, as under CPython).
-pub fn run_code(code: rustpython_compiler::CodeObject, path: &str, argv: Vec<String>) -> u8 {
-    let interpreter = interpreter(argv);
-    let status = interpreter.run(|vm| {
-        // As `python FILE` does: the script's directory comes first on the module path.
-        let directory = std::path::Path::new(path)
-            .parent()
-            .map_or_else(String::new, |dir| dir.to_string_lossy().into_owned());
-        let sys_path = vm.sys_module.get_attr("path", vm)?;
-        vm.call_method(&sys_path, "insert", (0, vm.ctx.new_str(directory)))?;
+pub fn run_main(code: rustpython_compiler::CodeObject, main: Main<'_>, argv: Vec<String>) -> u8 {
+    let (first_on_path, file) = match main {
+        Main::File(path) => script_places(path),
+        Main::Command => (String::new(), None),
+        Main::Stdin => (String::new(), Some("<stdin>".to_owned())),
+    };
+    let status = interpreter(argv).run(|vm| {
+        put_first_on_path(&first_on_path, vm)?;
         let scope = vm.new_scope_with_main()?;
-        scope
-            .globals
-            .set_item("__file__", vm.ctx.new_str(path).into(), vm)?;
+        if let Some(file) = file {
+            scope
+                .globals
+                .set_item("__file__", vm.ctx.new_str(file.as_str()).into(), vm)?;
+        }
         vm.run_code_obj(vm.ctx.new_code(code), scope)
             .map(drop)
             .map_err(|exception| c_exit_code(exception, vm))
     });
+    exit_status(status)
+}
+
+/// Where `python FILE` looks for imports first and what it calls the file: the directory
+/// of the file with symbolic links resolved, and the path made absolute (as given, not
+/// normalised).
+fn script_places(path: &str) -> (String, Option<String>) {
+    let shown = |path: &std::path::Path| path.to_string_lossy().into_owned();
+    let directory = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|real| real.parent().map(shown))
+        .or_else(|| std::path::Path::new(path).parent().map(shown))
+        .unwrap_or_default();
+    let absolute =
+        std::env::current_dir().map_or_else(|_| path.to_owned(), |dir| shown(&dir.join(path)));
+    (directory, Some(absolute))
+}
+
+/// [`run_main`] for a file: `python FILE` with `sys.argv` set to `argv`.
+pub fn run_code(code: rustpython_compiler::CodeObject, path: &str, argv: Vec<String>) -> u8 {
+    run_main(code, Main::File(path), argv)
+}
+
+/// Why `python -m` would not run a module: it is not found, or is not something that runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ModuleNotRun(pub String);
+
+/// Runs module `name` as `__main__`, as `python -m name ARGS...` does: the current
+/// directory first on `sys.path`; the module found there as an import would find it, after
+/// importing its parent packages; a package runs its `__main__` submodule; `sys.argv` is
+/// the module's path followed by `args`. A module in a `.py` file is compiled by `compile`,
+/// given the file's path, which gives its code or the exit status to stop with (the caller
+/// reports why); other modules (frozen ones of the standard library) run as they are.
+/// Returns the exit status as [`run_main`] does, or why nothing ran.
+pub fn run_module(
+    name: &str,
+    args: Vec<String>,
+    compile: impl FnOnce(&str) -> Result<rustpython_compiler::CodeObject, u8>,
+) -> Result<u8, ModuleNotRun> {
+    // While the module is searched for, `sys.argv[0]` is `-m`, as under `python`.
+    let argv = std::iter::once("-m".to_owned()).chain(args).collect();
+    let current = std::env::current_dir()
+        .map_or_else(|_| String::new(), |dir| dir.to_string_lossy().into_owned());
+    let mut stopped = None;
+    let status = interpreter(argv).run(|vm| {
+        put_first_on_path(&current, vm)?;
+        let helper = vm.new_scope_with_builtins();
+        vm.run_string(helper.clone(), MAIN_MODULE, "<gotopy run -m>".to_owned())?;
+        let find = helper.globals.get_item("find", vm)?;
+        let found = find.call((name,), vm)?;
+        if let Some(reason) = found.downcast_ref::<PyStr>() {
+            stopped = Some(Err(ModuleNotRun(reason.to_string_lossy().into_owned())));
+            return Ok(());
+        }
+        let (spec, code): (PyObjectRef, PyObjectRef) =
+            PyTupleRef::try_from_object(vm, found)?.extract_tuple(vm)?;
+        let code = if vm.is_none(&code) {
+            let origin = spec.get_attr("origin", vm)?.str(vm)?;
+            match compile(&origin.to_string_lossy()) {
+                Ok(code) => vm.ctx.new_code(code),
+                Err(status) => {
+                    stopped = Some(Ok(status));
+                    return Ok(());
+                }
+            }
+        } else {
+            code.downcast::<PyCode>()
+                .map_err(|_| vm.new_type_error("the module's loader gave no code object"))?
+        };
+        let scope = vm.new_scope_with_main()?;
+        let become_main = helper.globals.get_item("become_main", vm)?;
+        become_main.call((spec, scope.globals.clone()), vm)?;
+        vm.run_code_obj(code, scope)
+            .map(drop)
+            .map_err(|exception| c_exit_code(exception, vm))
+    });
+    stopped.unwrap_or(Ok(exit_status(status)))
+}
+
+/// How `python -m` finds a module and makes it `__main__`, in Python because it is made of
+/// the import system's own calls.
+const MAIN_MODULE: &str = r#"
+import importlib.machinery
+import importlib.util
+import sys
+
+
+def find(name):
+    """What `python -m name` runs: `(spec, code)`, with code None for a `.py` file (which
+    gotopy compiles), or why nothing runs."""
+    if name.startswith("."):
+        return f"cannot run `{name}`: relative module names are not supported"
+    parent = name.rpartition(".")[0]
+    if parent:
+        try:
+            __import__(parent)
+        except ImportError as error:
+            # A parent package that is missing means the module is not found (below); an
+            # import error raised by one that exists is the program's own.
+            if error.name is None or not (parent + ".").startswith(error.name + "."):
+                raise
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, AttributeError, TypeError, ValueError) as error:
+        return f"cannot find module `{name}`: {type(error).__name__}: {error}"
+    if spec is None:
+        return f"no module named `{name}`"
+    if spec.submodule_search_locations is not None:
+        if name == "__main__" or name.endswith(".__main__"):
+            return f"cannot run package `{name}` as `__main__`"
+        found = find(name + ".__main__")
+        if isinstance(found, str):
+            return f"{found}: `{name}` is a package, which runs its `__main__` module"
+        return found
+    if isinstance(spec.loader, importlib.machinery.SourceFileLoader) and spec.has_location:
+        return spec, None
+    code = None if spec.loader is None else spec.loader.get_code(spec.name)
+    if code is None:
+        return f"module `{name}` has no code to run"
+    return spec, code
+
+
+def become_main(spec, globals):
+    """Makes `globals` those of the module `spec` names running as `__main__`."""
+    globals.update(
+        __name__="__main__",
+        __file__=spec.origin,
+        __cached__=spec.cached,
+        __loader__=spec.loader,
+        __package__=spec.parent,
+        __spec__=spec,
+    )
+    sys.argv[0] = spec.origin
+"#;
+
+/// Puts `directory` first on `sys.path`.
+fn put_first_on_path(directory: &str, vm: &VirtualMachine) -> PyResult<()> {
+    let sys_path = vm.sys_module.get_attr("path", vm)?;
+    vm.call_method(&sys_path, "insert", (0, vm.ctx.new_str(directory)))
+        .map(drop)
+}
+
+/// The interpreter's exit status as a process exit status.
+fn exit_status(status: u32) -> u8 {
     // The status is a C `int` (RustPython gives its bits as `u32`); a process exit status
     // keeps its low eight bits.
     (status & 0xFF) as u8

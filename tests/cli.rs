@@ -1,8 +1,12 @@
 //! CLI tests: exit status, standard output and standard error of `gotopy`, as snapshots.
 
+#[allow(dead_code)] // shared helpers; this file uses only some of them
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::output_with_stdin;
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
 /// `gotopy` run from the repository root, colour off.
@@ -447,6 +451,216 @@ fn a_report_that_cannot_be_written_exits_two() {
             text(&output.stderr),
             "gotopy: error: cannot write to standard output: no space left on device\n",
             "{args:?}"
+        );
+    }
+}
+
+/// A program with one error, whose diagnostic is coloured or not.
+const BROKEN: &str = "@goto\ndef f():\n    goto .nowhere\n";
+
+/// Environment variables a command runs with.
+type Environment<'a> = &'a [(&'a str, &'a str)];
+
+/// Where a subcommand prints its diagnostics.
+#[derive(Clone, Copy, Debug)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// `--color` is accepted by every subcommand, after it or before it (a global option).
+/// `always` colours and `never` does not, whatever the environment says; `auto`, the
+/// default, does not colour a pipe, and follows `NO_COLOR` and `CLICOLOR_FORCE` (which wins
+/// over the stream not being a terminal, and loses to `NO_COLOR`).
+#[test]
+fn color_is_accepted_by_every_subcommand_and_follows_the_environment() {
+    let dir = scratch("color");
+    std::fs::write(dir.join("broken.py"), BROKEN).unwrap();
+    let subcommands: [(&[&str], Stream); 4] = [
+        (&["check", "broken.py"], Stream::Stdout),
+        (
+            &["compile", "broken.py", "-o", "broken.rpyc"],
+            Stream::Stderr,
+        ),
+        (&["dis", "broken.py"], Stream::Stderr),
+        (&["run", "broken.py"], Stream::Stderr),
+    ];
+    // The colour arguments, the environment, and whether diagnostics are coloured.
+    let cases: [(&[&str], Environment, bool); 8] = [
+        (&["--color", "always"], &[], true),
+        (&["--color=always"], &[("NO_COLOR", "1")], true),
+        (&["--color", "never"], &[("CLICOLOR_FORCE", "1")], false),
+        (&["--color", "never"], &[], false),
+        (&[], &[], false),
+        (&["--color", "auto"], &[("NO_COLOR", "1")], false),
+        (&[], &[("CLICOLOR_FORCE", "1")], true),
+        (&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")], false),
+    ];
+    for (subcommand, stream) in subcommands {
+        for (color, environment, coloured) in cases {
+            for global in [false, true] {
+                let mut command = gotopy();
+                command
+                    .current_dir(&dir)
+                    .env_remove("NO_COLOR")
+                    .env_remove("CLICOLOR_FORCE")
+                    .env_remove("CLICOLOR")
+                    .envs(environment.iter().copied());
+                if global {
+                    command.args(color).args(subcommand);
+                } else {
+                    command
+                        .arg(subcommand[0])
+                        .args(color)
+                        .args(&subcommand[1..]);
+                }
+                let output = command.output().unwrap();
+                let shown = text(match stream {
+                    Stream::Stdout => &output.stdout,
+                    Stream::Stderr => &output.stderr,
+                });
+                let case = format!("{subcommand:?} {color:?} {environment:?} global: {global}");
+                assert_eq!(output.status.code(), Some(1), "{case}");
+                assert!(shown.contains("G002"), "{case}: {shown}");
+                assert_eq!(shown.contains("\x1b["), coloured, "{case}: {shown}");
+            }
+        }
+    }
+}
+
+/// `--help` of the commands that take `-`, and of `run` with its `-c` and `-m`.
+#[test]
+fn help_says_where_dash_and_run_forms_are_accepted() {
+    assert_cmd_snapshot!("run_help", gotopy().args(["run", "--help"]));
+    assert_cmd_snapshot!("compile_help", gotopy().args(["compile", "--help"]));
+}
+
+/// `compile -` reads standard input; `-o -` writes the code object to standard output, the
+/// same bytes `-o FILE` writes. Standard input has no name to put under `--out-dir`.
+#[test]
+fn compile_reads_and_writes_standard_streams() {
+    let dir = scratch("compile-dash");
+    let clean = EXAMPLE.replace("    goto .bottom\n", "");
+    let to_stdout = output_with_stdin(
+        gotopy().current_dir(&dir).args(["compile", "-", "-o", "-"]),
+        clean.as_bytes(),
+    );
+    assert_eq!(
+        to_stdout.status.code(),
+        Some(0),
+        "{}",
+        text(&to_stdout.stderr)
+    );
+    let to_file = output_with_stdin(
+        gotopy()
+            .current_dir(&dir)
+            .args(["compile", "-", "-o", "countdown.rpyc"]),
+        clean.as_bytes(),
+    );
+    assert_eq!(to_file.status.code(), Some(0), "{}", text(&to_file.stderr));
+    let written = std::fs::read(dir.join("countdown.rpyc")).unwrap();
+    assert!(!written.is_empty());
+    assert_eq!(to_stdout.stdout, written);
+    assert_cmd_snapshot!(
+        "compile_refuses_standard_input_with_errors",
+        gotopy()
+            .current_dir(&dir)
+            .args(["compile", "-", "-o", "-"])
+            .pass_stdin(EXAMPLE)
+    );
+    assert_cmd_snapshot!(
+        "compile_standard_input_needs_a_name",
+        gotopy()
+            .current_dir(&dir)
+            .args(["compile", "-", "--out-dir", "out"])
+            .pass_stdin(EXAMPLE)
+    );
+}
+
+/// `dis -` disassembles standard input as `dis FILE` does the same text.
+#[test]
+fn dis_reads_standard_input() {
+    let file = gotopy()
+        .args(["dis", "examples/countdown.py"])
+        .output()
+        .unwrap();
+    let source =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/countdown.py")).unwrap();
+    let stdin = output_with_stdin(gotopy().args(["dis", "-"]), &source);
+    let named = text(&stdin.stdout).replace("\"<stdin>\"", "\"examples/countdown.py\"");
+    assert_eq!(named, text(&file.stdout));
+    assert_eq!(
+        (stdin.status.code(), text(&stdin.stderr)),
+        (Some(0), String::new())
+    );
+    assert!(named.contains("Disassembly of <module>"));
+}
+
+/// `run -c 'print(1)'`.
+#[test]
+fn run_dash_c_prints() {
+    assert_cmd_snapshot!(gotopy().args(["run", "-c", "print(1)"]));
+}
+
+/// A program that shows what `python` sets up for it: `sys.argv`, `sys.path[0]` and the
+/// module's own names.
+const SHOW: &str = "\
+import sys
+print(sys.argv)
+print(repr(sys.path[0]))
+print(__name__, globals().get('__file__'), __package__, __spec__ and __spec__.name)
+";
+
+/// `sys.argv`, `sys.path[0]`, `__file__`, `__package__` and `__spec__` under `run FILE`,
+/// `run -`, `run -c`, `run -m pkg.show` and `run -m pkg` are what `python3` sets for the same
+/// command line; everything after the program, options included, is the program's.
+#[test]
+fn argv_and_path_of_each_form_are_those_of_python() {
+    let dir = scratch("argv");
+    std::fs::create_dir_all(dir.join("pkg")).unwrap();
+    std::fs::write(dir.join("pkg/__init__.py"), "").unwrap();
+    std::fs::write(dir.join("pkg/show.py"), SHOW).unwrap();
+    std::fs::write(dir.join("pkg/__main__.py"), SHOW).unwrap();
+    std::fs::write(dir.join("show.py"), SHOW).unwrap();
+    let forms: [&[&str]; 5] = [
+        &["show.py"],
+        &["-"],
+        &["-c", SHOW],
+        &["-m", "pkg.show"],
+        &["-m", "pkg"],
+    ];
+    for form in forms {
+        let args = ["a", "-b", "--color", "never", "--help"];
+        let python = output_with_stdin(
+            Command::new("python3")
+                .current_dir(&dir)
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .args(form)
+                .args(args),
+            SHOW.as_bytes(),
+        );
+        let ours = output_with_stdin(
+            gotopy().current_dir(&dir).arg("run").args(form).args(args),
+            SHOW.as_bytes(),
+        );
+        assert!(
+            python.status.success(),
+            "{form:?}: {}",
+            text(&python.stderr)
+        );
+        assert_eq!(outcome(&ours), outcome(&python), "{form:?}");
+    }
+}
+
+/// A module `-m` cannot run is bad input (exit status 2), as a missing file is.
+#[test]
+fn run_dash_m_names_modules_it_cannot_run() {
+    let dir = scratch("no-module");
+    std::fs::create_dir_all(dir.join("namespace")).unwrap();
+    for module in ["no_such_module", "namespace", ".relative"] {
+        assert_cmd_snapshot!(
+            format!("run_dash_m_cannot_run_{}", module.trim_start_matches('.')),
+            gotopy().current_dir(&dir).args(["run", "-m", module])
         );
     }
 }

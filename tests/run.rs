@@ -1,13 +1,14 @@
 //! `gotopy run` against CPython: each program is written twice, with goto (run by gotopy in
 //! RustPython) and as the equivalent structured code (run by `python3`); both must print
-//! the same. Also `sys.argv`, `SystemExit` codes and tracebacks.
+//! the same. Also `sys.argv`, `SystemExit` codes and tracebacks, and the programs `run -c`,
+//! `run -m` and `run -` name.
 
 #[allow(dead_code)] // shared helpers; this file uses only some of them
 mod common;
 
 use std::process::Command;
 
-use common::{assert_same_as_cpython, gotopy_run, write};
+use common::{assert_same_as_cpython, gotopy_run, output_with_stdin, write};
 
 #[test]
 fn leaving_one_two_and_eleven_for_loops() {
@@ -829,4 +830,224 @@ fn tracebacks_in_rewritten_code_point_at_source_lines() {
     assert!(stderr.contains("line 18, in <module>"), "{stderr}");
     assert!(stderr.contains("line 12, in again"), "{stderr}");
     assert!(stderr.contains("IndexError"), "{stderr}");
+}
+
+/// `gotopy` run in `dir`, colour off, UTF-8 output.
+fn gotopy_in(dir: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gotopy"));
+    command
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("PYTHONIOENCODING", "utf-8");
+    command
+}
+
+/// `python3` run in `dir`, writing no bytecode cache beside the scratch files.
+fn python3_in(dir: &std::path::Path) -> Command {
+    let mut command = Command::new("python3");
+    command
+        .current_dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONIOENCODING", "utf-8");
+    command
+}
+
+/// A fresh directory holding `files` (paths relative to it, parents created).
+fn tree(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gotopy-run-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+/// Both ran without error and printed the same, non-empty output.
+fn assert_same_output(ours: &std::process::Output, python: &std::process::Output) {
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    assert!(python.status.success(), "{}", text(&python.stderr));
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    assert_eq!(text(&ours.stdout), text(&python.stdout));
+    assert!(!python.stdout.is_empty());
+}
+
+/// A package whose modules use goto: `search` (imported through the import hook), `mod`
+/// and `__main__` (run with `-m`); and the same package written without goto for python3.
+fn packages() -> (std::path::PathBuf, std::path::PathBuf) {
+    const SEARCH: &str = "\
+from goto import goto, label
+
+@goto
+def find(grid, target):
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            if value == target:
+                goto .found
+    return None
+    label .found
+    return (i, j)
+";
+    const SEARCH_PLAIN: &str = "\
+def find(grid, target):
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            if value == target:
+                return (i, j)
+    return None
+";
+    const MAIN: &str = "\
+import sys
+from goto import goto, label
+from pkg.search import find
+
+@goto
+def countdown(n):
+    out = []
+    label .top
+    out.append(n)
+    n -= 1
+    if n:
+        goto .top
+    return out
+
+print(__name__, __package__, __spec__.name, sys.argv[1:])
+print(find([[1, 2], [3, 4]], 3), find([[1]], 5), countdown(3))
+";
+    const MAIN_PLAIN: &str = "\
+import sys
+from pkg.search import find
+
+def countdown(n):
+    return list(range(n, 0, -1))
+
+print(__name__, __package__, __spec__.name, sys.argv[1:])
+print(find([[1, 2], [3, 4]], 3), find([[1]], 5), countdown(3))
+";
+    let init = "print('init', __name__)\n";
+    let with_goto = tree(
+        "package-goto",
+        &[
+            ("pkg/__init__.py", init),
+            ("pkg/search.py", SEARCH),
+            ("pkg/mod.py", MAIN),
+            ("pkg/__main__.py", MAIN),
+        ],
+    );
+    let plain = tree(
+        "package-plain",
+        &[
+            ("pkg/__init__.py", init),
+            ("pkg/search.py", SEARCH_PLAIN),
+            ("pkg/mod.py", MAIN_PLAIN),
+            ("pkg/__main__.py", MAIN_PLAIN),
+        ],
+    );
+    (with_goto, plain)
+}
+
+/// `run -m pkg.mod` runs a module found on `sys.path` as `__main__`, compiled with goto, after
+/// importing its package; `-m pkg` runs `pkg/__main__.py`. Both print what python3 prints
+/// for the same package written without goto.
+#[test]
+fn modules_run_with_dash_m_as_under_python() {
+    let (with_goto, plain) = packages();
+    for module in ["pkg.mod", "pkg"] {
+        let ours = gotopy_in(&with_goto)
+            .args(["run", "-m", module, "a", "-b"])
+            .output()
+            .unwrap();
+        let python = python3_in(&plain)
+            .args(["-m", module, "a", "-b"])
+            .output()
+            .unwrap();
+        assert_same_output(&ours, &python);
+    }
+}
+
+/// `run -c CODE` compiles CODE with goto: it prints what python3 prints for the code
+/// written without goto.
+#[test]
+fn code_run_with_dash_c_as_under_python() {
+    let with_goto = "\
+from goto import goto, label
+import sys
+
+@goto
+def total(n):
+    result = 0
+    label .again
+    result += n
+    n -= 1
+    if n:
+        goto .again
+    return result
+
+print(total(int(sys.argv[1])), sys.argv[2:])
+";
+    let plain = "import sys\nprint(sum(range(int(sys.argv[1]) + 1)), sys.argv[2:])\n";
+    let dir = tree("dash-c", &[]);
+    let ours = gotopy_in(&dir)
+        .args(["run", "-c", with_goto, "4", "-x"])
+        .output()
+        .unwrap();
+    let python = python3_in(&dir)
+        .args(["-c", plain, "4", "-x"])
+        .output()
+        .unwrap();
+    assert_same_output(&ours, &python);
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), "10 ['-x']\n");
+}
+
+/// `run -` reads the program from standard input and compiles it with goto.
+#[test]
+fn program_from_standard_input_as_under_python() {
+    let with_goto = "\
+from goto import goto, label
+
+@goto
+def first_negative(items):
+    for item in items:
+        if item < 0:
+            goto .found
+    return None
+    label .found
+    return item
+
+print(first_negative([3, -1, -2]), first_negative([]))
+";
+    let plain = "print(next((i for i in [3, -1, -2] if i < 0), None), None)\n";
+    let dir = tree("dash", &[]);
+    let ours = output_with_stdin(gotopy_in(&dir).args(["run", "-"]), with_goto.as_bytes());
+    let python = output_with_stdin(python3_in(&dir).arg("-"), plain.as_bytes());
+    assert_same_output(&ours, &python);
+}
+
+/// A main module named by `-m` that gotopy refuses does not run: its diagnostics are shown
+/// as `run FILE` shows them (errors only), exit status 1; its package was imported first,
+/// as python imports it.
+#[test]
+fn refused_modules_do_not_run() {
+    let dir = tree(
+        "refused-module",
+        &[
+            ("pkg/__init__.py", "print('init')\n"),
+            (
+                "pkg/bad.py",
+                "from goto import goto, label\n@goto\ndef f():\n    goto .nowhere\n    label .unused\nprint('ran')\n",
+            ),
+        ],
+    );
+    let output = gotopy_in(&dir)
+        .args(["run", "-m", "pkg.bad"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "init\n");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("error[G002]"), "{stderr}");
+    assert!(stderr.contains("pkg/bad.py:4:11"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
 }

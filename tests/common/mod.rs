@@ -73,6 +73,22 @@ pub fn gotopy_run(path: &std::path::Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs `command` with `input` on its standard input.
+#[cfg(feature = "cli")]
+pub fn output_with_stdin(command: &mut Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The child may exit before reading everything; what it read is what counts.
+    let _ = child.stdin.take().unwrap().write_all(input);
+    child.wait_with_output().unwrap()
+}
+
 /// Runs `with_goto` through `gotopy run` and `structured` through `python3`; both must
 /// succeed and print the same, non-empty output.
 #[cfg(feature = "cli")]
