@@ -16,9 +16,10 @@ use crate::diagnostic::Diagnostic;
 use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, SwitchId};
 use crate::shapes;
 
-/// Whether a search handler keeps the value on the stack for `miss` (to drop or report)
-/// or drops it too: how many values below the search's start it unwinds to.
+/// A search handler that unwinds to the search's start, keeping the value on the stack for
+/// `miss` to drop or report.
 const KEEPS_VALUE: u32 = 0;
+/// A search handler that unwinds to one value below the search's start, dropping the value.
 const DROPS_VALUE: u32 = 1;
 
 impl<'r> Lowering<'r, '_> {

@@ -156,8 +156,12 @@ impl<'r, 'c> Lowering<'r, 'c> {
     }
 
     /// What each site becomes, back to front (the order they are spliced in, so that each
-    /// splice leaves the positions before it valid). Lowering reads the code as compiled:
-    /// nothing a site becomes is looked for by another.
+    /// splice leaves the positions before it valid, and the order labels and constants are
+    /// allocated in). Lowering reads the code as compiled, which is what it would read with
+    /// the later sites already spliced: the cleanup it copies (`with` exits, unbinding,
+    /// handler blocks) is never part of a site, and what it inserts never has a `with`
+    /// statement's location. The one thing that depends on the spliced code, the line of a
+    /// trampoline test's jump, is left to [`Lowering::apply`].
     pub(super) fn plan(&mut self) -> Result<Vec<Splice>, Diagnostic> {
         let mut splices = Vec::with_capacity(self.sites.len());
         for site in self.sites().iter().rev() {

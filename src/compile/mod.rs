@@ -15,6 +15,13 @@
 //! cannot fold that test, so what follows stays; the rewrite then deletes the test and its
 //! conditional jump, so the statement is unconditional again and nothing of the guard is
 //! left to run.
+//!
+//! Per code object the rewrite goes in steps over one context, `Lowering`: find
+//! the sites (`sites`), number the copies the code generator made of them (`copies`),
+//! choose every jump target (`targets`), plan what each site becomes (`lower`, with a
+//! goto's cleanup in `goto` and the searches of switches and computed gotos in
+//! `dispatch`), then splice and assemble (`lower`). The patterns of RustPython's output
+//! that these steps look for are in `crate::shapes`.
 
 use std::collections::HashMap;
 
