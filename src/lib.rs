@@ -56,6 +56,7 @@ pub mod rewrite;
 #[cfg(feature = "vm")]
 pub mod run;
 mod scan;
+mod shapes;
 pub mod source;
 
 pub use diagnostic::{Code, Diagnostic, Severity};

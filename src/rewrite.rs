@@ -22,8 +22,9 @@ use std::collections::HashMap;
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::core::bytecode::{Instruction, InstructionMetadata};
 
-use crate::bytecode::{Body, BytecodeError, Item, for_each_code_mut};
+use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, for_each_code_mut};
 use crate::compile::jump_op;
+use crate::shapes::{self, Keyword, MARKER_LEN};
 
 /// Why a code object could not be rewritten: a message and the source line it is about.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,113 +70,186 @@ struct Found {
     at: usize,
     keyword: Keyword,
     name: String,
+    /// The keyword's load, whose location and handler a goto's jump starts from.
+    load: Instr,
     line: u32,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Keyword {
-    Goto,
-    Label,
+/// Where a label is: its `Label`, its position and the handler in force there.
+struct Placed {
+    label: Label,
+    at: usize,
+    handler: Option<Handler>,
+}
+
+/// The code object a refusal is about.
+struct Origin {
+    path: String,
+    qualname: String,
+}
+
+impl Origin {
+    fn of(code: &CodeObject) -> Origin {
+        Origin {
+            path: code.source_path.to_string(),
+            qualname: code.qualname.to_string(),
+        }
+    }
+
+    /// A refusal, about `line` when known.
+    fn error(&self, message: String, line: Option<u32>) -> RewriteError {
+        RewriteError {
+            message,
+            path: self.path.clone(),
+            line,
+            internal: false,
+        }
+    }
+
+    /// A failure inside gotopy.
+    fn internal(&self, e: BytecodeError) -> RewriteError {
+        RewriteError {
+            internal: true,
+            ..self.error(
+                format!(
+                    "internal error: cannot rewrite `{}`: {e} (a bug in gotopy, not in your \
+                     program; please report it)",
+                    self.qualname
+                ),
+                None,
+            )
+        }
+    }
+}
+
+/// One code object the decorator rewrites, once its markers are found: place the labels,
+/// prove each goto, then splice.
+struct Decoration {
+    origin: Origin,
+    body: Body,
+    found: Vec<Found>,
+    labels: HashMap<String, Placed>,
 }
 
 fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
-    let path = code.source_path.to_string();
-    let qualname = code.qualname.to_string();
-    let error = |message: String, line: Option<u32>| RewriteError {
-        message,
-        path: path.clone(),
-        line,
-        internal: false,
-    };
-    let internal = |e: BytecodeError| RewriteError {
-        internal: true,
-        ..error(
-            format!(
-                "internal error: cannot rewrite `{qualname}`: {e} (a bug in gotopy, not in your \
-                 program; please report it)"
-            ),
-            None,
-        )
-    };
-    let mut body = Body::decode(code).map_err(internal)?;
-    refuse_unsupported(&body, code).map_err(|(message, line)| error(message, line))?;
+    let origin = Origin::of(code);
+    let body = Body::decode(code).map_err(|e| origin.internal(e))?;
+    refuse_unsupported(&body, code).map_err(|(message, line)| origin.error(message, line))?;
     let found = find(&body, code);
     if found.is_empty() {
         return Ok(false);
     }
     let stacks = stack_owners(&body).map_err(|message| {
-        error(
+        let qualname = &origin.qualname;
+        origin.error(
             format!("cannot rewrite `{qualname}`: its stack cannot be analysed: {message}"),
             None,
         )
     })?;
-    let mut labels = HashMap::new();
-    for marker in found.iter().filter(|m| m.keyword == Keyword::Label) {
-        let Item::Instr(load) = &body.items[marker.at] else {
-            unreachable!("markers are found on instructions")
-        };
-        let place = (marker.at, load.handler);
-        if labels
-            .insert(marker.name.as_str(), (body.new_label(), place))
-            .is_some()
-        {
-            return Err(error(
-                format!("duplicate label `.{}` in `{}`", marker.name, code.qualname),
-                Some(marker.line),
-            ));
+    let mut decoration = Decoration {
+        origin,
+        body,
+        found,
+        labels: HashMap::new(),
+    };
+    decoration.place_labels()?;
+    let replacements = decoration.plan(&stacks)?;
+    decoration.apply(replacements);
+    decoration
+        .body
+        .assemble(code)
+        .map_err(|e| decoration.origin.internal(e))?;
+    Ok(true)
+}
+
+impl Decoration {
+    fn error(&self, message: String, line: Option<u32>) -> RewriteError {
+        self.origin.error(message, line)
+    }
+
+    /// Splices the replacements in, from the end, so that each splice leaves the positions
+    /// before it as they were.
+    fn apply(&mut self, replacements: Vec<(usize, Vec<Item>)>) {
+        for (at, replacement) in replacements.into_iter().rev() {
+            let end = (at + MARKER_LEN).min(self.body.items.len());
+            self.body.items.splice(at..end, replacement);
         }
     }
-    // Every goto is proved on the code as compiled, before any edit moves an item, and the
-    // first one in code order that cannot be is the one reported.
-    let mut replacements = Vec::with_capacity(found.len());
-    for marker in &found {
-        let Item::Instr(load) = &body.items[marker.at] else {
-            unreachable!("markers are found on instructions")
-        };
-        let replacement = match marker.keyword {
-            Keyword::Label => vec![Item::Label(labels[marker.name.as_str()].0)],
-            Keyword::Goto => {
-                let Some(&(label, (label_at, handler))) = labels.get(marker.name.as_str()) else {
-                    return Err(error(
-                        format!(
-                            "label `.{}` not found in `{}`: it does not exist, or the \
-                             interpreter's compiler removed it as unreachable (after a \
-                             `return`, `raise`, `break`, `continue` or an endless loop); \
-                             compile the file through gotopy, which keeps such labels",
-                            marker.name, code.qualname
-                        ),
-                        Some(marker.line),
-                    ));
-                };
-                let iterators = prove_jump(
-                    &stacks[marker.at],
-                    &stacks[label_at],
-                    load.handler == handler,
-                )
-                .map_err(|refusal| {
-                    let message = refusal.explain(&body, &marker.name, &code.qualname);
-                    error(message, Some(marker.line))
-                })?;
-                let mut items: Vec<Item> = (0..iterators)
-                    .map(|_| {
-                        let pop = crate::bytecode::Instr::like(load, Instruction::PopIter, 0, None);
-                        Item::Instr(pop)
-                    })
-                    .collect();
-                let mut jump = crate::bytecode::Instr::like(load, jump_op(), 0, Some(label));
-                jump.handler = handler;
-                items.push(Item::Instr(jump));
-                items
+
+    /// A `Label` for every label statement; a name defined twice is refused.
+    fn place_labels(&mut self) -> Result<(), RewriteError> {
+        for marker in self.found.iter().filter(|m| m.keyword == Keyword::Label) {
+            let placed = Placed {
+                label: self.body.new_label(),
+                at: marker.at,
+                handler: marker.load.handler,
+            };
+            if self.labels.insert(marker.name.clone(), placed).is_some() {
+                return Err(self.error(
+                    format!(
+                        "duplicate label `.{}` in `{}`",
+                        marker.name, self.origin.qualname
+                    ),
+                    Some(marker.line),
+                ));
             }
-        };
-        replacements.push((marker.at, replacement));
+        }
+        Ok(())
     }
-    // From the end, so that each splice leaves the positions before it as they were.
-    for (at, replacement) in replacements.into_iter().rev() {
-        body.items.splice(at..at + 3, replacement);
+
+    /// What replaces each marker, in code order. Every goto is proved on the code as
+    /// compiled, before any edit moves an item, and the first one in code order that
+    /// cannot be is the one reported.
+    fn plan(&self, stacks: &[Option<Vec<Owner>>]) -> Result<Vec<(usize, Vec<Item>)>, RewriteError> {
+        let mut replacements = Vec::with_capacity(self.found.len());
+        for marker in &self.found {
+            let Some(placed) = self.labels.get(&marker.name) else {
+                return Err(self.error(
+                    format!(
+                        "label `.{}` not found in `{}`: it does not exist, or the \
+                         interpreter's compiler removed it as unreachable (after a \
+                         `return`, `raise`, `break`, `continue` or an endless loop); \
+                         compile the file through gotopy, which keeps such labels",
+                        marker.name, self.origin.qualname
+                    ),
+                    Some(marker.line),
+                ));
+            };
+            let replacement = match marker.keyword {
+                Keyword::Label => vec![Item::Label(placed.label)],
+                Keyword::Goto => self.jump(marker, placed, stacks)?,
+            };
+            replacements.push((marker.at, replacement));
+        }
+        Ok(replacements)
     }
-    body.assemble(code).map_err(internal)?;
-    Ok(true)
+
+    /// A goto as `POP_ITER` for each `for` loop it leaves, then a jump, once proved.
+    fn jump(
+        &self,
+        goto: &Found,
+        label: &Placed,
+        stacks: &[Option<Vec<Owner>>],
+    ) -> Result<Vec<Item>, RewriteError> {
+        let unknown = None;
+        let stack_at = |at: usize| stacks.get(at).unwrap_or(&unknown);
+        let iterators = prove_jump(
+            stack_at(goto.at),
+            stack_at(label.at),
+            goto.load.handler == label.handler,
+        )
+        .map_err(|refusal| {
+            let message = refusal.explain(&self.body, &goto.name, &self.origin.qualname);
+            self.error(message, Some(goto.line))
+        })?;
+        let mut items: Vec<Item> = (0..iterators)
+            .map(|_| Item::Instr(Instr::like(&goto.load, Instruction::PopIter, 0, None)))
+            .collect();
+        let mut jump = Instr::like(&goto.load, jump_op(), 0, Some(label.label));
+        jump.handler = label.handler;
+        items.push(Item::Instr(jump));
+        Ok(items)
+    }
 }
 
 /// What put a value on the stack, as far as the proof of a goto needs to know: two
@@ -228,12 +302,11 @@ fn stack_owners(body: &Body) -> Result<Vec<Option<Vec<Owner>>>, String> {
         let after = transfer(index, instr, &stack);
         // An `except` clause's test: [saved, exception, match] becomes [saved, exception]
         // on both edges, with the saved slot tagged by the clause and outcome.
-        let is_match = |test: &usize| {
-            let test = flow.instr(*test);
-            test.is_some_and(|test| matches!(test.op, Instruction::CheckExcMatch))
+        let is_clause_test = |test: &usize| {
+            flow.instr(*test)
+                .is_some_and(|test| shapes::is_except_clause_test(test.op, instr.op))
         };
-        let clause_test = matches!(instr.op, Instruction::PopJumpIfFalse { .. })
-            && matches!(stack.last(), Some(Owner::Pushed(test)) if is_match(test));
+        let clause_test = matches!(stack.last(), Some(Owner::Pushed(test)) if is_clause_test(test));
         let tag = |mut stack: Vec<Owner>, matched: bool| {
             if clause_test && let Some(slot) = stack.len().checked_sub(2) {
                 stack[slot] = Owner::Clause {
@@ -477,78 +550,39 @@ fn describe(body: &Body, owner: Owner) -> String {
     }
 }
 
-/// The name an instruction loads, if it loads a global or module-level name.
-fn loaded_name(op: Instruction, arg: u32, code: &CodeObject) -> Option<&str> {
-    let index = match op {
-        Instruction::LoadGlobal { .. } => arg >> 1,
-        Instruction::LoadName { .. } => arg,
-        _ => return None,
-    };
-    code.names.get(index as usize).map(String::as_str)
-}
-
 /// Every `goto .name` and `label .name` statement, in order.
 fn find(body: &Body, code: &CodeObject) -> Vec<Found> {
     let mut found = Vec::new();
-    for (at, window) in body.items.windows(3).enumerate() {
-        let [Item::Instr(load), Item::Instr(attr), Item::Instr(pop)] = window else {
-            continue;
-        };
-        if !matches!(attr.op, Instruction::LoadAttr { .. })
-            || !matches!(pop.op, Instruction::PopTop)
-        {
-            continue;
-        }
-        let keyword = match loaded_name(load.op, load.arg, code) {
-            Some("goto") => Keyword::Goto,
-            Some("label") => Keyword::Label,
-            _ => continue,
-        };
-        let Some(name) = code.names.get((attr.arg >> 1) as usize) else {
+    for (at, window) in body.items.windows(MARKER_LEN).enumerate() {
+        let Some((keyword, name, load)) = shapes::named_marker(window, code) else {
             continue;
         };
         found.push(Found {
             at,
             keyword,
-            name: name.clone(),
+            name: name.to_owned(),
+            load: load.clone(),
             line: u32::try_from(load.line.line).unwrap_or(0),
         });
     }
     found
 }
 
-/// `goto *expr` and `while switch *expr` (the name, the value, then `BINARY_OP *` on the
-/// same line) and `case[...]` (the name, the key, `BINARY_OP []`) need the syntax tree;
-/// refuse them rather than leave them to fail at run time. (Loading `goto` or `switch` to
-/// decorate a function is none of these.)
+/// Refuses what needs the syntax tree (`goto *expr`, `while switch`, `case[...]`) rather
+/// than leave it to fail at run time.
 fn refuse_unsupported(body: &Body, code: &CodeObject) -> Result<(), (String, Option<u32>)> {
-    const MULTIPLY: u32 = 5;
-    let instrs: Vec<&crate::bytecode::Instr> = body.instrs().collect();
-    for (index, load) in instrs.iter().enumerate() {
-        let name = loaded_name(load.op, load.arg, code);
-        if !matches!(name, Some("goto" | "switch" | "case")) {
-            continue;
-        }
-        let operator = instrs[index + 1..]
-            .iter()
-            .take_while(|next| next.line.line == load.line.line && next.target.is_none())
-            .find(|next| matches!(next.op, Instruction::BinaryOp { .. }));
-        let what = match (name, operator) {
-            (Some("goto"), Some(op)) if op.arg == MULTIPLY => "computed `goto *expr`",
-            (Some("switch"), Some(op)) if op.arg == MULTIPLY => "`while switch`",
-            (Some("case"), Some(op)) if op.arg != MULTIPLY => "`case[...]`",
-            _ => continue,
-        };
-        return Err((
-            format!(
-                "{what} in `{}` cannot be rewritten at run time: it needs the source; compile \
-                 the file through gotopy",
-                code.qualname
-            ),
-            u32::try_from(load.line.line).ok(),
-        ));
-    }
-    Ok(())
+    let instrs: Vec<&Instr> = body.instrs().collect();
+    let Some((what, load)) = shapes::needing_syntax_tree(&instrs, code) else {
+        return Ok(());
+    };
+    Err((
+        format!(
+            "{what} in `{}` cannot be rewritten at run time: it needs the source; compile \
+             the file through gotopy",
+            code.qualname
+        ),
+        u32::try_from(load.line.line).ok(),
+    ))
 }
 
 #[cfg(test)]

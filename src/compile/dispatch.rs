@@ -1,29 +1,89 @@
 //! Lowering `while switch` and computed `goto *expr`: a balanced binary search of
-//! comparisons over the value the marker left on the stack.
+//! comparisons over the value the marker left on the stack, under handlers whose depth is
+//! set once the code object is complete (`set_search_depths`).
 
-use rustpython_compiler::CodeObject;
-use rustpython_compiler::core::bytecode::{Arg, ComparisonOperator, ConstantData, Instruction};
+use std::collections::{HashMap, HashSet};
 
-use super::{Additions, Dispatch, GotoAt, Rewriter, Targets, frames_left, jump_op};
-use crate::bytecode::{Body, Handler, Instr, Item, Label};
+use rustpython_compiler::core::bytecode::{
+    Arg, ComparisonOperator, ConstantData, ConvertValueOparg, Instruction, RaiseKind,
+};
+
+use super::goto::GotoAt;
+use super::lower::Lowering;
+use super::{REMOVED_AS_UNREACHABLE, Site, broken, frames_left, jump_op, refuse};
+use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label};
 use crate::diagnostic::Diagnostic;
 use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, SwitchId};
+use crate::shapes;
 
-impl Rewriter<'_> {
+/// A search handler that unwinds to the search's start, keeping the value on the stack for
+/// `miss` to drop or report.
+const KEEPS_VALUE: u32 = 0;
+/// A search handler that unwinds to one value below the search's start, dropping the value.
+const DROPS_VALUE: u32 = 1;
+
+impl<'r> Lowering<'r, '_> {
     /// A switch: the subject is on the stack; search the case values, then drop the
     /// subject and jump to the matching case, or to the end of the switch (the default).
     pub(super) fn lower_switch(
-        &self,
-        body: &mut Body,
-        added: &mut Additions,
-        targets: &Targets,
-        dispatch: Dispatch,
+        &mut self,
+        site: Site,
+        marker: MarkerId,
         switch: SwitchId,
     ) -> Result<Vec<Item>, Diagnostic> {
-        let scope = &self.module.scopes[dispatch.scope_id.0];
-        let copy = dispatch.site.copy;
-        let mut cases: Vec<(&CaseKey, MarkerId)> = Vec::new();
-        for (index, marker) in scope.markers.iter().enumerate() {
+        let scope = self.scope;
+        let (end, end_handler) = self.targets.end(switch, site.copy, scope, marker)?;
+        let start_instr = self.dispatch_start(&site, marker)?;
+        let mut keys = Vec::new();
+        for (value, case) in self.switch_cases(switch) {
+            let Some(&(target, _)) = self.targets.cases.get(&(case, site.copy)) else {
+                return Err(refuse(
+                    scope,
+                    case,
+                    "the code generator removed this case as unreachable".to_owned(),
+                    REMOVED_AS_UNREACHABLE,
+                ));
+            };
+            let Some(value) = constant(value) else {
+                return Err(broken(
+                    scope,
+                    case,
+                    "an invalid case value got past the checker".to_owned(),
+                ));
+            };
+            keys.push((self.added.constant(value), target));
+        }
+        let mut items = Vec::new();
+        let miss = self.body.new_label();
+        let start = self.body.new_label();
+        items.push(Item::Label(start));
+        let guard = self.guard_handler(&start_instr, (start, KEEPS_VALUE), miss);
+        // At a leaf the value is gone: anything raised there goes straight to the end.
+        let leaf_guard = self.guard_handler(&start_instr, (start, DROPS_VALUE), end);
+        let search = Search {
+            site: &start_instr,
+            guard,
+            miss,
+            consume: Some((end, leaf_guard)),
+        };
+        search.emit(&keys, &mut self.body, &mut items);
+        items.push(Item::Label(miss));
+        items.push(Item::Instr(outer(
+            &start_instr,
+            Instruction::PopTop,
+            0,
+            None,
+        )));
+        let mut jump = outer(&start_instr, jump_op(), 0, Some(end));
+        jump.handler = end_handler;
+        items.push(Item::Instr(jump));
+        Ok(items)
+    }
+
+    /// The values of the cases of `switch`, each with its case marker, in Python's order.
+    fn switch_cases(&self, switch: SwitchId) -> Vec<(&'r CaseKey, MarkerId)> {
+        let mut cases = Vec::new();
+        for (index, marker) in self.scope.markers.iter().enumerate() {
             if let MarkerKind::Case {
                 switch: Some(of),
                 values,
@@ -34,79 +94,87 @@ impl Rewriter<'_> {
             }
         }
         cases.sort_by(|a, b| python_order(a.0, b.0));
-        let Some(&(end, end_handler)) = targets.ends.get(&(switch, copy)) else {
-            return Err(self.broken(
-                scope,
-                dispatch.marker,
-                "cannot find where this switch ends in the compiled code".to_owned(),
-            ));
-        };
-        let (site, mut items) = self.dispatch_start(body, dispatch)?;
-        let mut keys = Vec::new();
-        for &(value, marker) in &cases {
-            let Some(&(case, _)) = targets.cases.get(&(marker, copy)) else {
-                return Err(self.refuse(
-                    scope,
-                    marker,
-                    "the code generator removed this case as unreachable".to_owned(),
-                    super::REMOVED_AS_UNREACHABLE,
-                ));
-            };
-            keys.push((added.constant(constant(value)), case));
-        }
-        let miss = body.new_label();
-        let start = body.new_label();
-        items.push(Item::Label(start));
-        let guard = guard_handler(body, added, &site, (start, 0), miss);
-        // At a leaf the value is gone: anything raised there goes straight to the end.
-        let leaf_guard = guard_handler(body, added, &site, (start, 1), end);
-        let search = Search {
-            site: &site,
-            guard,
-            miss,
-            consume: Some((end, leaf_guard)),
-        };
-        search.emit(&keys, body, &mut items);
-        items.push(Item::Label(miss));
-        items.push(Item::Instr(outer(&site, Instruction::PopTop, 0, None)));
-        let mut jump = outer(&site, jump_op(), 0, Some(end));
-        jump.handler = end_handler;
-        items.push(Item::Instr(jump));
-        Ok(items)
+        cases
     }
 
     /// `goto *expr`: the value is on the stack; search the names of the labels this goto
     /// may jump to, then drop the value and go there as `goto .name` would; any other value
     /// raises `ValueError`.
     pub(super) fn lower_computed_goto(
-        &self,
-        code: &CodeObject,
-        body: &mut Body,
-        added: &mut Additions,
-        targets: &Targets,
-        dispatch: Dispatch,
+        &mut self,
+        site: Site,
+        marker: MarkerId,
     ) -> Result<Vec<Item>, Diagnostic> {
-        let scope = &self.module.scopes[dispatch.scope_id.0];
-        let goto = scope.marker(dispatch.marker);
+        let names = self.reachable_labels(&site, marker)?;
+        let start_instr = self.dispatch_start(&site, marker)?;
+        let mut items = Vec::new();
+        let miss = self.body.new_label();
+        let start = self.body.new_label();
+        items.push(Item::Label(start));
+        let guard = self.guard_handler(&start_instr, (start, KEEPS_VALUE), miss);
+        let mut stubs = Vec::new();
+        let mut keys = Vec::new();
+        for &name in &names {
+            let stub = self.body.new_label();
+            let key = self
+                .added
+                .constant(ConstantData::Str { value: name.into() });
+            keys.push((key, stub));
+            stubs.push((name, stub));
+        }
+        let search = Search {
+            site: &start_instr,
+            guard,
+            miss,
+            consume: None,
+        };
+        search.emit(&keys, &mut self.body, &mut items);
+        let from = self.scope.marker(marker).frame;
+        for (label, stub) in stubs {
+            items.push(Item::Label(stub));
+            items.push(Item::Instr(outer(
+                &start_instr,
+                Instruction::PopTop,
+                0,
+                None,
+            )));
+            let goto = GotoAt {
+                marker,
+                from,
+                label,
+            };
+            items.extend(self.lower_goto(&start_instr, &site, goto)?);
+        }
+        items.push(Item::Label(miss));
+        items.extend(self.raise_no_such_label(&start_instr, &names));
+        Ok(items)
+    }
+
+    /// The labels a computed goto may jump to, sorted: those SPEC 4 lets it reach, by the
+    /// checker's own rule, that the code generator kept in this copy. Leaving a `try`
+    /// statement with `finally` on the way to one is refused.
+    fn reachable_labels(&self, site: &Site, marker: MarkerId) -> Result<Vec<&'r str>, Diagnostic> {
+        let scope = self.scope;
+        let goto = scope.marker(marker);
         let mut names: Vec<&str> = Vec::new();
         for entry in scope.labels.iter() {
-            // Only the labels SPEC 4 lets this goto reach, by the checker's own rule.
             let label = scope.marker(entry.definition);
             if crate::check::jump(scope, goto, label, &entry.name).is_some()
-                || !targets
+                || !self
+                    .targets
                     .labels
-                    .contains_key(&(entry.name.as_str(), dispatch.site.copy))
+                    .contains_key(&(entry.name.as_str(), site.copy))
             {
                 continue;
             }
-            let left = frames_left(scope, goto.frame, &entry.name);
+            let left = frames_left(scope, goto.frame, &entry.name).unwrap_or_default();
             if left
                 .iter()
                 .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
             {
-                return Err(self.refuse(
+                return Err(refuse(
                     scope,
-                    dispatch.marker,
+                    marker,
                     format!(
                         "a computed goto that may leave a `try` statement with `finally` (to \
                          label `.{}`) is not supported",
@@ -120,177 +188,140 @@ impl Rewriter<'_> {
             names.push(entry.name.as_str());
         }
         names.sort_unstable();
-        let (site, mut items) = self.dispatch_start(body, dispatch)?;
-        let miss = body.new_label();
-        let start = body.new_label();
-        items.push(Item::Label(start));
-        let guard = guard_handler(body, added, &site, (start, 0), miss);
-        let mut stubs = Vec::new();
-        let mut keys = Vec::new();
-        for &name in &names {
-            let stub = body.new_label();
-            keys.push((
-                added.constant(constant(&CaseKey::Str(name.to_owned()))),
-                stub,
-            ));
-            stubs.push((name, stub));
-        }
-        let search = Search {
-            site: &site,
-            guard,
-            miss,
-            consume: None,
+        Ok(names)
+    }
+
+    /// `raise ValueError(f"goto *: no label named {value!r} ...")`, the value still on the
+    /// stack, for a computed goto that can reach the labels `names`.
+    fn raise_no_such_label(&mut self, site: &Instr, names: &[&str]) -> Vec<Item> {
+        // Once `ValueError`, its NULL and the text before the value are pushed.
+        const VALUE_BELOW_CALLEE_NULL_AND_TEXT: u32 = 4;
+        const PARTS: u32 = 3;
+        const ONE_ARGUMENT: u32 = 1;
+        let mut raise = self.load_value_error(site);
+        let (before, after) = self.no_such_label_texts(names);
+        let load_const = || Instruction::LoadConst {
+            consti: Arg::marker(),
         };
-        search.emit(&keys, body, &mut items);
-        for (name, stub) in stubs {
-            items.push(Item::Label(stub));
-            items.push(Item::Instr(outer(&site, Instruction::PopTop, 0, None)));
-            let goto = GotoAt {
-                scope: dispatch.scope_id,
-                marker: dispatch.marker,
-                from: goto.frame,
-                label: name,
+        raise.extend([
+            (load_const(), before),
+            (
+                Instruction::Copy { i: Arg::marker() },
+                VALUE_BELOW_CALLEE_NULL_AND_TEXT,
+            ),
+            (
+                Instruction::ConvertValue {
+                    oparg: Arg::marker(),
+                },
+                u32::from(ConvertValueOparg::Repr),
+            ),
+            (Instruction::FormatSimple, 0),
+            (load_const(), after),
+            (
+                Instruction::BuildString {
+                    count: Arg::marker(),
+                },
+                PARTS,
+            ),
+            (
+                Instruction::Call {
+                    argc: Arg::marker(),
+                },
+                ONE_ARGUMENT,
+            ),
+            (
+                Instruction::RaiseVarargs {
+                    argc: Arg::marker(),
+                },
+                u32::from(RaiseKind::Raise),
+            ),
+        ]);
+        raise
+            .into_iter()
+            .map(|(op, arg)| Item::Instr(outer(site, op, arg, None)))
+            .collect()
+    }
+
+    /// `ValueError`, then a NULL, loaded the way the marker at `site` loads its name.
+    fn load_value_error(&mut self, site: &Instr) -> Vec<(Instruction, u32)> {
+        let error = self.added.name("ValueError");
+        if shapes::loads_by_name(site) {
+            let load = Instruction::LoadName {
+                namei: Arg::marker(),
             };
-            let jump = self.lower_goto(code, body, added, targets, &site, dispatch.site, goto)?;
-            items.extend(jump);
+            vec![(load, error), (Instruction::PushNull, 0)]
+        } else {
+            let load = Instruction::LoadGlobal {
+                namei: Arg::marker(),
+            };
+            vec![(load, shapes::load_global_with_null(error))]
         }
-        // raise ValueError(f"...{value!r}..."), the value still on the stack.
+    }
+
+    /// The constants of the message's text before and after the value.
+    fn no_such_label_texts(&mut self, names: &[&str]) -> (u32, u32) {
         let reachable: Vec<String> = names.iter().map(|name| format!(".{name}")).collect();
-        let before = "goto *: no label named ";
         let after = format!(
             " that this goto can jump to in `{}` (it can reach {})",
-            scope.qualname,
+            self.scope.qualname,
             if reachable.is_empty() {
                 "none".to_owned()
             } else {
                 reachable.join(", ")
             }
         );
-        items.push(Item::Label(miss));
-        let error = added.name("ValueError");
-        let mut raise = if site_loads_by_name(body, dispatch) {
-            vec![
-                (
-                    Instruction::LoadName {
-                        namei: Arg::marker(),
-                    },
-                    error,
-                ),
-                (Instruction::PushNull, 0),
-            ]
-        } else {
-            // The low bit asks for a NULL after the callable.
-            vec![(
-                Instruction::LoadGlobal {
-                    namei: Arg::marker(),
-                },
-                error << 1 | 1,
-            )]
-        };
-        raise.extend([
-            (
-                Instruction::LoadConst {
-                    consti: Arg::marker(),
-                },
-                added.constant(ConstantData::Str {
-                    value: before.into(),
-                }),
-            ),
-            (Instruction::Copy { i: Arg::marker() }, 4),
-            (
-                Instruction::ConvertValue {
-                    oparg: Arg::marker(),
-                },
-                2,
-            ),
-            (Instruction::FormatSimple, 0),
-            (
-                Instruction::LoadConst {
-                    consti: Arg::marker(),
-                },
-                added.constant(ConstantData::Str {
-                    value: after.as_str().into(),
-                }),
-            ),
-            (
-                Instruction::BuildString {
-                    count: Arg::marker(),
-                },
-                3,
-            ),
-            (
-                Instruction::Call {
-                    argc: Arg::marker(),
-                },
-                1,
-            ),
-            (
-                Instruction::RaiseVarargs {
-                    argc: Arg::marker(),
-                },
-                1,
-            ),
-        ]);
-        items.extend(
-            raise
-                .into_iter()
-                .map(|(op, arg)| Item::Instr(outer(&site, op, arg, None))),
-        );
-        Ok(items)
+        let before = self.added.constant(ConstantData::Str {
+            value: "goto *: no label named ".into(),
+        });
+        let after = self.added.constant(ConstantData::Str {
+            value: after.as_str().into(),
+        });
+        (before, after)
     }
 
     /// The instruction whose location and handler a dispatch's instructions take (the
     /// marker's load), checking that the value is there to be searched.
-    fn dispatch_start(
-        &self,
-        body: &Body,
-        dispatch: Dispatch,
-    ) -> Result<(Instr, Vec<Item>), Diagnostic> {
-        let scope = &self.module.scopes[dispatch.scope_id.0];
-        match &body.items[dispatch.site.at..dispatch.site.at + dispatch.site.len] {
-            [Item::Instr(pop), Item::Instr(load), ..] if dispatch.site.len == 4 => {
-                let mut site = load.clone();
-                site.handler = pop.handler;
-                Ok((site, Vec::new()))
-            }
-            _ => Err(self.broken(
-                scope,
-                dispatch.marker,
-                "cannot find where the compiled code computes this value".to_owned(),
-            )),
-        }
+    fn dispatch_start(&self, site: &Site, marker: MarkerId) -> Result<Instr, Diagnostic> {
+        self.body
+            .items
+            .get(site.at..site.at + site.len)
+            .and_then(shapes::dispatch_start)
+            .ok_or_else(|| {
+                broken(
+                    self.scope,
+                    marker,
+                    "cannot find where the compiled code computes this value".to_owned(),
+                )
+            })
     }
-}
 
-/// The handler of a search's comparisons: it drops what was raised and goes to `miss` as
-/// if nothing matched. Its block goes into `cold`. It unwinds the stack to the depth at
-/// `start` (where the search begins with the value on top) less `below`: 0 keeps the value
-/// for `miss` to drop or report, 1 drops it too. That depth is computed on the finished
-/// code, once every jump that reaches the search is in place (`Additions::unknown_depths`).
-fn guard_handler(
-    body: &mut Body,
-    added: &mut Additions,
-    site: &Instr,
-    (start, below): (Label, u32),
-    miss: Label,
-) -> Handler {
-    let target = body.new_label();
-    added.cold.push(Item::Label(target));
-    added
-        .cold
-        .push(Item::Instr(outer(site, Instruction::PopTop, 0, None)));
-    added
-        .cold
-        .push(Item::Instr(outer(site, jump_op(), 0, Some(miss))));
-    added.unknown_depths.push(UnknownDepth {
-        handler: target,
-        start,
-        below,
-    });
-    Handler {
-        target,
-        depth: 0,
-        lasti: false,
+    /// The handler of a search's comparisons: it drops what was raised and goes to `miss`
+    /// as if nothing matched. Its block goes into the cold blocks. It unwinds the stack to
+    /// the depth at `start` (where the search begins with the value on top) less `below`:
+    /// [`KEEPS_VALUE`] keeps the value for `miss` to drop or report, [`DROPS_VALUE`] drops
+    /// it too. That depth is computed on the finished code, once every jump that reaches the
+    /// search is in place ([`set_search_depths`]).
+    fn guard_handler(
+        &mut self,
+        site: &Instr,
+        (start, below): (Label, u32),
+        miss: Label,
+    ) -> Handler {
+        let target = self.body.new_label();
+        let cold = &mut self.added.cold;
+        cold.push(Item::Label(target));
+        cold.push(Item::Instr(outer(site, Instruction::PopTop, 0, None)));
+        cold.push(Item::Instr(outer(site, jump_op(), 0, Some(miss))));
+        self.added.unknown_depths.push(UnknownDepth {
+            handler: target,
+            start,
+            below,
+        });
+        Handler {
+            target,
+            depth: 0,
+            lasti: false,
+        }
     }
 }
 
@@ -308,16 +339,47 @@ fn outer(site: &Instr, op: Instruction, arg: u32, target: Option<Label>) -> Inst
     instr
 }
 
-/// Whether the marker of a dispatch loads its name with `LOAD_NAME` (module and class
-/// bodies), so that other names are loaded the same way.
-fn site_loads_by_name(body: &Body, dispatch: Dispatch) -> bool {
-    matches!(&body.items[dispatch.site.at + 1], Item::Instr(load)
-        if matches!(load.op, Instruction::LoadName { .. }))
+/// Gives each search handler its depth, from the stack depth where its search starts in
+/// the finished code. Those handlers are left out of that analysis: they only lead to where
+/// the search goes anyway, so no depth depends on them. A search that no code reaches never
+/// runs; its handlers keep depth 0 and the verifier, which checks reachable code, skips them.
+pub(super) fn set_search_depths(
+    body: &mut Body,
+    unknown: &[UnknownDepth],
+) -> Result<(), BytecodeError> {
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let handlers: HashSet<Label> = unknown.iter().map(|u| u.handler).collect();
+    let at_labels = body.depths_at_labels(&handlers)?;
+    let mut depths: HashMap<Label, u32> = HashMap::new();
+    for u in unknown {
+        if let Some(&depth) = at_labels.get(&u.start) {
+            let depth = depth
+                .checked_sub(u.below)
+                .ok_or(BytecodeError::StackDepth {
+                    at: 0,
+                    message: format!("a search starts with {depth} values on the stack"),
+                })?;
+            depths.insert(u.handler, depth);
+        }
+    }
+    for item in &mut body.items {
+        if let Item::Instr(Instr {
+            handler: Some(handler),
+            ..
+        }) = item
+            && let Some(&depth) = depths.get(&handler.target)
+        {
+            handler.depth = depth;
+        }
+    }
+    Ok(())
 }
 
-/// A case value as a constant.
-fn constant(key: &CaseKey) -> ConstantData {
-    match key {
+/// A case value as a constant (`None` for an invalid value, which the checker rejects).
+fn constant(key: &CaseKey) -> Option<ConstantData> {
+    Some(match key {
         CaseKey::Int(value) => ConstantData::Integer {
             value: value.clone(),
         },
@@ -327,8 +389,8 @@ fn constant(key: &CaseKey) -> ConstantData {
         CaseKey::Bytes(value) => ConstantData::Bytes {
             value: value.clone(),
         },
-        CaseKey::Invalid => unreachable!("checked: case values are valid"),
-    }
+        CaseKey::Invalid => return None,
+    })
 }
 
 /// How Python orders two case values of one kind: integers by value, `str` by code point
@@ -383,7 +445,13 @@ impl Search<'_> {
             };
             instr(op, 0, Some(to), handler)
         };
-        let copy = instr(Instruction::Copy { i: Arg::marker() }, 1, None, self.guard);
+        const TOP: u32 = 1;
+        let copy = instr(
+            Instruction::Copy { i: Arg::marker() },
+            TOP,
+            None,
+            self.guard,
+        );
         match (keys, self.consume) {
             ([], _) => out.push(instr(jump_op(), 0, Some(self.miss), self.guard)),
             ([(constant, hit)], Some((end, handler))) => out.extend([
@@ -401,16 +469,20 @@ impl Search<'_> {
             ]),
             _ => {
                 let middle = keys.len() / 2;
+                let (lower, upper) = keys.split_at(middle);
+                let Some(&(middle_key, _)) = upper.first() else {
+                    return;
+                };
                 let below = body.new_label();
                 out.extend([
                     copy,
-                    load(keys[middle].0, self.guard),
+                    load(middle_key, self.guard),
                     compare(ComparisonOperator::Less, self.guard),
                     jump_if_true(below, self.guard),
                 ]);
-                self.emit(&keys[middle..], body, out);
+                self.emit(upper, body, out);
                 out.push(Item::Label(below));
-                self.emit(&keys[..middle], body, out);
+                self.emit(lower, body, out);
             }
         }
     }

@@ -83,7 +83,7 @@ pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
             let MarkerKind::Goto { name, .. } = &marker.kind else {
                 continue;
             };
-            for frame in frames_left(scope, marker.frame, name) {
+            for frame in frames_left(scope, marker.frame, name).unwrap_or_default() {
                 if scope.frame(frame).kind == FrameKind::TryFinally {
                     let trampoline = Trampoline {
                         scope: id,
@@ -205,13 +205,18 @@ fn expression_statement(value: Expr) -> Stmt {
     })
 }
 
-/// The frames a goto at `from` leaves on its way to label `name`, innermost first.
-pub(super) fn frames_left(scope: &Scope, from: Option<FrameId>, name: &str) -> Vec<FrameId> {
-    let entry = scope.labels.get(name).expect("checked: the label exists");
+/// The frames a goto at `from` leaves on its way to label `name`, innermost first (`None`
+/// if the scope has no such label, which the checker rules out).
+pub(super) fn frames_left(
+    scope: &Scope,
+    from: Option<FrameId>,
+    name: &str,
+) -> Option<Vec<FrameId>> {
+    let entry = scope.labels.get(name)?;
     let from = scope.frame_path(from);
     let to = scope.frame_path(scope.marker(entry.definition).frame);
     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    from[common..].iter().rev().copied().collect()
+    Some(from.iter().skip(common).rev().copied().collect())
 }
 
 /// Guards the statements of one scope's `body` (not of nested scopes, which get their own
