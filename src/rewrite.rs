@@ -341,6 +341,10 @@ fn stack_owners(body: &Body) -> Result<Vec<Option<Vec<Owner>>>, String> {
     Ok(by_item)
 }
 
+/// How many values `WITH_EXCEPT_START` reads (in RustPython 0.5 as in CPython 3.14): the
+/// `with` statement's exit and its `self`, and what the exception handler pushed above them.
+const WITH_EXCEPT_START_READS: usize = 5;
+
 /// The owners after instruction `index` (`instr`) runs on `stack`, when it goes on to the
 /// next instruction or jumps.
 ///
@@ -386,8 +390,8 @@ fn transfer(
             after.push(Owner::Pushed(index));
         }
         Instruction::WithExceptStart => {
-            if depth < 5 {
-                return Err(short(5));
+            if depth < WITH_EXCEPT_START_READS {
+                return Err(short(WITH_EXCEPT_START_READS));
             }
             after.push(Owner::Pushed(index));
         }

@@ -77,6 +77,8 @@ const VARINT_MORE: u8 = 0x40;
 const VARINT_MAX_SHIFT: u32 = 30;
 /// The lowest bit of a signed varint, set when it is negative; the magnitude is above it.
 const VARINT_NEGATIVE: u32 = 1;
+/// How many low bits of a signed varint the sign takes.
+const VARINT_SIGN_BITS: u32 = 1;
 
 /// Reads a line table byte by byte.
 struct Reader<'a> {
@@ -112,7 +114,7 @@ impl Reader<'_> {
 
     fn signed_varint(&mut self) -> Result<i32, BytecodeError> {
         let value = self.varint()?;
-        let magnitude = (value >> 1) as i32;
+        let magnitude = (value >> VARINT_SIGN_BITS) as i32;
         Ok(if value & VARINT_NEGATIVE != 0 {
             -magnitude
         } else {
