@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use gotopy::diagnostic::{JsonDiagnostic, render_text};
+use gotopy::diagnostic::{render_text, report_json, report_text};
 use gotopy::{Diagnostic, Options, Source, check_source};
 
 /// Exit status when there is no error (warnings allowed).
@@ -604,8 +604,9 @@ fn check(args: &CheckArgs, styles: Styles) -> u8 {
         }
     }
     let output = match args.format {
-        Format::Text => Ok(text_report(&checked, styles.stdout)),
-        Format::Json => json_report(&checked),
+        Format::Text => Ok(report_text(pairs(&checked), styles.stdout)),
+        Format::Json => report_json(pairs(&checked))
+            .map_err(|error| format!("cannot write the diagnostics as JSON: {error}")),
     };
     // A report that cannot be made or written is a failure, never an empty result.
     if let Err(message) = output.and_then(|output| print_stdout(output.as_bytes())) {
@@ -620,29 +621,11 @@ fn check(args: &CheckArgs, styles: Styles) -> u8 {
     exit_status(!problems.is_empty(), has_errors)
 }
 
-fn text_report(checked: &[(Source, Vec<Diagnostic>)], color: bool) -> String {
-    let mut out = String::new();
-    let (mut errors, mut warnings) = (0, 0);
-    for (source, diagnostics) in checked {
-        out.push_str(&render_text(diagnostics, source, color));
-        errors += diagnostics.iter().filter(|d| d.is_error()).count();
-        warnings += diagnostics.len() - diagnostics.iter().filter(|d| d.is_error()).count();
-    }
-    out.push_str(&format!(
-        "checked {}: {}, {}\n",
-        plural(checked.len(), "file"),
-        plural(errors, "error"),
-        plural(warnings, "warning")
-    ));
-    out
-}
-
-fn plural(count: usize, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
+/// Each checked source with its diagnostics, as the reports take them.
+fn pairs(checked: &[(Source, Vec<Diagnostic>)]) -> impl Iterator<Item = (&Source, &[Diagnostic])> {
+    checked
+        .iter()
+        .map(|(source, diagnostics)| (source, diagnostics.as_slice()))
 }
 
 /// Writes `bytes` to standard output; why it could not.
@@ -652,21 +635,6 @@ fn print_stdout(bytes: &[u8]) -> Result<(), String> {
         .write_all(bytes)
         .and_then(|()| stdout.flush())
         .map_err(|error| format!("cannot write to standard output: {}", io_reason(&error)))
-}
-
-fn json_report(checked: &[(Source, Vec<Diagnostic>)]) -> Result<String, String> {
-    let all: Vec<JsonDiagnostic> = checked
-        .iter()
-        .flat_map(|(source, diagnostics)| {
-            diagnostics
-                .iter()
-                .map(move |diagnostic| JsonDiagnostic::new(diagnostic, source))
-        })
-        .collect();
-    let mut json = serde_json::to_string_pretty(&all)
-        .map_err(|error| format!("cannot write the diagnostics as JSON: {error}"))?;
-    json.push('\n');
-    Ok(json)
 }
 
 /// Where source text comes from.

@@ -177,6 +177,56 @@ pub fn render_text(diagnostics: &[Diagnostic], source: &Source, color: bool) -> 
     out
 }
 
+/// The text report of `gotopy check`: each source's diagnostics as [`render_text`] draws
+/// them, then the summary line (`checked 2 files: 1 error, 0 warnings`).
+pub fn report_text<'a>(
+    checked: impl IntoIterator<Item = (&'a Source, &'a [Diagnostic])>,
+    color: bool,
+) -> String {
+    let mut out = String::new();
+    let (mut files, mut errors, mut warnings) = (0, 0, 0);
+    for (source, diagnostics) in checked {
+        out.push_str(&render_text(diagnostics, source, color));
+        let source_errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        files += 1;
+        errors += source_errors;
+        warnings += diagnostics.len() - source_errors;
+    }
+    out.push_str(&format!(
+        "checked {}: {}, {}\n",
+        plural(files, "file"),
+        plural(errors, "error"),
+        plural(warnings, "warning")
+    ));
+    out
+}
+
+fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
+    }
+}
+
+/// The JSON report of `gotopy check --format json`: one pretty-printed array of every
+/// source's [`JsonDiagnostic`]s, in order, and a final newline.
+pub fn report_json<'a>(
+    checked: impl IntoIterator<Item = (&'a Source, &'a [Diagnostic])>,
+) -> Result<String, serde_json::Error> {
+    let all: Vec<JsonDiagnostic> = checked
+        .into_iter()
+        .flat_map(|(source, diagnostics)| {
+            diagnostics
+                .iter()
+                .map(move |diagnostic| JsonDiagnostic::new(diagnostic, source))
+        })
+        .collect();
+    let mut json = serde_json::to_string_pretty(&all)?;
+    json.push('\n');
+    Ok(json)
+}
+
 fn report<'a>(diagnostic: &'a Diagnostic, source: &'a Source) -> Vec<Group<'a>> {
     let level = match diagnostic.severity() {
         Severity::Error => Level::ERROR,

@@ -1,0 +1,8 @@
+"""``python -m gotopy``: the command line (see ``gotopy._cli``)."""
+
+import sys
+
+from gotopy._cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,218 @@
+"""The command line of the Python package: arguments, files, streams and exit statuses.
+
+It mirrors the ``gotopy`` binary's ``check`` (src/cli.rs) and leaves everything else to the
+native module: decoding, checking and rendering are gotopy's own Rust functions, so the
+diagnostics, JSON and summary line are the binary's byte for byte. Only what touches the
+process lives here: argument parsing, reading files and standard input, walking
+directories, deciding colour from the streams and the environment, and the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from gotopy import _gotopy
+
+# Exit statuses, as the binary's.
+SUCCESS = 0
+FOUND_ERRORS = 1
+BAD_INPUT = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line and returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "check":
+        return _check(args)
+    parser.error("a subcommand is required")  # exits with status 2
+    return BAD_INPUT
+
+
+def _parser() -> argparse.ArgumentParser:
+    # `--color` is accepted before or after the subcommand, as the binary's global option.
+    color = argparse.ArgumentParser(add_help=False)
+    color.add_argument(
+        "--color",
+        choices=["auto", "always", "never"],
+        metavar="WHEN",
+        default=argparse.SUPPRESS,
+        help="when to colour diagnostics: auto (default), always or never",
+    )
+    parser = argparse.ArgumentParser(
+        prog="python -m gotopy",
+        description="goto, label and switch for Python",
+        parents=[color],
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    check = commands.add_parser(
+        "check",
+        parents=[color],
+        help="check Python files for goto, label and switch errors without running them",
+        description="Check Python files for goto, label and switch errors without running them.",
+    )
+    check.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="files and directories to check (directories recursively, *.py); - reads stdin",
+    )
+    check.add_argument(
+        "--all-scopes",
+        action="store_true",
+        help="rewrite every scope that contains markers, module and class bodies included",
+    )
+    check.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="how diagnostics are printed",
+    )
+    return parser
+
+
+def _check(args: argparse.Namespace) -> int:
+    inputs, problems = _collect_inputs(args.paths)
+    checked = []
+    for path in inputs:
+        try:
+            checked.append(_check_input(path, args.all_scopes))
+        except _Unreadable as problem:
+            problems.append(str(problem))
+    try:
+        if args.format == "json":
+            report = _gotopy.render_json(checked)
+        else:
+            color = _styled(getattr(args, "color", "auto"), sys.stdout)
+            report = _gotopy.render_text(checked, color=color)
+        _write(sys.stdout, report)
+    except (OSError, ValueError) as error:
+        # A report that cannot be made or written is a failure, never an empty result.
+        problems.append(_output_problem(error))
+    for message in problems:
+        _write(sys.stderr, f"gotopy: error: {message}\n")
+    if problems:
+        return BAD_INPUT
+    if any(one.has_errors for one in checked):
+        return FOUND_ERRORS
+    return SUCCESS
+
+
+class _Unreadable(Exception):
+    """An input that cannot be read or decoded; the message is the binary's."""
+
+
+def _check_input(path: str | None, all_scopes: bool) -> _gotopy.Checked:
+    """Checks a file, or standard input for ``None``."""
+    if path is None:
+        shown = "<stdin>"
+        try:
+            data = sys.stdin.buffer.read()
+        except OSError as error:
+            raise _Unreadable(f"<stdin>: cannot read: {_reason(error)}") from error
+    else:
+        shown = path
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except OSError as error:
+            raise _Unreadable(f"{shown}: cannot read: {_reason(error)}") from error
+    try:
+        return _gotopy.check(shown, data, all_scopes=all_scopes)
+    except ValueError as error:
+        raise _Unreadable(f"{shown}: {error}") from error
+
+
+def _collect_inputs(paths: Sequence[str]) -> tuple[list[str | None], list[str]]:
+    """The command-line paths as inputs (``None`` for standard input), directories expanded
+    in the binary's order; paths that cannot be expanded come back as messages."""
+    inputs: list[str | None] = []
+    problems: list[str] = []
+    for path in paths:
+        if path != "-" and os.path.isdir(path):
+            found = _walk(path, path, problems)
+            if not found:
+                problems.append(f"{path}: no Python files (`*.py`) found")
+            inputs.extend(found)
+        elif path == "-":
+            inputs.append(None)
+        else:
+            inputs.append(path)
+    return inputs, problems
+
+
+def _walk(root: str, directory: str, problems: list[str]) -> list[str | None]:
+    """The Python files under ``directory`` (``root``, the argument, or a directory inside
+    it), depth first, each directory's entries in byte order of their names, symbolic links
+    not followed: the binary's walk, with its messages."""
+    found: list[str | None] = []
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: os.fsencode(entry.name))
+    except OSError as error:
+        problems.append(f"{root}: cannot read {directory}: {_reason(error)}")
+        return found
+    for entry in entries:
+        path = os.path.join(directory, entry.name)
+        if entry.is_dir(follow_symlinks=False):
+            found.extend(_walk(root, path, problems))
+        elif entry.is_file(follow_symlinks=False) and _is_python(entry.name):
+            found.append(path)
+    return found
+
+
+def _is_python(name: str) -> bool:
+    # Rust's `Path::extension`: `.py` alone is a hidden file without an extension.
+    return name.endswith(".py") and len(name) > len(".py")
+
+
+def _reason(error: OSError) -> str:
+    """An I/O error in words, without the error number, as the binary words it."""
+    if isinstance(error, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory"
+    return (error.strerror or str(error)).lower()
+
+
+def _output_problem(error: Exception) -> str:
+    if isinstance(error, OSError):
+        return f"cannot write to standard output: {_reason(error)}"
+    return str(error)
+
+
+def _write(stream, text: str) -> None:
+    """Writes UTF-8 bytes, as the binary does, whatever the locale's encoding."""
+    stream.flush()
+    stream.buffer.write(text.encode("utf-8", "surrogateescape"))
+    stream.buffer.flush()
+
+
+def _styled(when: str, stream) -> bool:
+    """Whether to colour ``stream``: anstream's rule, which the binary follows."""
+    if when == "always":
+        return True
+    if when == "never":
+        return False
+    environ = os.environ
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("CLICOLOR_FORCE"):
+        return True
+    clicolor = environ.get("CLICOLOR")
+    if clicolor == "0":
+        return False
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    term = environ.get("TERM")
+    return terminal and (
+        (term is not None and term != "dumb")
+        or clicolor is not None
+        or "CI" in environ
+    )
