@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
+use common::root;
 use sha2::{Digest, Sha256};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+#[allow(dead_code)] // shared helpers; this file uses only some of them
+mod common;
 
 /// `target/cpython`, in whatever target directory this test was built in.
 fn work_dir() -> PathBuf {

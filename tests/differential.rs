@@ -24,19 +24,7 @@ use std::process::Command;
 #[test]
 fn random_programs_match_the_reference_interpreter() {
     let (seed, count) = common::seed_and_size("GOTOPY_DIFF", 2000);
-    let dir = std::env::temp_dir().join(format!("gotopy-diff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let generated = Command::new("python3")
-        .arg(common::root().join("tests/differential/programs.py"))
-        .args([seed.to_string(), count.to_string()])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        generated.status.success(),
-        "{}",
-        String::from_utf8_lossy(&generated.stderr)
-    );
+    let dir = common::generate_programs("diff", seed, count);
     let output = Command::new(env!("CARGO_BIN_EXE_gotopy"))
         .args(["run", "driver.py", "programs.json"])
         .current_dir(&dir)

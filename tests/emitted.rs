@@ -12,7 +12,6 @@
 mod common;
 
 use std::fmt::Write as _;
-use std::process::Command;
 
 use gotopy::Source;
 use gotopy::bytecode::marshal;
@@ -111,20 +110,8 @@ fn fixtures_emit_the_recorded_code() {
 
 #[test]
 fn random_programs_emit_the_recorded_code() {
-    let dir = std::env::temp_dir().join(format!("gotopy-emitted-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     // A seed of its own, fixed whatever `GOTOPY_DIFF_SEED` says: the digests belong to it.
-    let generated = Command::new("python3")
-        .arg(common::root().join("tests/differential/programs.py"))
-        .args(["20261123", "2000"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        generated.status.success(),
-        "{}",
-        String::from_utf8_lossy(&generated.stderr)
-    );
+    let dir = common::generate_programs("emitted", 20261123, 2000);
     let programs: Vec<String> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("programs.json")).unwrap()).unwrap();
     let files: Vec<(String, String)> = programs

@@ -138,3 +138,23 @@ pub fn seed_and_size(prefix: &str, programs: usize) -> (u64, usize) {
     eprintln!("{prefix}_SEED={seed} {prefix}_PROGRAMS={programs}");
     (seed, programs)
 }
+
+/// Runs the differential test's generator (`tests/differential/programs.py`) for `count`
+/// programs of `seed` into a scratch directory named after `name`, and returns it: there
+/// are `programs.json`, `invalid.json`, `driver.py` and the reference's `expected.txt`.
+pub fn generate_programs(name: &str, seed: u64, count: usize) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gotopy-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let generated = std::process::Command::new("python3")
+        .arg(root().join("tests/differential/programs.py"))
+        .args([seed.to_string(), count.to_string()])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    dir
+}
