@@ -228,6 +228,7 @@ mod copies;
 mod dispatch;
 mod goto;
 mod lower;
+pub mod plan;
 mod prepare;
 mod sites;
 mod targets;

@@ -1,0 +1,115 @@
+"""gotopy's compile path on CPython: check and plan (the Rust front end), prepare
+CPython's own tree (``_prepare``), compile it with the running interpreter, and lower the
+markers of every rewritten code object (``_lower``).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import types
+from typing import Any
+
+from gotopy import _gotopy, _prepare, _versions
+from gotopy._bytecode import Body, BytecodeError, code_objects, replace_nested
+from gotopy._lower import Lowering, LowerError
+
+REPORT = "this is a bug in gotopy; please report it with the file that triggers it"
+
+
+class GotoSyntaxError(SyntaxError):
+    """A goto, label or switch error, with the diagnostic's code (``G001``...)."""
+
+    code: str = ""
+    report: str = ""
+
+
+def _error(path: str, text: str | None, error: dict[str, Any], report: str) -> GotoSyntaxError:
+    line = error.get("line", 1)
+    source_line = None
+    if text is not None:
+        lines = text.splitlines()
+        if 0 < line <= len(lines):
+            source_line = lines[line - 1] + "\n"
+    exc = GotoSyntaxError(
+        f"{error['code']}: {error['message']}",
+        (path, line, error.get("column", 1), source_line, error.get("end_line", line), error.get("end_column", 1)),
+    )
+    exc.code = error["code"]
+    exc.report = report
+    return exc
+
+
+def plan(data: bytes, path: str, all_scopes: bool = False) -> dict[str, Any]:
+    """The front end's plan for a module, or its first error as ``GotoSyntaxError``."""
+    if not _versions.SUPPORTED:
+        raise RuntimeError(f"gotopy supports CPython 3.11 to 3.15, not {_versions.VERSION}")
+    answer = json.loads(_gotopy.plan(path, data, all_scopes=all_scopes))
+    if "plan" in answer:
+        return answer["plan"]
+    text = _gotopy.decode_source(data)
+    if not answer["errors"]:
+        raise SyntaxError(answer["report"].strip(), (path, 1, 1, None))
+    raise _error(path, text, answer["errors"][0], answer["report"])
+
+
+def compile_source(
+    data: bytes, path: str, *, all_scopes: bool = False, optimize: int = -1
+) -> types.CodeType:
+    """Compiles a module's source with goto: ``compile(data, path, "exec")`` with every
+    marker of every rewritten scope lowered; errors are ``SyntaxError``."""
+    the_plan = plan(data, path, all_scopes)
+    tree = ast.parse(data, path)
+    if not the_plan["scopes"]:
+        return compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
+    try:
+        _prepare.apply(tree, the_plan)
+    except _prepare.PlanMismatch as mismatch:
+        raise _internal(path, str(mismatch)) from None
+    code = compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
+    return lower_module(code, the_plan, path, data, _prepare.with_items(tree))
+
+
+def lower_module(
+    code: types.CodeType,
+    the_plan: dict[str, Any],
+    path: str,
+    data: bytes,
+    withs: dict[tuple[int, int], list[tuple[int, int, int, int]]],
+) -> types.CodeType:
+    """``code`` with the code object of every planned scope lowered."""
+    new: dict[int, types.CodeType] = {}
+    for scope in the_plan["scopes"]:
+        found = _find_scope(code, scope)
+        if found is None:
+            raise _internal(path, f"cannot find the code object of `{scope['qualname']}`")
+        try:
+            new[id(found)] = Lowering(Body.decode(found), scope, the_plan, withs).lower()
+        except LowerError as error:
+            message, span = error.args
+            raise _error(
+                path,
+                _gotopy.decode_source(data),
+                {"code": "G200", "message": message, "line": span[0], "column": (span[2] or 0) + 1},
+                message,
+            ) from None
+        except BytecodeError as error:
+            raise _internal(path, f"the rewritten `{scope['qualname']}` fails the check: {error}") from None
+    return replace_nested(code, new)
+
+
+def _find_scope(code: types.CodeType, scope: dict[str, Any]) -> types.CodeType | None:
+    """The code object with the scope's qualified name that holds its first marker."""
+    keywords = [tuple(m["keyword"]) for m in scope["labels"] + scope["gotos"]]
+    candidates = [c for c in code_objects(code) if c.co_qualname == scope["qualname"]]
+    for candidate in candidates:
+        positions = set(candidate.co_positions())
+        if any(k in positions for k in keywords):
+            return candidate
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _internal(path: str, message: str) -> SyntaxError:
+    exc = GotoSyntaxError(f"G900: internal error: {message} ({REPORT})", (path, 1, 1, None))
+    exc.code = "G900"
+    return exc

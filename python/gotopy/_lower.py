@@ -1,0 +1,412 @@
+"""Lowering the markers of one code object that CPython compiled from a prepared tree.
+
+The front end's plan says, for the scope, where each label and goto is (the span its load of
+``label``/``goto`` carries) and which frames each goto leaves; ``gotopy._prepare`` made the
+guards and trampolines. Here, on the instruction list (``gotopy._bytecode``):
+
+- a guard (``if label:`` around a ``return``/``raise``/``break``/``continue``, ``while
+  label:`` for a constant-true test) is deleted, so the statement is unconditional again;
+  where its jump was "if true" (3.11's test at the bottom of a ``while``) it becomes a jump;
+- a trampoline's guard becomes a jump over the copy, so only gotos enter it;
+- a label (``LOAD label; LOAD_ATTR x; POP_TOP``) becomes a position, nothing runs;
+- a goto becomes the cleanup of each frame it leaves, innermost first (``for``: drop the
+  iterator; ``with``: a copy of the statement's own exit call; ``except``: ``POP_EXCEPT``
+  and the ``as`` name unbound as the handler's own exit does), then a jump to the label or
+  to the trampoline of the first ``try`` with ``finally`` it leaves.
+
+From 3.12 CPython loads a local without checking that it is bound when its own flow graph
+proves it is; a goto adds edges it never saw, so every such load is checked again on the
+new graph and made ``LOAD_FAST_CHECK`` when the local may be unbound there (a crash
+otherwise).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from gotopy import _versions
+from gotopy._bytecode import (
+    OP,
+    Body,
+    BytecodeError,
+    Instr,
+    Item,
+    Label,
+    successors,
+)
+
+NAME_LOADS = frozenset(
+    OP[name]
+    for name in (
+        "LOAD_GLOBAL",
+        "LOAD_NAME",
+        "LOAD_DEREF",
+        "LOAD_CLASSDEREF",
+        "LOAD_FROM_DICT_OR_GLOBALS",
+        "LOAD_FROM_DICT_OR_DEREF",
+    )
+    if name in OP
+)
+CONDITIONAL = {
+    OP[name]: name.endswith("TRUE")
+    for name in OP
+    if name.startswith("POP_JUMP") and name.endswith(("TRUE", "FALSE"))
+}
+
+
+class LowerError(Exception):
+    """The rewrite cannot be proved correct: ``(message, span)``."""
+
+
+def name_of(code: types.CodeType, instr: Instr) -> str | None:
+    """The name an instruction loads or stores, for the opcodes markers and guards use."""
+    name = instr.name
+    arg = instr.arg
+    if name == "LOAD_GLOBAL":
+        arg >>= 1
+    elif name == "LOAD_ATTR" and _versions.VERSION >= (3, 12):
+        arg >>= 1
+    if name in ("LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF", "STORE_DEREF", "DELETE_DEREF"):
+        return code._varname_from_oparg(arg)  # type: ignore[attr-defined]
+    if name in ("STORE_FAST", "DELETE_FAST"):
+        return code.co_varnames[arg] if arg < len(code.co_varnames) else None
+    if name in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_FROM_DICT_OR_GLOBALS") or name in (
+        "STORE_NAME", "DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"
+    ):
+        return code.co_names[arg] if arg < len(code.co_names) else None
+    return None
+
+
+def _is_none(body: Body, instr: Instr) -> bool:
+    """Whether ``instr`` loads ``None`` (3.15 has ``LOAD_COMMON_CONSTANT`` for it)."""
+    if instr.name == "LOAD_CONST":
+        return body.constants[instr.arg] is None
+    if instr.name == "LOAD_COMMON_CONSTANT":
+        common = _versions.common_constants()
+        return instr.arg < len(common) and common[instr.arg] is None
+    return False
+
+
+class Lowering:
+    def __init__(
+        self,
+        body: Body,
+        scope: dict[str, Any],
+        plan: dict[str, Any],
+        withs: dict[tuple[int, int], list[tuple[int, int, int, int]]],
+    ):
+        self.body = body
+        self.withs = withs
+        self.code = body.code
+        self.scope = scope
+        self.guards = {tuple(span) for span in plan["guards"]}
+        self.trampolines = {tuple(t["span"]) for t in plan["trampolines"]}
+        # Trampoline entries, by span; label positions by name.
+        self.entries: dict[tuple, Label] = {}
+        self.labels: dict[str, Label] = {}
+
+    def marker_at(self, index: int, word: str) -> str | None:
+        """The attribute name of a ``word .name`` statement whose load is item ``index``."""
+        items = self.body.items
+        if index + 2 >= len(items):
+            return None
+        load, attr, pop = items[index : index + 3]
+        if not (isinstance(attr, Instr) and isinstance(pop, Instr) and isinstance(load, Instr)):
+            return None
+        if attr.name != "LOAD_ATTR" or pop.name != "POP_TOP":
+            return None
+        if name_of(self.code, load) != word:
+            return None
+        return name_of(self.code, attr)
+
+    def lower(self) -> types.CodeType:
+        items = self.body.items
+        labels = {tuple(label["keyword"]): label["name"] for label in self.scope["labels"]}
+        gotos: dict[tuple, list[dict[str, Any]]] = {}
+        for goto in self.scope["gotos"]:
+            gotos.setdefault(tuple(goto["keyword"]), []).append(goto)
+        # First pass: guards, trampolines and labels, whose positions gotos need.
+        out: list[Item] = []
+        found_gotos: list[tuple[int, dict[str, Any]]] = []
+        index = 0
+        while index < len(items):
+            item = items[index]
+            if not isinstance(item, Instr) or item.op not in NAME_LOADS:
+                out.append(item)
+                index += 1
+                continue
+            span = item.position
+            word = name_of(self.code, item)
+            if word == "label" and span in self.guards | self.trampolines:
+                index = self.remove_guard(index, span in self.trampolines, out)
+                continue
+            if word == "label" and span in labels:
+                name = self.marker_at(index, "label")
+                if name == labels[span]:
+                    label = Label()
+                    out.append(label)
+                    self.labels.setdefault(name, label)
+                    index += 3
+                    continue
+            if word == "goto" and span in gotos:
+                name = self.marker_at(index, "goto")
+                plan = next((g for g in gotos[span] if g["name"] == name), None)
+                if plan is not None:
+                    found_gotos.append((len(out), plan))
+                    out.extend(items[index : index + 3])
+                    index += 3
+                    continue
+            out.append(item)
+            index += 1
+        self.body.items = out
+        missing = set(labels.values()) - set(self.labels)
+        # Second pass: each goto's cleanup and jump, back to front so indices hold.
+        for at, plan in reversed(found_gotos):
+            site = out[at]
+            assert isinstance(site, Instr)
+            if plan["name"] in missing:
+                raise LowerError(
+                    f"CPython's compiler removed label `.{plan['name']}` as unreachable", plan["keyword"]
+                )
+            out[at : at + 3] = self.lower_goto(site, plan)
+        _jumps_on_their_labels_side(self.body)
+        if _versions.VERSION >= (3, 12):
+            check_local_loads(self.body)
+        return self.body.assemble()
+
+    def remove_guard(self, index: int, trampoline: bool, out: list[Item]) -> int:
+        """Deletes the guard whose load is item ``index``; the index after it."""
+        items = self.body.items
+        load = items[index]
+        assert isinstance(load, Instr)
+        at = index + 1
+        if isinstance(items[at], Instr) and items[at].name == "TO_BOOL":
+            at += 1
+        jump = items[at]
+        if not isinstance(jump, Instr) or jump.op not in CONDITIONAL or jump.target is None:
+            raise LowerError("cannot find the test of a guard in the compiled code", load.position)
+        at += 1
+        if at < len(items) and isinstance(items[at], Instr) and items[at].name == "NOT_TAKEN":
+            at += 1
+        if trampoline:
+            # Ordinary flow jumps over the copy; gotos enter it after the jump.
+            if CONDITIONAL[jump.op]:
+                raise LowerError("a trampoline's test jumps the wrong way", load.position)
+            out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
+            entry = Label()
+            out.append(entry)
+            self.entries.setdefault(load.position, entry)
+        elif CONDITIONAL[jump.op]:
+            out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
+        return at
+
+    def lower_goto(self, site: Instr, plan: dict[str, Any]) -> list[Item]:
+        cleanup: list[Item] = []
+        for leave in plan["leaves"]:
+            kind = leave["kind"]
+            # Dropping a slot, restoring the previous exception and unbinding a name cannot
+            # raise: those need no handler.
+            if kind == "for":
+                cleanup += [_bare(site, "POP_TOP") for _ in range(_versions.for_slots())]
+            elif kind == "async for":
+                cleanup.append(_bare(site, "POP_TOP"))
+            elif kind == "except":
+                cleanup.append(_bare(site, "POP_EXCEPT"))
+                if leave["name"]:
+                    cleanup += self.unbind(site, leave["name"], plan)
+            else:
+                cleanup += self.with_exit(site, leave, plan)
+        if plan["via"] is not None:
+            target = self.entries.get(tuple(plan["via"]))
+            if target is None:
+                raise LowerError("cannot find the copy of the `finally` body in the compiled code", plan["keyword"])
+        else:
+            target = self.labels[plan["name"]]
+        jump = site.like(OP["JUMP_FORWARD"], 0, target)
+        jump.handler = None
+        return cleanup + [jump]
+
+    def unbind(self, site: Instr, name: str, plan: dict[str, Any]) -> list[Item]:
+        """``LOAD_CONST None; STORE name; DELETE name`` as the handler's own exit has it."""
+        instrs = self.body.instrs()
+        for first, store, delete in zip(instrs, instrs[1:], instrs[2:]):
+            if (
+                _is_none(self.body, first)
+                and store.name.startswith("STORE_")
+                and delete.name == "DELETE_" + store.name[6:]
+                and store.arg == delete.arg
+                and name_of(self.code, store) == name
+            ):
+                return [_bare(site, i.name, i.arg) for i in (first, store, delete)]
+        raise LowerError(f"cannot find how this function unbinds `{name}`", plan["keyword"])
+
+    def with_exit(self, site: Instr, leave: dict[str, Any], plan: dict[str, Any]) -> list[Item]:
+        """A copy of the ``with`` statement's exit: three ``None``s, the call and what
+        follows it up to the ``POP_TOP`` of its result, found after the goto."""
+        line, _, column, _ = leave["header"]
+        skip = leave["inner"]
+        if _versions.WITH_EXIT_AT_ITEM:
+            spans = self.withs.get((line, column), [])
+            if len(spans) <= skip:
+                raise LowerError("cannot find this `with` statement in CPython's tree", plan["keyword"])
+            line, _, column, _ = spans[len(spans) - 1 - skip]
+            skip = 0
+        items = self.body.items
+        start = items.index(site)
+        for index in range(start, len(items) - 3):
+            window = items[index : index + 3]
+            if not all(isinstance(i, Instr) and _is_none(self.body, i) for i in window):
+                continue
+            first = items[index]
+            assert isinstance(first, Instr)
+            if first.position[0] != line or first.position[2] != column:
+                continue
+            end = next(
+                (
+                    at
+                    for at in range(index + 3, len(items))
+                    if isinstance(items[at], Instr) and items[at].name == "POP_TOP"
+                ),
+                None,
+            )
+            if end is None:
+                break
+            if skip:
+                skip -= 1
+                continue
+            return self.copy(items[index : end + 1], site)
+        raise LowerError("cannot find this `with` statement's exit in the compiled code", plan["keyword"])
+
+    def copy(self, region: list[Item], site: Instr) -> list[Item]:
+        """``region`` with fresh labels for those placed in it, under the same handlers."""
+        renamed = {id(item): Label() for item in region if isinstance(item, Label)}
+
+        def rename(label: Label | None) -> Label | None:
+            return None if label is None else renamed.get(id(label), label)
+
+        copy: list[Item] = []
+        for item in region:
+            if isinstance(item, Label):
+                copy.append(renamed[id(item)])
+                continue
+            new = Instr(item.op, item.arg, rename(item.target), item.handler, item.position, False)
+            if new.handler is not None and id(new.handler.target) in renamed:
+                raise LowerError("a `with` exit handles its own exceptions", site.position)
+            copy.append(new)
+        return copy
+
+
+def _bare(site: Instr, name: str, arg: int = 0) -> Instr:
+    """An instruction at ``site``'s position under no handler."""
+    instr = site.like(OP[name], arg)
+    instr.handler = None
+    return instr
+
+
+def _jumps_on_their_labels_side(body: Body) -> None:
+    """Puts each goto's jump under the handler of the instruction it jumps to: a backward
+    jump can be interrupted (a signal, another thread), and the handlers around the label
+    are the ones that apply there."""
+    instrs = body.instrs()
+    at_label = body._label_indices()
+    for instr in instrs:
+        if instr.inserted and instr.target is not None and instr.name.startswith("JUMP"):
+            at = at_label.get(id(instr.target))
+            if at is not None and at < len(instrs):
+                instr.handler = instrs[at].handler
+
+
+def check_local_loads(body: Body) -> None:
+    """Makes every load of a local that may be unbound on the new flow graph checked."""
+    code = body.code
+    instrs = body.instrs()
+    at_label = body._label_indices()
+    count = len(code.co_varnames)
+    arguments = code.co_argcount + code.co_kwonlyargcount
+    arguments += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    everything = (1 << count) - 1
+    # Bit i set: local i may be unbound here.
+    unbound: list[int | None] = [None] * len(instrs)
+    unbound[0] = everything & ~((1 << arguments) - 1)
+    work = [0]
+
+    def flow(index: int, state: int) -> None:
+        old = unbound[index]
+        new = state if old is None else old | state
+        if new != old:
+            unbound[index] = new
+            work.append(index)
+
+    while work:
+        index = work.pop()
+        state = unbound[index]
+        assert state is not None
+        instr = instrs[index]
+        if instr.handler is not None:
+            flow(at_label[id(instr.handler.target)], state)
+        after = _transfer(instr, state, count)
+        for to, _ in successors(instrs, index, at_label):
+            if to < len(instrs):
+                flow(to, after)
+    new_items: list[Item] = []
+    index = 0
+    for item in body.items:
+        if isinstance(item, Label):
+            new_items.append(item)
+            continue
+        state = unbound[index] or 0
+        index += 1
+        new_items.extend(_checked(item, state, count))
+    body.items = new_items
+
+
+def _locals(instr: Instr) -> list[tuple[str, int]]:
+    """``("load"|"store"|"delete", local)`` for each local an instruction touches, in order."""
+    name, arg = instr.name, instr.arg
+    if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"):
+        return [("load", arg)]
+    if name in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
+        return [("load", arg >> 4), ("load", arg & 15)]
+    if name == "STORE_FAST":
+        return [("store", arg)]
+    if name == "STORE_FAST_STORE_FAST":
+        return [("store", arg >> 4), ("store", arg & 15)]
+    if name == "STORE_FAST_LOAD_FAST":
+        return [("store", arg >> 4), ("load", arg & 15)]
+    if name == "DELETE_FAST":
+        return [("delete", arg)]
+    if name == "LOAD_FAST_AND_CLEAR":
+        return [("delete", arg)]
+    return []
+
+
+def _transfer(instr: Instr, state: int, count: int) -> int:
+    for action, local in _locals(instr):
+        if local >= count:
+            continue
+        if action == "store":
+            state &= ~(1 << local)
+        elif action == "delete":
+            state |= 1 << local
+    return state
+
+
+def _checked(instr: Instr, state: int, count: int) -> list[Instr]:
+    """``instr``, or its loads split and checked where the local may be unbound."""
+    actions = _locals(instr)
+    risky = any(
+        action == "load" and local < count and state >> local & 1 and instr.name != "LOAD_FAST_CHECK"
+        for action, local in actions
+    )
+    if not risky:
+        return [instr]
+    split = []
+    for action, local in actions:
+        op = OP["LOAD_FAST_CHECK"] if action == "load" else OP["STORE_FAST"]
+        piece = Instr(op, local, None, instr.handler, instr.position, True)
+        split.append(piece)
+    return split
+
+
+__all__ = ["Lowering", "LowerError", "BytecodeError"]

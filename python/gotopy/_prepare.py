@@ -1,0 +1,116 @@
+"""The front end's edits applied to CPython's own syntax tree.
+
+gotopy's front end (Rust) decides what the tree needs so that every label survives CPython's
+dead-code removal and every goto out of a ``try`` with ``finally`` has its copy of the
+``finally`` body; it names each place by its source position (``gotopy::compile::plan``).
+This module finds those places in ``ast.parse``'s tree of the same source and makes the
+edits, so that everything gotopy did not touch is compiled exactly as CPython compiles it.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Any
+
+Span = tuple[int, int, int, int]
+
+_GUARDED = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+
+
+class PlanMismatch(Exception):
+    """An edit of the plan names a place that CPython's tree does not have."""
+
+
+def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
+    """Makes the plan's edits to ``tree`` in place, or raises ``PlanMismatch``."""
+    guards = {tuple(span) for span in plan["guards"]}
+    trampolines: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for trampoline in plan["trampolines"]:
+        trampolines.setdefault(tuple(trampoline["try_at"]), []).append(trampoline)
+    placed = _Editor(guards, trampolines)
+    placed.visit_body(tree.body)
+    missing = len(guards) - len(placed.guarded) + sum(map(len, trampolines.values()))
+    missing -= placed.trampolines
+    if missing:
+        raise PlanMismatch(f"{missing} of the front end's edits found no place in the tree")
+
+
+def _span(node: ast.expr | ast.stmt) -> Span:
+    return (node.lineno, node.end_lineno or node.lineno, node.col_offset, node.end_col_offset or 0)
+
+
+def _at(node: ast.AST, span: Span) -> ast.AST:
+    """``node`` with every position set to ``span``."""
+    line, end_line, column, end_column = span
+    node.lineno, node.end_lineno = line, end_line  # type: ignore[attr-defined]
+    node.col_offset, node.end_col_offset = column, end_column  # type: ignore[attr-defined]
+    return node
+
+
+def _name(word: str, span: Span) -> ast.expr:
+    return _at(ast.Name(id=word, ctx=ast.Load()), span)  # type: ignore[return-value]
+
+
+class _Editor:
+    def __init__(self, guards: set[Span], trampolines: dict[tuple[int, int], list[dict[str, Any]]]):
+        self.guards = guards
+        self.by_try = trampolines
+        self.guarded: set[Span] = set()
+        self.trampolines = 0
+
+    def visit_body(self, body: list[ast.stmt]) -> None:
+        at = 0
+        while at < len(body):
+            stmt = body[at]
+            for inner in _child_bodies(stmt):
+                self.visit_body(inner)
+            span = _span(stmt)
+            if isinstance(stmt, _GUARDED) and span in self.guards:
+                guard = ast.If(test=_name("label", span), body=[stmt], orelse=[])
+                body[at] = _at(guard, span)  # type: ignore[assignment]
+                self.guarded.add(span)
+            elif isinstance(stmt, ast.While) and _span(stmt.test) in self.guards:
+                self.guarded.add(_span(stmt.test))
+                stmt.test = _name("label", _span(stmt.test))
+            trampolines = self.by_try.get((stmt.lineno, stmt.col_offset), [])
+            if trampolines and isinstance(stmt, _TRY):
+                copies = [_trampoline(stmt, t) for t in trampolines]
+                body[at + 1 : at + 1] = copies
+                self.trampolines += len(copies)
+                at += len(copies)
+            at += 1
+
+
+_TRY: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _trampoline(stmt: ast.stmt, trampoline: dict[str, Any]) -> ast.stmt:
+    """``if label: <finally body>; goto .name``, the added nodes spanning the plan's span."""
+    span: Span = tuple(trampoline["span"])  # type: ignore[assignment]
+    goto = _at(ast.Attribute(value=_name("goto", span), attr=trampoline["name"], ctx=ast.Load()), span)
+    body = copy.deepcopy(stmt.finalbody) + [_at(ast.Expr(value=goto), span)]  # type: ignore[attr-defined]
+    return _at(ast.If(test=_name("label", span), body=body, orelse=[]), span)  # type: ignore[return-value]
+
+
+def _child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    bodies = []
+    for field in ("body", "orelse", "finalbody"):
+        value = getattr(stmt, field, None)
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            bodies.append(value)
+    for handler in getattr(stmt, "handlers", ()):
+        bodies.append(handler.body)
+    for case in getattr(stmt, "cases", ()):
+        bodies.append(case.body)
+    return bodies
+
+
+def with_items(tree: ast.Module) -> dict[tuple[int, int], list[Span]]:
+    """The span of each context expression of every ``with`` statement, by where the
+    statement starts: from 3.13 the exit of each item carries that span."""
+    found: dict[tuple[int, int], list[Span]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            found[(node.lineno, node.col_offset)] = [_span(item.context_expr) for item in node.items]
+    return found

@@ -1,0 +1,311 @@
+//! The compile path's decisions for a target whose own compiler builds the code: CPython.
+//!
+//! On RustPython gotopy prepares ruff's syntax tree and compiles it itself. CPython compiles
+//! its own `ast` tree, so the front end hands over what it decided instead: every edit
+//! `prepare` makes (guards, trampolines), and for every rewritten scope its markers and, for
+//! each goto, the frames it leaves, all by source position in CPython's units (one-based
+//! lines, columns in UTF-8 bytes from the start of the line, as `co_positions()` gives them).
+//! The Python package applies the edits to `ast.parse`'s tree, compiles it with the running
+//! interpreter and lowers the markers it finds at those positions (see ARCHITECTURE.md).
+
+use ruff_source_file::LineIndex;
+use ruff_text_size::{TextRange, TextSize};
+use serde::Serialize;
+
+use super::prepare::{frames_left, prepare};
+use super::{CompileError, rejected};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind};
+use crate::shapes::handler_name;
+use crate::source::Source;
+
+/// A source range as CPython's `co_positions()` gives it: `(line, end_line, column,
+/// end_column)`, lines one-based, columns in UTF-8 bytes from the start of their line.
+pub type Span = (usize, usize, usize, usize);
+
+/// What the front end decided about one module, for CPython's compiler and the rewrite of
+/// its code objects.
+#[derive(Debug, Serialize)]
+pub struct Plan {
+    /// The warnings the checker found; never an error.
+    #[serde(skip)]
+    pub warnings: Vec<Diagnostic>,
+    /// The statements (`return`, `raise`, `break`, `continue`) to compile as
+    /// `if label: <statement>`, and the constant `while` tests to compile as `label`, by the
+    /// span of the statement or the test: the guard's load of `label` carries that span.
+    pub guards: Vec<Span>,
+    /// The copies of `finally` bodies to insert after `try` statements.
+    pub trampolines: Vec<TrampolinePlan>,
+    /// Every rewritten scope that has markers.
+    pub scopes: Vec<ScopePlan>,
+}
+
+/// `if label: <the finally body>; goto .name` inserted right after the `try` statement that
+/// starts at `try_at`, every added node spanning `span` (from the goto to the end of the
+/// `try` statement).
+#[derive(Debug, Serialize)]
+pub struct TrampolinePlan {
+    /// Line and column where the `try` statement starts.
+    pub try_at: (usize, usize),
+    pub span: Span,
+    /// The label the goto at its end goes to.
+    pub name: String,
+}
+
+/// One rewritten scope: a code object with the same qualified name that contains the first
+/// marker's position.
+#[derive(Debug, Serialize)]
+pub struct ScopePlan {
+    /// `__qualname__`, `<module>` for the module.
+    pub qualname: String,
+    pub kind: &'static str,
+    pub labels: Vec<LabelPlan>,
+    /// The gotos of the source and those that end the trampolines.
+    pub gotos: Vec<GotoPlan>,
+}
+
+/// `label .name`.
+#[derive(Debug, Serialize)]
+pub struct LabelPlan {
+    pub name: String,
+    /// The span of the keyword `label`, the span its load carries.
+    pub keyword: Span,
+}
+
+/// `goto .name`: the cleanup of each frame it leaves, innermost first, then the jump to the
+/// label, or to the trampoline of the first `try` statement with a `finally` that it leaves.
+#[derive(Debug, Serialize)]
+pub struct GotoPlan {
+    pub name: String,
+    /// The span its load of `goto` carries: the keyword's, or a trampoline's whole span.
+    pub keyword: Span,
+    pub leaves: Vec<Leave>,
+    /// The span of the trampoline it goes through instead of jumping to the label.
+    pub via: Option<Span>,
+}
+
+/// One frame a goto leaves.
+#[derive(Debug, Serialize)]
+pub struct Leave {
+    /// `for`, `async for`, `with`, `async with` or `except`.
+    pub kind: &'static str,
+    /// Where the statement that opens the frame starts: its exit code carries that position.
+    pub header: Span,
+    /// The `as` name an `except` handler unbinds.
+    pub name: Option<String>,
+    /// For a `with`: how many context managers of the same statement this goto leaves first
+    /// (`with a, b:` exits `b` before `a`).
+    pub inner: usize,
+}
+
+/// Checks a module and plans its compilation by CPython. Switches, computed gotos and cases
+/// are refused: the CPython backend does not lower them yet.
+pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileError> {
+    let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
+    let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), options);
+    let diagnostics = crate::check::check(&module, source);
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(rejected(diagnostics, source));
+    }
+    let rewritten: Vec<ScopeId> = (0..module.scopes.len())
+        .map(ScopeId)
+        .filter(|&id| {
+            let scope = &module.scopes[id.0];
+            scope.rewritten && !scope.markers.is_empty()
+        })
+        .collect();
+    let unsupported: Vec<Diagnostic> = rewritten
+        .iter()
+        .flat_map(|id| &module.scopes[id.0].markers)
+        .filter_map(not_on_cpython)
+        .collect();
+    if !unsupported.is_empty() {
+        return Err(rejected(unsupported, source));
+    }
+    let positions = Positions::new(source.text());
+    let mut plan = Plan {
+        warnings: diagnostics,
+        guards: Vec::new(),
+        trampolines: Vec::new(),
+        scopes: Vec::new(),
+    };
+    if rewritten.is_empty() {
+        return Ok(plan);
+    }
+    // What `prepare` does to ruff's tree is what CPython's tree needs: run it on a copy and
+    // hand over its record of the edits.
+    let mut ast = parsed.into_syntax();
+    let prepared = prepare(&mut ast, &module, &rewritten);
+    plan.guards = prepared.guards.iter().map(|&r| positions.span(r)).collect();
+    let mut trampolines: Vec<(TextRange, ScopeId, MarkerId, FrameId)> = Vec::new();
+    for (range, trampoline) in &prepared.trampolines {
+        let scope = &module.scopes[trampoline.scope.0];
+        let MarkerKind::Goto { name, .. } = &scope.marker(trampoline.goto).kind else {
+            continue;
+        };
+        let try_start = scope.frame(trampoline.frame).header.start();
+        let at = positions.span(TextRange::empty(try_start));
+        plan.trampolines.push(TrampolinePlan {
+            try_at: (at.0, at.2),
+            span: positions.span(*range),
+            name: name.to_string(),
+        });
+        trampolines.push((*range, trampoline.scope, trampoline.goto, trampoline.frame));
+    }
+    for &id in &rewritten {
+        let scope = &module.scopes[id.0];
+        let mut scope_plan = ScopePlan {
+            qualname: scope.qualname.clone(),
+            kind: match scope.kind {
+                ScopeKind::Module => "module",
+                ScopeKind::Class => "class",
+                ScopeKind::Function => "function",
+            },
+            labels: Vec::new(),
+            gotos: Vec::new(),
+        };
+        for (index, marker) in scope.markers.iter().enumerate() {
+            match &marker.kind {
+                MarkerKind::Label { name, .. } => scope_plan.labels.push(LabelPlan {
+                    name: name.to_string(),
+                    keyword: positions.span(keyword(marker.range, "label")),
+                }),
+                MarkerKind::Goto { name, .. } => {
+                    let from = (marker.frame, keyword(marker.range, "goto"));
+                    scope_plan.gotos.push(goto_plan(
+                        source,
+                        &positions,
+                        scope,
+                        (id, MarkerId(index)),
+                        name,
+                        from,
+                        &trampolines,
+                    ));
+                }
+                _ => {}
+            }
+        }
+        // The gotos that end trampolines go on from their `try` statement's level.
+        for &(range, scope_id, goto, frame) in &trampolines {
+            if scope_id != id {
+                continue;
+            }
+            let MarkerKind::Goto { name, .. } = &scope.marker(goto).kind else {
+                continue;
+            };
+            let from = (scope.frame(frame).parent, range);
+            scope_plan.gotos.push(goto_plan(
+                source,
+                &positions,
+                scope,
+                (id, goto),
+                name,
+                from,
+                &trampolines,
+            ));
+        }
+        plan.scopes.push(scope_plan);
+    }
+    Ok(plan)
+}
+
+/// The keyword (`goto`, `label`) a marker statement starts with.
+fn keyword(statement: TextRange, word: &str) -> TextRange {
+    TextRange::at(statement.start(), TextSize::of(word))
+}
+
+/// The plan of the goto `marker` (of scope `id`) to label `name`, leaving frames from
+/// `from.0` on, its load carrying the span `from.1`.
+fn goto_plan(
+    source: &Source,
+    positions: &Positions,
+    scope: &Scope,
+    (id, marker): (ScopeId, MarkerId),
+    name: &str,
+    (frame, load): (Option<FrameId>, TextRange),
+    trampolines: &[(TextRange, ScopeId, MarkerId, FrameId)],
+) -> GotoPlan {
+    let left = frames_left(scope, frame, name).unwrap_or_default();
+    let mut plan = GotoPlan {
+        name: name.to_owned(),
+        keyword: positions.span(load),
+        leaves: Vec::new(),
+        via: None,
+    };
+    for (depth, &frame_id) in left.iter().enumerate() {
+        let frame = scope.frame(frame_id);
+        let header = positions.span(TextRange::empty(frame.header.start()));
+        let kind = match frame.kind {
+            FrameKind::For { is_async } => ["for", "async for"][usize::from(is_async)],
+            FrameKind::With { is_async } => ["with", "async with"][usize::from(is_async)],
+            FrameKind::Except { .. } => "except",
+            FrameKind::TryFinally => {
+                plan.via = trampolines
+                    .iter()
+                    .find(|t| t.1 == id && t.2 == marker && t.3 == frame_id)
+                    .map(|t| positions.span(t.0));
+                break;
+            }
+            // The checker rejects the rest; switches are refused before planning.
+            _ => continue,
+        };
+        let text = source.text().get(frame.header.to_std_range()).unwrap_or("");
+        plan.leaves.push(Leave {
+            kind,
+            header,
+            name: (kind == "except")
+                .then(|| handler_name(text).map(str::to_owned))
+                .flatten(),
+            inner: left[..depth]
+                .iter()
+                .filter(|&&inner| scope.frame(inner).header == frame.header)
+                .count(),
+        });
+    }
+    plan
+}
+
+/// The refusal of a marker the CPython backend cannot lower yet.
+fn not_on_cpython(marker: &crate::scan::Marker) -> Option<Diagnostic> {
+    let what = match marker.kind {
+        MarkerKind::Switch(_) => "`while switch`",
+        MarkerKind::ComputedGoto { .. } => "`goto *`",
+        MarkerKind::Case { .. } => "`case`",
+        _ => return None,
+    };
+    Some(
+        Diagnostic::new(
+            Code::CannotRewrite,
+            marker.range,
+            format!("{what} is not supported on CPython yet"),
+        )
+        .help("run this program with the `gotopy` binary (RustPython), or use `goto .name` and `if` chains"),
+    )
+}
+
+/// Offsets to CPython's line and byte-column positions.
+struct Positions<'t> {
+    text: &'t str,
+    index: LineIndex,
+}
+
+impl<'t> Positions<'t> {
+    fn new(text: &'t str) -> Self {
+        Positions {
+            text,
+            index: LineIndex::from_source_text(text),
+        }
+    }
+
+    fn at(&self, offset: TextSize) -> (usize, usize) {
+        let line = self.index.line_index(offset);
+        let start = self.index.line_start(line, self.text);
+        (line.get(), (offset - start).to_usize())
+    }
+
+    fn span(&self, range: TextRange) -> Span {
+        let (line, column) = self.at(range.start());
+        let (end_line, end_column) = self.at(range.end());
+        (line, end_line, column, end_column)
+    }
+}
