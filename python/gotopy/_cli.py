@@ -28,6 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "check":
         return _check(args)
+    if args.command == "run":
+        return _run(args)
     parser.error("a subcommand is required")  # exits with status 2
     return BAD_INPUT
 
@@ -71,7 +73,50 @@ def _parser() -> argparse.ArgumentParser:
         default="text",
         help="how diagnostics are printed",
     )
+    run = commands.add_parser(
+        "run",
+        parents=[color],
+        help="run a Python program with goto, as `python FILE ARGS...` does",
+        description="Run a Python program with goto, as `python FILE ARGS...` does.",
+    )
+    run.add_argument(
+        "--all-scopes",
+        action="store_true",
+        help="rewrite every scope that contains markers, module and class bodies included",
+    )
+    run.add_argument("file", metavar="FILE", help="the program")
+    run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="its arguments")
     return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Runs FILE as ``__main__``, compiled with goto, with the import hook installed."""
+    import types
+
+    from gotopy import _compile, _hook
+
+    path = os.path.abspath(args.file)
+    try:
+        with open(args.file, "rb") as file:
+            data = file.read()
+    except OSError as error:
+        _write(sys.stderr, f"error: cannot read {args.file}: {_reason(error)}\n")
+        return BAD_INPUT
+    all_scopes = args.all_scopes or _hook.asks_all_scopes(data)
+    try:
+        code = _compile.compile_source(data, path, all_scopes=all_scopes)
+    except _compile.GotoSyntaxError as error:
+        _write(sys.stderr, error.report or f"{error}\n")
+        return FOUND_ERRORS
+    main = types.ModuleType("__main__")
+    main.__file__ = path
+    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    sys.modules["__main__"] = main
+    sys.argv[:] = [args.file, *args.args]
+    sys.path[0] = os.path.dirname(os.path.realpath(path))
+    _hook.install()
+    exec(code, main.__dict__)
+    return SUCCESS
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -88,6 +88,21 @@ def _is_none(body: Body, instr: Instr) -> bool:
     return False
 
 
+def has_markers(code: types.CodeType) -> bool:
+    """Whether ``code`` (not its nested code objects) still holds a ``goto .x`` or
+    ``label .x`` statement: false once gotopy has lowered it."""
+    instrs = Body.decode(code).instrs()
+    for load, attr, pop in zip(instrs, instrs[1:], instrs[2:]):
+        if (
+            load.op in NAME_LOADS
+            and attr.name == "LOAD_ATTR"
+            and pop.name == "POP_TOP"
+            and name_of(code, load) in ("goto", "label")
+        ):
+            return True
+    return False
+
+
 class Lowering:
     def __init__(
         self,

@@ -1,0 +1,140 @@
+"""The import hook: modules with goto compile through gotopy, with a cache of their own.
+
+``install()`` puts a finder before CPython's path finder. Its loader is CPython's source
+loader except for ``get_code``: a module whose source has no marker words is left entirely
+to CPython (its own ``.pyc``); one that has them is compiled by ``gotopy._compile`` and
+cached under a name plain CPython never reads,
+``__pycache__/NAME.cpython-3XY.opt-gotopyREVoLEVEL.pyc`` (``REV`` changes with gotopy's
+code, ``LEVEL`` is ``-O``'s), with CPython's header (magic number, and the source's mtime
+and size, or its hash) and the same invalidation. CPython's own cache file for that module
+is never read, and gotopy's is never read by CPython: neither is taken for the other.
+
+A module asks for every scope to be rewritten (module and class bodies too) with a line
+``# gotopy: all-scopes`` among its first five.
+"""
+
+from __future__ import annotations
+
+import _imp
+import hashlib
+import importlib.machinery
+import importlib.util
+import marshal
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gotopy import _compile
+
+_MARKER_WORDS = (b"goto", b"switch")
+_ALL_SCOPES = "# gotopy: all-scopes"
+
+
+def asks_all_scopes(data: bytes) -> bool:
+    return any(line.strip() == _ALL_SCOPES.encode() for line in data.splitlines()[:5])
+
+
+def _revision() -> str:
+    """A digest of gotopy's own code: a new gotopy never takes an old one's cache."""
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.glob("*.py")):
+        digest.update(path.read_bytes())
+    native = Path(sys.modules["gotopy._gotopy"].__file__ or "")
+    stat = native.stat()
+    digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:12]
+
+
+_REVISION: str | None = None
+
+
+def cache_path(source_path: str) -> str:
+    """Where gotopy caches the compiled module for this source file."""
+    global _REVISION
+    if _REVISION is None:
+        _REVISION = _revision()
+    tag = f"gotopy{_REVISION}o{sys.flags.optimize}"
+    return importlib.util.cache_from_source(source_path, optimization=tag)
+
+
+def _header(data: bytes, stats: dict[str, Any]) -> bytes:
+    magic = importlib.util.MAGIC_NUMBER
+    mtime = int(stats["mtime"]) & 0xFFFFFFFF
+    size = int(stats["size"]) & 0xFFFFFFFF
+    return magic + (0).to_bytes(4, "little") + mtime.to_bytes(4, "little") + size.to_bytes(4, "little")
+
+
+def _valid(cached: bytes, data: bytes | None, stats: dict[str, Any], loader: Any, path: str) -> bool:
+    if len(cached) < 16 or cached[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    flags = int.from_bytes(cached[4:8], "little")
+    if flags & ~3:
+        return False
+    if flags & 1:
+        check = _imp.check_hash_based_pycs
+        if check == "never" or (check == "default" and not flags & 2):
+            return True
+        if data is None:
+            data = loader.get_data(path)
+        return cached[8:16] == importlib.util.source_hash(data)
+    mtime = int(stats["mtime"]) & 0xFFFFFFFF
+    size = int(stats["size"]) & 0xFFFFFFFF
+    return cached[8:12] == mtime.to_bytes(4, "little") and cached[12:16] == size.to_bytes(4, "little")
+
+
+class GotopyLoader(importlib.machinery.SourceFileLoader):
+    """CPython's source loader, with gotopy's compile path for modules with markers."""
+
+    def get_code(self, fullname: str) -> Any:
+        path = self.get_filename(fullname)
+        data = self.get_data(path)
+        if not any(word in data for word in _MARKER_WORDS):
+            return super().get_code(fullname)
+        cache = cache_path(path)
+        stats = self.path_stats(path)
+        try:
+            cached = self.get_data(cache)
+        except OSError:
+            cached = None
+        if cached is not None and _valid(cached, data, stats, self, path):
+            try:
+                return marshal.loads(cached[16:])
+            except (EOFError, ValueError, TypeError):
+                pass
+        code = _compile.compile_source(data, path, all_scopes=asks_all_scopes(data))
+        if not sys.dont_write_bytecode:
+            try:
+                self._cache_bytecode(path, cache, _header(data, stats) + marshal.dumps(code))
+            except (NotImplementedError, OSError):
+                pass
+        return code
+
+
+class GotopyFinder:
+    """Finds modules as CPython's path finder does, giving source files gotopy's loader."""
+
+    @classmethod
+    def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or type(spec.loader) is not importlib.machinery.SourceFileLoader:
+            return spec
+        spec.loader = GotopyLoader(name, spec.origin)
+        return spec
+
+    @classmethod
+    def invalidate_caches(cls) -> None:
+        importlib.machinery.PathFinder.invalidate_caches()
+
+
+def install() -> None:
+    """Makes every module imported afterwards that contains markers compile through gotopy.
+    Calling it again does nothing."""
+    if GotopyFinder in sys.meta_path:
+        return
+    at = next(
+        (i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder),
+        len(sys.meta_path),
+    )
+    sys.meta_path.insert(at, GotopyFinder)

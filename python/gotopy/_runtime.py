@@ -1,0 +1,122 @@
+"""The names programs use: the markers ``goto``, ``label``, ``switch``, ``case`` and the
+decorators ``goto``, ``with_goto``, ``switch`` (SPEC sections 2 and 6).
+
+Code compiled by gotopy (``python -m gotopy run``, modules imported through
+``gotopy.install()``) already has real jumps, and the decorators leave it as it is. Applied
+to a function CPython compiled itself, ``@goto`` compiles the function's module from its
+source through gotopy, takes the code object of the same function (same qualified name,
+first line and variables) and puts it in ``f.__code__``, so the function object itself,
+its ``__dict__``, defaults, annotations, docstring, ``__wrapped__`` and closure are kept.
+Without the module's source it refuses with ``SyntaxError``.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from typing import Any
+
+from gotopy import _compile
+from gotopy._bytecode import code_objects
+from gotopy._lower import has_markers
+
+_modules: dict[tuple[str, bytes], types.CodeType] = {}
+
+
+def _module_code(path: str, data: bytes) -> types.CodeType:
+    key = (path, data)
+    if key not in _modules:
+        _modules.clear()  # one module at a time: decorators run while a module loads
+        _modules[key] = _compile.compile_source(data, path)
+    return _modules[key]
+
+
+def _same_function(new: types.CodeType, old: types.CodeType) -> bool:
+    return (
+        new.co_qualname == old.co_qualname
+        and new.co_firstlineno == old.co_firstlineno
+        and new.co_varnames == old.co_varnames
+        and new.co_freevars == old.co_freevars
+        and new.co_cellvars == old.co_cellvars
+        and new.co_argcount == old.co_argcount
+        and new.co_kwonlyargcount == old.co_kwonlyargcount
+    )
+
+
+def rewrite_code(code: types.CodeType) -> types.CodeType:
+    """The code object of the same function compiled by gotopy, or ``code`` itself when it
+    has no markers left (it was compiled by gotopy, or never had any)."""
+    if not has_markers(code):
+        return code
+    path = code.co_filename
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError:
+        raise SyntaxError(
+            f"G200: gotopy needs the source of `{code.co_qualname}` to rewrite it on CPython, "
+            "and it was compiled from a string or a file that cannot be read; "
+            "compile it with gotopy.compile_source or import it through gotopy.install()",
+            (path, code.co_firstlineno, 1, None),
+        ) from None
+    module = _module_code(os.fspath(path), data)
+    for candidate in code_objects(module):
+        if _same_function(candidate, code):
+            return candidate
+    raise SyntaxError(
+        f"G200: `{code.co_qualname}` is not in {path} as it is now (was the file changed after "
+        "it was imported?)",
+        (path, code.co_firstlineno, 1, None),
+    )
+
+
+class Marker:
+    """``goto``, ``label``, ``switch`` or ``case``: a decorator, and a marker that gotopy
+    turns into control flow."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __call__(self, function: Any) -> Any:
+        if isinstance(function, (staticmethod, classmethod)):
+            self(function.__func__)
+            return function
+        if isinstance(function, types.CodeType):
+            return rewrite_code(function)
+        code = getattr(function, "__code__", None)
+        if not isinstance(code, types.CodeType):
+            raise TypeError(
+                f"@{self._name} applies to functions, methods and code objects, "
+                f"not {type(function).__name__}"
+            )
+        rewritten = rewrite_code(code)
+        if rewritten is not code:
+            function.__code__ = rewritten
+        return function
+
+    def _ran(self, shown: str) -> Any:
+        raise RuntimeError(
+            f"`{shown}` ran as plain Python: gotopy rewrites markers only in functions "
+            "decorated with @goto (or everywhere with --all-scopes)"
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._ran(f"{self._name} .{name}")
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._ran(f"{self._name}[{key!r}]")
+
+    def __mul__(self, other: Any) -> Any:
+        return self._ran(f"{self._name} *{other!r}")
+
+    def __repr__(self) -> str:
+        return f"<gotopy marker {self._name}>"
+
+
+goto = Marker("goto")
+with_goto = goto
+label = Marker("label")
+switch = Marker("switch")
+case = Marker("case")
