@@ -168,7 +168,7 @@ class Body:
         if not instrs:
             raise BytecodeError("no instructions")
         at_label = self._label_indices()
-        depth = _check_depths(self, instrs, at_label)
+        depth = max(d for d in _check_depths(instrs, at_label) if d is not None)
         sizes = [1 + _prefixes(i.arg) + CACHES[i.op] for i in instrs]
         while True:
             starts = [0]
@@ -258,8 +258,15 @@ def successors(instrs: list[Instr], index: int, at_label: dict[int, int]) -> lis
     return edges
 
 
-def _check_depths(body: Body, instrs: list[Instr], at_label: dict[int, int]) -> int:
-    """The stack depth before each instruction, the same along every edge; the maximum."""
+def depths(body: Body) -> list[int | None]:
+    """The stack depth before each instruction (``None`` where unreachable), after the
+    check."""
+    return _check_depths(body.instrs(), body._label_indices())[:-1]
+
+
+def _check_depths(instrs: list[Instr], at_label: dict[int, int]) -> list[int | None]:
+    """The stack depth before each instruction, the same along every edge, and last the
+    greatest depth reached."""
     for instr in instrs:
         for label in (instr.target, instr.handler and instr.handler.target):
             if label is not None and id(label) not in at_label:
@@ -299,7 +306,7 @@ def _check_depths(body: Body, instrs: list[Instr], at_label: dict[int, int]) -> 
         for to, effect in successors(instrs, index, at_label):
             highest = max(highest, depth + max(effect, 0))
             reach(to, depth + effect, instr)
-    return highest
+    return [*depths, highest]
 
 
 def code_objects(code: types.CodeType) -> list[types.CodeType]:

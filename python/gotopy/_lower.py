@@ -30,15 +30,20 @@ from gotopy._bytecode import (
     OP,
     Body,
     BytecodeError,
+    Handler,
     Instr,
     Item,
     Label,
+    depths,
     successors,
 )
 
 NAME_LOADS = frozenset(
     OP[name]
     for name in (
+        "LOAD_FAST",
+        "LOAD_FAST_CHECK",
+        "LOAD_FAST_BORROW",
         "LOAD_GLOBAL",
         "LOAD_NAME",
         "LOAD_DEREF",
@@ -67,10 +72,8 @@ def name_of(code: types.CodeType, instr: Instr) -> str | None:
         arg >>= 1
     elif name == "LOAD_ATTR" and _versions.VERSION >= (3, 12):
         arg >>= 1
-    if name in ("LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF", "STORE_DEREF", "DELETE_DEREF"):
+    if name.endswith(("_DEREF", "_FAST", "_FAST_CHECK", "_FAST_BORROW")) or name == "LOAD_CLASSDEREF":
         return code._varname_from_oparg(arg)  # type: ignore[attr-defined]
-    if name in ("STORE_FAST", "DELETE_FAST"):
-        return code.co_varnames[arg] if arg < len(code.co_varnames) else None
     if name in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_FROM_DICT_OR_GLOBALS") or name in (
         "STORE_NAME", "DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"
     ):
@@ -119,7 +122,9 @@ class Lowering:
         self.trampolines = {tuple(t["span"]) for t in plan["trampolines"]}
         # Trampoline entries, by span; label positions by name.
         self.entries: dict[tuple, Label] = {}
-        self.labels: dict[str, Label] = {}
+        # Every copy of each label in code order: CPython compiles a `finally` body more
+        # than once (and 3.12 copies small exit blocks).
+        self.labels: dict[str, list[Label]] = {}
 
     def marker_at(self, index: int, word: str) -> str | None:
         """The attribute name of a ``word .name`` statement whose load is item ``index``."""
@@ -161,7 +166,7 @@ class Lowering:
                 if name == labels[span]:
                     label = Label()
                     out.append(label)
-                    self.labels.setdefault(name, label)
+                    self.labels.setdefault(name, []).append(label)
                     index += 3
                     continue
             if word == "goto" and span in gotos:
@@ -176,19 +181,55 @@ class Lowering:
             index += 1
         self.body.items = out
         missing = set(labels.values()) - set(self.labels)
+        which = self.choose_copies(found_gotos)
         # Second pass: each goto's cleanup and jump, back to front so indices hold.
-        for at, plan in reversed(found_gotos):
+        for (at, plan), copy in reversed(list(zip(found_gotos, which))):
             site = out[at]
             assert isinstance(site, Instr)
             if plan["name"] in missing:
                 raise LowerError(
                     f"CPython's compiler removed label `.{plan['name']}` as unreachable", plan["keyword"]
                 )
-            out[at : at + 3] = self.lower_goto(site, plan)
+            out[at : at + 3] = self.lower_goto(site, plan, copy)
         _jumps_on_their_labels_side(self.body)
         if _versions.VERSION >= (3, 12):
             check_local_loads(self.body)
         return self.body.assemble()
+
+    def choose_copies(self, found: list[tuple[int, dict[str, Any]]]) -> list[int]:
+        """Which copy of its label each goto goes to. CPython compiles a `finally` body more
+        than once and copies small exit blocks, so a label can have several copies: copy k
+        of a goto goes to copy k of its label when there are as many of each (each copy of
+        the body holds one of both); otherwise to the nearest copy in code order where the
+        stack is as deep as the goto leaves it."""
+        counts: dict[tuple, int] = {}
+        for _, plan in found:
+            key = (tuple(plan["keyword"]), plan["name"])
+            counts[key] = counts.get(key, 0) + 1
+        stack = depths(self.body)
+        at_label = self.body._label_indices()
+        index_of = {id(item): i for i, item in enumerate(self.body.instrs())}
+        seen: dict[tuple, int] = {}
+        which = []
+        for _, plan in found:
+            key = (tuple(plan["keyword"]), plan["name"])
+            copy = seen.get(key, 0)
+            seen[key] = copy + 1
+            candidates = self.labels.get(plan["name"], [])
+            if len(candidates) == counts[key] or len(candidates) <= 1 or plan["via"]:
+                which.append(copy if len(candidates) == counts[key] else 0)
+                continue
+            site = index_of[id(self.body.items[_])]
+            left = stack[site] or 0
+            for leave in plan["leaves"]:
+                left -= _versions.slots(leave["kind"])
+            fitting = [
+                (abs(at_label[id(label)] - site), number)
+                for number, label in enumerate(candidates)
+                if stack[at_label[id(label)]] == left
+            ]
+            which.append(min(fitting)[1] if fitting else 0)
+        return which
 
     def remove_guard(self, index: int, trampoline: bool, out: list[Item]) -> int:
         """Deletes the guard whose load is item ``index``; the index after it."""
@@ -216,7 +257,7 @@ class Lowering:
             out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
         return at
 
-    def lower_goto(self, site: Instr, plan: dict[str, Any]) -> list[Item]:
+    def lower_goto(self, site: Instr, plan: dict[str, Any], copy: int) -> list[Item]:
         cleanup: list[Item] = []
         for leave in plan["leaves"]:
             kind = leave["kind"]
@@ -237,7 +278,7 @@ class Lowering:
             if target is None:
                 raise LowerError("cannot find the copy of the `finally` body in the compiled code", plan["keyword"])
         else:
-            target = self.labels[plan["name"]]
+            target = self.labels[plan["name"]][copy]
         jump = site.like(OP["JUMP_FORWARD"], 0, target)
         jump.handler = None
         return cleanup + [jump]
@@ -305,10 +346,11 @@ class Lowering:
             if isinstance(item, Label):
                 copy.append(renamed[id(item)])
                 continue
-            new = Instr(item.op, item.arg, rename(item.target), item.handler, item.position, False)
-            if new.handler is not None and id(new.handler.target) in renamed:
-                raise LowerError("a `with` exit handles its own exceptions", site.position)
-            copy.append(new)
+            handler = item.handler
+            if handler is not None and id(handler.target) in renamed:
+                # The `CLEANUP_THROW` of an awaited `__aexit__` (3.12+) is in the region.
+                handler = Handler(renamed[id(handler.target)], handler.depth, handler.lasti)
+            copy.append(Instr(item.op, item.arg, rename(item.target), handler, item.position, False))
         return copy
 
 
@@ -325,11 +367,18 @@ def _jumps_on_their_labels_side(body: Body) -> None:
     are the ones that apply there."""
     instrs = body.instrs()
     at_label = body._label_indices()
-    for instr in instrs:
-        if instr.inserted and instr.target is not None and instr.name.startswith("JUMP"):
-            at = at_label.get(id(instr.target))
-            if at is not None and at < len(instrs):
-                instr.handler = instrs[at].handler
+    jumps = [i for i in instrs if i.inserted and i.target is not None and i.name.startswith("JUMP")]
+    for jump in jumps:
+        jump.handler = None
+    stack = depths(body)
+    for jump in jumps:
+        at = at_label.get(id(jump.target))
+        if at is None or at >= len(instrs):
+            continue
+        handler, depth = instrs[at].handler, stack[at]
+        # Not a handler that only covers the label's instruction after its stack shrank.
+        if handler is not None and depth is not None and handler.depth <= depth:
+            jump.handler = handler
 
 
 def check_local_loads(body: Body) -> None:

@@ -37,6 +37,18 @@ def common_constants() -> list[object]:
     return list(getattr(opcode, "_common_constants", ()))
 
 
+def slots(frame: str) -> int:
+    """The stack slots a frame's body runs above: ``for`` (its iterator, and from 3.14 the
+    index or ``NULL`` beside it), ``async for`` (its iterator), ``with``/``async with``
+    (the bound ``__exit__``, and from 3.14 its ``self``), ``except`` (the exception it
+    replaced)."""
+    if frame == "for":
+        return for_slots()
+    if frame in ("with", "async with"):
+        return 2 if VERSION >= (3, 14) else 1
+    return 1
+
+
 def for_slots() -> int:
     """The stack slots a ``for`` loop's body runs above: the iterator, and from 3.14 the
     index or ``NULL`` beside it (what ``POP_ITER`` pops)."""
