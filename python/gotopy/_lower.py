@@ -120,8 +120,8 @@ class Lowering:
         self.scope = scope
         self.guards = {tuple(span) for span in plan["guards"]}
         self.trampolines = {tuple(t["span"]) for t in plan["trampolines"]}
-        # Trampoline entries, by span; label positions by name.
-        self.entries: dict[tuple, Label] = {}
+        # Every copy of each trampoline's entry, by span, in code order.
+        self.entries: dict[tuple, list[Label]] = {}
         # Every copy of each label in code order: CPython compiles a `finally` body more
         # than once (and 3.12 copies small exit blocks).
         self.labels: dict[str, list[Label]] = {}
@@ -197,39 +197,74 @@ class Lowering:
         return self.body.assemble()
 
     def choose_copies(self, found: list[tuple[int, dict[str, Any]]]) -> list[int]:
-        """Which copy of its label each goto goes to. CPython compiles a `finally` body more
-        than once and copies small exit blocks, so a label can have several copies: copy k
-        of a goto goes to copy k of its label when there are as many of each (each copy of
-        the body holds one of both); otherwise to the nearest copy in code order where the
-        stack is as deep as the goto leaves it."""
-        counts: dict[tuple, int] = {}
-        for _, plan in found:
-            key = (tuple(plan["keyword"]), plan["name"])
-            counts[key] = counts.get(key, 0) + 1
+        """Which copy of its target each goto goes to.
+
+        CPython compiles a `finally` body once per way out of its `try` (and 3.12 copies
+        small exit blocks), and each trampoline is one more copy, so a label can have
+        several copies, and so can a goto. A goto goes to a copy where the stack is as deep
+        as the goto leaves it, inside the same trampoline as the goto or, outside any, to
+        one outside every trampoline. When exactly one copy fits, that is the goto's own;
+        otherwise gotopy cannot tell, and refuses."""
         stack = depths(self.body)
         at_label = self.body._label_indices()
-        index_of = {id(item): i for i, item in enumerate(self.body.instrs())}
-        seen: dict[tuple, int] = {}
-        which = []
-        for _, plan in found:
-            key = (tuple(plan["keyword"]), plan["name"])
-            copy = seen.get(key, 0)
-            seen[key] = copy + 1
-            candidates = self.labels.get(plan["name"], [])
-            if len(candidates) == counts[key] or len(candidates) <= 1 or plan["via"]:
-                which.append(copy if len(candidates) == counts[key] else 0)
-                continue
-            site = index_of[id(self.body.items[_])]
+        instrs = self.body.instrs()
+        index_of = {id(item): i for i, item in enumerate(instrs)}
+        region = self.trampoline_regions(instrs, at_label)
+        sites = []
+        for at, plan in found:
+            site = index_of[id(self.body.items[at])]
             left = stack[site] or 0
             for leave in plan["leaves"]:
                 left -= _versions.slots(leave["kind"])
+            # A trampoline's copy is unreachable until its gotos are lowered: no depth yet.
+            # A trampoline's entry starts its own region: compare the one it sits in.
+            entry = plan["via"] is not None
             fitting = [
-                (abs(at_label[id(label)] - site), number)
-                for number, label in enumerate(candidates)
-                if stack[at_label[id(label)]] == left
+                number
+                for number, label in enumerate(self.candidates(plan))
+                if region[at_label[id(label)] - entry] == region[site]
+                and (stack[site] is None or stack[at_label[id(label)]] in (None, left))
             ]
-            which.append(min(fitting)[1] if fitting else 0)
+            sites.append((tuple(plan["keyword"]), plan["name"], region[site], fitting))
+        which = []
+        for (at, plan), (*key, fitting) in zip(found, sites):
+            if len(fitting) == 1:
+                which.append(fitting[0])
+            else:
+                raise LowerError(
+                    f"cannot tell which of CPython's {len(fitting)} copies of label "
+                    f"`.{plan['name']}` belongs to this goto (CPython compiled the `finally` "
+                    "body around them more than once)",
+                    plan["keyword"],
+                )
         return which
+
+    def trampoline_regions(self, instrs: list[Instr], at_label: dict[int, int]) -> list[int]:
+        """For each instruction, the trampoline copy it is in (by its entry's index), or -1:
+        the instructions from a trampoline's entry to its own goto."""
+        region = [-1] * len(instrs)
+        ends: dict[Any, list[int]] = {}
+        for index, instr in enumerate(instrs):
+            if instr.op in NAME_LOADS and name_of(self.code, instr) == "goto":
+                ends.setdefault(instr.position, []).append(index)
+        for span, entries in self.entries.items():
+            for entry in entries:
+                start = at_label[id(entry)]
+                end = next((e for e in ends.get(span, []) if e >= start), None)
+                if end is None:
+                    continue
+                for index in range(start, end):
+                    if region[index] == -1 or region[index] < start:
+                        region[index] = start
+                # The trampoline's own goto goes on from around the `try` statement.
+                region[end] = region[start - 1] if start else -1
+        return region
+
+    def candidates(self, plan: dict[str, Any]) -> list[Label]:
+        """The copies of where a goto goes: its trampoline's entry, or its label."""
+        if plan["via"] is not None:
+            return self.entries.get(tuple(plan["via"]), [])
+        return self.labels.get(plan["name"], [])
 
     def remove_guard(self, index: int, trampoline: bool, out: list[Item]) -> int:
         """Deletes the guard whose load is item ``index``; the index after it."""
@@ -245,15 +280,17 @@ class Lowering:
         at += 1
         if at < len(items) and isinstance(items[at], Instr) and items[at].name == "NOT_TAKEN":
             at += 1
-        if trampoline:
+        taken_if_true = CONDITIONAL[jump.op]
+        if trampoline and not taken_if_true:
             # Ordinary flow jumps over the copy; gotos enter it after the jump.
-            if CONDITIONAL[jump.op]:
-                raise LowerError("a trampoline's test jumps the wrong way", load.position)
             out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
             entry = Label()
             out.append(entry)
-            self.entries.setdefault(load.position, entry)
-        elif CONDITIONAL[jump.op]:
+            self.entries.setdefault(load.position, []).append(entry)
+        elif trampoline:
+            # CPython laid the copy out at the jump's target: ordinary flow falls through.
+            self.entries.setdefault(load.position, []).append(jump.target)
+        elif taken_if_true:
             out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
         return at
 
@@ -273,12 +310,10 @@ class Lowering:
                     cleanup += self.unbind(site, leave["name"], plan)
             else:
                 cleanup += self.with_exit(site, leave, plan)
-        if plan["via"] is not None:
-            target = self.entries.get(tuple(plan["via"]))
-            if target is None:
-                raise LowerError("cannot find the copy of the `finally` body in the compiled code", plan["keyword"])
-        else:
-            target = self.labels[plan["name"]][copy]
+        candidates = self.candidates(plan)
+        if not candidates:
+            raise LowerError("cannot find the copy of the `finally` body in the compiled code", plan["keyword"])
+        target = candidates[copy]
         jump = site.like(OP["JUMP_FORWARD"], 0, target)
         jump.handler = None
         return cleanup + [jump]
@@ -310,7 +345,8 @@ class Lowering:
             skip = 0
         items = self.body.items
         start = items.index(site)
-        for index in range(start, len(items) - 3):
+        found = []
+        for index in range(len(items) - 3):
             window = items[index : index + 3]
             if not all(isinstance(i, Instr) and _is_none(self.body, i) for i in window):
                 continue
@@ -326,13 +362,37 @@ class Lowering:
                 ),
                 None,
             )
-            if end is None:
-                break
-            if skip:
-                skip -= 1
-                continue
+            if end is not None:
+                found.append((index < start, index, end))
+        # Any copy is the same exit; the first after the goto, for the sake of locality.
+        # (`with a, b:` on 3.11 and 3.12: all exits at one position, innermost first.)
+        found.sort()
+        if len(found) > skip:
+            _, index, end = found[skip]
             return self.copy(items[index : end + 1], site)
-        raise LowerError("cannot find this `with` statement's exit in the compiled code", plan["keyword"])
+        if leave["kind"] == "with":
+            return self.synthesised_exit(site, leave, plan)
+        raise LowerError("cannot find this `async with` statement's exit in the compiled code", plan["keyword"])
+
+    def synthesised_exit(self, site: Instr, leave: dict[str, Any], plan: dict[str, Any]) -> list[Item]:
+        """The exit call of a `with` statement whose own normal exit CPython left out (its
+        body never ends normally): ``__exit__(None, None, None)`` as CPython's compiler
+        writes it for this version, under the handler around the statement (the one its
+        context expression is evaluated under)."""
+        line, _, column, _ = leave["header"]
+        spans = self.withs.get((line, column), [])
+        item = spans[len(spans) - 1 - leave["inner"]] if len(spans) > leave["inner"] else None
+        outer = next((i for i in self.body.instrs() if i.position == item), None)
+        if outer is None:
+            raise LowerError("cannot find this `with` statement's exit in the compiled code", plan["keyword"])
+        if None not in self.body.constants:
+            self.body.constants.append(None)
+        none = self.body.constants.index(None)
+        exit: list[Item] = []
+        for name, arg in _versions.with_exit_call(none):
+            instr = Instr(OP[name], arg, None, outer.handler, site.position, True)
+            exit.append(instr)
+        return exit
 
     def copy(self, region: list[Item], site: Instr) -> list[Item]:
         """``region`` with fresh labels for those placed in it, under the same handlers."""

@@ -49,6 +49,15 @@ def slots(frame: str) -> int:
     return 1
 
 
+def with_exit_call(none: int) -> list[tuple[str, int]]:
+    """``__exit__(None, None, None)`` and dropping its result, as the compiler writes a
+    ``with`` statement's normal exit (``none``: the index of ``None`` in ``co_consts``)."""
+    nones = [("LOAD_CONST", none)] * 3
+    if VERSION < (3, 12):
+        return [*nones, ("PRECALL", 2), ("CALL", 2), ("POP_TOP", 0)]
+    return [*nones, ("CALL", 3 if VERSION >= (3, 14) else 2), ("POP_TOP", 0)]
+
+
 def for_slots() -> int:
     """The stack slots a ``for`` loop's body runs above: the iterator, and from 3.14 the
     index or ``NULL`` beside it (what ``POP_ITER`` pops)."""

@@ -58,7 +58,8 @@ class R:
 
 
 class Generator:
-    def __init__(self, rng):
+    def __init__(self, rng, switches=True):
+        self.with_switches = switches
         self.rng = rng
         self.ids = 0
         self.labels = []  # (name, frames)
@@ -98,6 +99,9 @@ class Generator:
         else:
             weights = {"if": 1, "while": 1, "for": 1, "with": 1, "try_except": 1,
                        "try_finally": 1, "switch": 2}
+        if not self.with_switches:
+            # Programs for a backend without `while switch` (CPython, until it has one).
+            del weights["switch"]
         choice = self.rng.choices(list(weights), list(weights.values()))[0]
         k = self.fresh()
         if choice == "if":
@@ -368,13 +372,13 @@ def render(statements, indent, out):
             render(s[2], indent + 1, out)
 
 
-def generate(seed, count):
+def generate(seed, count, switches=True):
     """COUNT function definitions, each `@goto def fN(t, x): ...`, as source strings, and
     for the one in twelve that break SPEC section 4 on purpose, the codes expected."""
     rng = random.Random(seed)
     programs, invalid = [], {}
     for index in range(count):
-        g = Generator(rng)
+        g = Generator(rng, switches)
         body = g.block(0, rng.randint(3, 8))
         codes = g.resolve(invalid=rng.random() < 1 / 12)
         if codes:
@@ -623,7 +627,9 @@ def reference(programs, invalid):
 
 if __name__ == "__main__":
     seed, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    programs, invalid = generate(seed, count)
+    # A fourth argument `goto-only` leaves switches out.
+    switches = sys.argv[4:] != ["goto-only"]
+    programs, invalid = generate(seed, count, switches)
     with open(f"{out}/programs.json", "w") as f:
         json.dump(programs, f)
     with open(f"{out}/invalid.json", "w") as f:
