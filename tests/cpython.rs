@@ -153,8 +153,8 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
         let started = Instant::now();
         let interpreter = install(&work, version, python, &wheel);
         let output = Command::new(&interpreter)
-            .arg("python/tests/test_check.py")
-            .current_dir(root())
+            .args(["-m", "unittest", "-v", "test_check", "test_run"])
+            .current_dir(root().join("python/tests"))
             .stdin(Stdio::null())
             .env("GOTOPY_BIN", env!("CARGO_BIN_EXE_gotopy"))
             .output()

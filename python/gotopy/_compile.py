@@ -91,7 +91,7 @@ def lower_module(
                 path,
                 _gotopy.decode_source(data),
                 {"code": "G200", "message": message, "line": span[0], "column": (span[2] or 0) + 1},
-                message,
+                f"{path}:{span[0]}:{(span[2] or 0) + 1}: error[G200]: {message}\n",
             ) from None
         except BytecodeError as error:
             raise _internal(path, f"the rewritten `{scope['qualname']}` fails the check: {error}") from None

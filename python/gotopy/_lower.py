@@ -204,7 +204,8 @@ class Lowering:
         several copies, and so can a goto. A goto goes to a copy where the stack is as deep
         as the goto leaves it, inside the same trampoline as the goto or, outside any, to
         one outside every trampoline. When exactly one copy fits, that is the goto's own;
-        otherwise gotopy cannot tell, and refuses."""
+        when as many copies of the goto see the same k fitting copies, copy k goes to copy
+        k in code order; otherwise gotopy cannot tell, and refuses."""
         stack = depths(self.body)
         at_label = self.body._label_indices()
         instrs = self.body.instrs()
@@ -226,10 +227,23 @@ class Lowering:
                 and (stack[site] is None or stack[at_label[id(label)]] in (None, left))
             ]
             sites.append((tuple(plan["keyword"]), plan["name"], region[site], fitting))
+        # Gotos of one statement that see the same copies, in code order.
+        counts: dict[tuple, int] = {}
+        for *key, fitting in sites:
+            group = (*key, tuple(fitting))
+            counts[group] = counts.get(group, 0) + 1
+        seen: dict[tuple, int] = {}
         which = []
         for (at, plan), (*key, fitting) in zip(found, sites):
+            group = (*key, tuple(fitting))
+            copy = seen.get(group, 0)
+            seen[group] = copy + 1
             if len(fitting) == 1:
                 which.append(fitting[0])
+            elif fitting and counts[group] == len(fitting):
+                # As many copies of the goto as of the label, each in the same kind of
+                # place: copy k of the body holds copy k of both.
+                which.append(fitting[copy])
             else:
                 raise LowerError(
                     f"cannot tell which of CPython's {len(fitting)} copies of label "

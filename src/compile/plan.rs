@@ -47,6 +47,7 @@ pub struct Plan {
 pub struct TrampolinePlan {
     /// Line and column where the `try` statement starts.
     pub try_at: (usize, usize),
+    /// The span of every node the trampoline adds.
     pub span: Span,
     /// The label the goto at its end goes to.
     pub name: String,
@@ -58,7 +59,9 @@ pub struct TrampolinePlan {
 pub struct ScopePlan {
     /// `__qualname__`, `<module>` for the module.
     pub qualname: String,
+    /// `module`, `class` or `function`.
     pub kind: &'static str,
+    /// Its labels.
     pub labels: Vec<LabelPlan>,
     /// The gotos of the source and those that end the trampolines.
     pub gotos: Vec<GotoPlan>,
@@ -67,6 +70,7 @@ pub struct ScopePlan {
 /// `label .name`.
 #[derive(Debug, Serialize)]
 pub struct LabelPlan {
+    /// The label's name.
     pub name: String,
     /// The span of the keyword `label`, the span its load carries.
     pub keyword: Span,
@@ -76,9 +80,11 @@ pub struct LabelPlan {
 /// label, or to the trampoline of the first `try` statement with a `finally` that it leaves.
 #[derive(Debug, Serialize)]
 pub struct GotoPlan {
+    /// The label it goes to.
     pub name: String,
     /// The span its load of `goto` carries: the keyword's, or a trampoline's whole span.
     pub keyword: Span,
+    /// The frames it leaves before the jump, innermost first.
     pub leaves: Vec<Leave>,
     /// The span of the trampoline it goes through instead of jumping to the label.
     pub via: Option<Span>,
