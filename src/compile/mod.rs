@@ -122,21 +122,13 @@ pub struct Compiled {
 /// A module with no marker in a rewritten scope compiles to exactly what
 /// `rustpython_compiler::compile(text, Mode::Exec, path, CompileOpts::default())` gives.
 pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, CompileError> {
-    let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
-    let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), options);
-    let diagnostics = crate::check::check(&module, source);
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        return Err(rejected(diagnostics, source));
-    }
+    let Checked {
+        mut ast,
+        module,
+        diagnostics,
+        rewritten,
+    } = checked(source, options)?;
     let file = SourceFileBuilder::new(source.path(), source.text()).finish();
-    let mut ast = parsed.into_syntax();
-    let rewritten: Vec<ScopeId> = (0..module.scopes.len())
-        .map(ScopeId)
-        .filter(|&id| {
-            let scope = &module.scopes[id.0];
-            scope.rewritten && !scope.markers.is_empty()
-        })
-        .collect();
     let prepared = if rewritten.is_empty() {
         Prepared::default()
     } else {
@@ -175,6 +167,38 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
     Ok(Compiled {
         code,
         warnings: diagnostics,
+    })
+}
+
+/// A module that passed the checker: its tree, what `scan` found, the warnings, and the
+/// scopes to rewrite (rewritten scopes that have markers).
+struct Checked {
+    ast: ModModule,
+    module: Module,
+    diagnostics: Vec<Diagnostic>,
+    rewritten: Vec<ScopeId>,
+}
+
+/// Parses, scans and checks a module; its errors as a rejection.
+fn checked(source: &Source, options: Options) -> Result<Checked, CompileError> {
+    let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
+    let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), options);
+    let diagnostics = crate::check::check(&module, source);
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(rejected(diagnostics, source));
+    }
+    let rewritten: Vec<ScopeId> = (0..module.scopes.len())
+        .map(ScopeId)
+        .filter(|&id| {
+            let scope = &module.scopes[id.0];
+            scope.rewritten && !scope.markers.is_empty()
+        })
+        .collect();
+    Ok(Checked {
+        ast: parsed.into_syntax(),
+        module,
+        diagnostics,
+        rewritten,
     })
 }
 

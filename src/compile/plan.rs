@@ -13,7 +13,7 @@ use ruff_text_size::{TextRange, TextSize};
 use serde::Serialize;
 
 use super::prepare::{frames_left, prepare};
-use super::{CompileError, rejected};
+use super::{Checked, CompileError, checked, rejected};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind};
 use crate::shapes::handler_name;
@@ -107,19 +107,12 @@ pub struct Leave {
 /// Checks a module and plans its compilation by CPython. Switches, computed gotos and cases
 /// are refused: the CPython backend does not lower them yet.
 pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileError> {
-    let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
-    let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), options);
-    let diagnostics = crate::check::check(&module, source);
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        return Err(rejected(diagnostics, source));
-    }
-    let rewritten: Vec<ScopeId> = (0..module.scopes.len())
-        .map(ScopeId)
-        .filter(|&id| {
-            let scope = &module.scopes[id.0];
-            scope.rewritten && !scope.markers.is_empty()
-        })
-        .collect();
+    let Checked {
+        mut ast,
+        module,
+        diagnostics,
+        rewritten,
+    } = checked(source, options)?;
     let unsupported: Vec<Diagnostic> = rewritten
         .iter()
         .flat_map(|id| &module.scopes[id.0].markers)
@@ -140,7 +133,6 @@ pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileErr
     }
     // What `prepare` does to ruff's tree is what CPython's tree needs: run it on a copy and
     // hand over its record of the edits.
-    let mut ast = parsed.into_syntax();
     let prepared = prepare(&mut ast, &module, &rewritten);
     plan.guards = prepared.guards.iter().map(|&r| positions.span(r)).collect();
     let mut trampolines: Vec<(TextRange, ScopeId, MarkerId, FrameId)> = Vec::new();
