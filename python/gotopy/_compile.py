@@ -14,6 +14,8 @@ from gotopy import _gotopy, _prepare, _versions
 from gotopy._bytecode import Body, BytecodeError, code_objects, replace_nested
 from gotopy._lower import Lowering, LowerError
 
+Span = tuple[int, int, int, int]
+
 REPORT = "this is a bug in gotopy; please report it with the file that triggers it"
 
 
@@ -67,7 +69,8 @@ def compile_source(
     except _prepare.PlanMismatch as mismatch:
         raise _internal(path, str(mismatch)) from None
     code = compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
-    return lower_module(code, the_plan, path, data, _prepare.with_items(tree))
+    places = (_prepare.with_items(tree), _prepare.finally_bodies(tree))
+    return lower_module(code, the_plan, path, data, places)
 
 
 def lower_module(
@@ -75,7 +78,7 @@ def lower_module(
     the_plan: dict[str, Any],
     path: str,
     data: bytes,
-    withs: dict[tuple[int, int], list[tuple[int, int, int, int]]],
+    places: tuple[dict[tuple[int, int], list[Span]], list[Span]],
 ) -> types.CodeType:
     """``code`` with the code object of every planned scope lowered."""
     new: dict[int, types.CodeType] = {}
@@ -84,7 +87,7 @@ def lower_module(
         if found is None:
             raise _internal(path, f"cannot find the code object of `{scope['qualname']}`")
         try:
-            new[id(found)] = Lowering(Body.decode(found), scope, the_plan, withs).lower()
+            new[id(found)] = Lowering(Body.decode(found), scope, the_plan, *places).lower()
         except LowerError as error:
             message, span = error.args
             raise _error(

@@ -33,6 +33,8 @@ from gotopy._bytecode import (
     Handler,
     Instr,
     Item,
+    TERMINAL,
+    UNCONDITIONAL,
     Label,
     depths,
     successors,
@@ -113,6 +115,7 @@ class Lowering:
         scope: dict[str, Any],
         plan: dict[str, Any],
         withs: dict[tuple[int, int], list[tuple[int, int, int, int]]],
+        finally_bodies: list[tuple[int, int, int, int]] = (),  # type: ignore[assignment]
     ):
         self.body = body
         self.withs = withs
@@ -122,6 +125,9 @@ class Lowering:
         self.trampolines = {tuple(t["span"]) for t in plan["trampolines"]}
         # Every copy of each trampoline's entry, by span, in code order.
         self.entries: dict[tuple, list[Label]] = {}
+        # The instruction (a marker's or a guard's load) each label and entry stands for.
+        self.marker_of: dict[int, Instr] = {}
+        self.finally_bodies = finally_bodies
         # Every copy of each label in code order: CPython compiles a `finally` body more
         # than once (and 3.12 copies small exit blocks).
         self.labels: dict[str, list[Label]] = {}
@@ -146,6 +152,7 @@ class Lowering:
         gotos: dict[tuple, list[dict[str, Any]]] = {}
         for goto in self.scope["gotos"]:
             gotos.setdefault(tuple(goto["keyword"]), []).append(goto)
+        self.runs = finally_runs(self.body, self.finally_bodies)
         # First pass: guards, trampolines and labels, whose positions gotos need.
         out: list[Item] = []
         found_gotos: list[tuple[int, dict[str, Any]]] = []
@@ -167,6 +174,7 @@ class Lowering:
                     label = Label()
                     out.append(label)
                     self.labels.setdefault(name, []).append(label)
+                    self.marker_of[id(label)] = item
                     index += 3
                     continue
             if word == "goto" and span in gotos:
@@ -220,11 +228,13 @@ class Lowering:
             # A trampoline's copy is unreachable until its gotos are lowered: no depth yet.
             # A trampoline's entry starts its own region: compare the one it sits in.
             entry = plan["via"] is not None
+            goto_runs = self.runs.get(id(instrs[site]), {})
             fitting = [
                 number
                 for number, label in enumerate(self.candidates(plan))
-                if region[at_label[id(label)] - entry] == region[site]
+                if (region if entry else self.labels_in)[at_label[id(label)] - entry] == region[site]
                 and (stack[site] is None or stack[at_label[id(label)]] in (None, left))
+                and self.same_copies(goto_runs, label)
             ]
             sites.append((tuple(plan["keyword"]), plan["name"], region[site], fitting))
         # Gotos of one statement that see the same copies, in code order.
@@ -238,7 +248,7 @@ class Lowering:
             group = (*key, tuple(fitting))
             copy = seen.get(group, 0)
             seen[group] = copy + 1
-            if len(fitting) == 1:
+            if len(fitting) == 1 or (fitting and self.all_equivalent(plan, fitting)):
                 which.append(fitting[0])
             elif fitting and counts[group] == len(fitting):
                 # As many copies of the goto as of the label, each in the same kind of
@@ -257,6 +267,7 @@ class Lowering:
         """For each instruction, the trampoline copy it is in (by its entry's index), or -1:
         the instructions from a trampoline's entry to its own goto."""
         region = [-1] * len(instrs)
+        finals: list[tuple[int, int]] = []
         ends: dict[Any, list[int]] = {}
         for index, instr in enumerate(instrs):
             if instr.op in NAME_LOADS and name_of(self.code, instr) == "goto":
@@ -267,12 +278,72 @@ class Lowering:
                 end = next((e for e in ends.get(span, []) if e >= start), None)
                 if end is None:
                     continue
-                for index in range(start, end):
+                for index in range(start, end + 1):
                     if region[index] == -1 or region[index] < start:
                         region[index] = start
-                # The trampoline's own goto goes on from around the `try` statement.
-                region[end] = region[start - 1] if start else -1
+                finals.append((start, end))
+        self.claim_handler_blocks(instrs, at_label, region)
+        # The trampoline's own goto goes on from around the `try` statement (a label
+        # placed right before that goto is still in the copy: `labels_in`).
+        self.labels_in = list(region)
+        for start, end in finals:
+            region[end] = region[start - 1] if start else -1
         return region
+
+    @staticmethod
+    def claim_handler_blocks(
+        instrs: list[Instr],
+        at_label: dict[int, int],
+        region: list[int],
+        inside: Any = None,
+    ) -> None:
+        """Puts the handler blocks of a trampoline's copy into its region: CPython moves
+        them after everything else, out of the copy's run of code. A handler block belongs
+        to a region when every instruction it protects is in that region; it takes the code
+        it flows into that is in no region yet."""
+        changed = True
+        while changed:
+            changed = False
+            protected: dict[int, set[int]] = {}
+            for index, instr in enumerate(instrs):
+                if instr.handler is not None:
+                    target = at_label[id(instr.handler.target)]
+                    protected.setdefault(target, set()).add(region[index])
+            for target, regions in protected.items():
+                if region[target] != -1 or len(regions) != 1:
+                    continue
+                (owner,) = regions
+                if owner == -1:
+                    continue
+                work = [target]
+                while work:
+                    index = work.pop()
+                    if index >= len(instrs) or region[index] != -1:
+                        continue
+                    if inside is not None and not inside(index):
+                        continue
+                    region[index] = owner
+                    changed = True
+                    work.extend(to for to, _ in successors(instrs, index, at_label))
+
+    def all_equivalent(self, plan: dict[str, Any], fitting: list[int]) -> bool:
+        """Whether every fitting copy starts the same block: CPython 3.12+ copies a small
+        exit block into its predecessors, and any copy of it does the same."""
+        instrs = self.body.instrs()
+        at_label = self.body._label_indices()
+        candidates = self.candidates(plan)
+        first = at_label[id(candidates[fitting[0]])]
+        return all(_same_block(instrs, first, at_label[id(candidates[n])]) for n in fitting[1:])
+
+    def same_copies(self, goto_runs: dict[int, int], label: Label) -> bool:
+        """Whether a copy of a label (or trampoline entry) is in the same copy of every
+        `finally` body around it as the goto: a goto never enters a `finally` body, so
+        every one around its label is around it too."""
+        marker = self.marker_of.get(id(label))
+        if marker is None:
+            return True
+        label_runs = self.runs.get(id(marker), {})
+        return all(goto_runs.get(body) == run for body, run in label_runs.items())
 
     def candidates(self, plan: dict[str, Any]) -> list[Label]:
         """The copies of where a goto goes: its trampoline's entry, or its label."""
@@ -301,9 +372,11 @@ class Lowering:
             entry = Label()
             out.append(entry)
             self.entries.setdefault(load.position, []).append(entry)
+            self.marker_of[id(entry)] = load
         elif trampoline:
             # CPython laid the copy out at the jump's target: ordinary flow falls through.
             self.entries.setdefault(load.position, []).append(jump.target)
+            self.marker_of[id(jump.target)] = load
         elif taken_if_true:
             out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
         return at
@@ -426,6 +499,93 @@ class Lowering:
                 handler = Handler(renamed[id(handler.target)], handler.depth, handler.lasti)
             copy.append(Instr(item.op, item.arg, rename(item.target), handler, item.position, False))
         return copy
+
+
+def finally_runs(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[int, dict[int, int]]:
+    """For each instruction inside `finally` bodies, which copy of each body it is in.
+
+    CPython compiles a `finally` body once per way out of its `try`; each copy is a run of
+    instructions, in code order, whose positions lie inside the body (instructions with no
+    position continue the run they are in), and its handler blocks, moved after
+    everything else, belong to the run whose instructions they protect. Returns, by the
+    id of each instruction, a map from the body's index in ``spans`` to the run's number."""
+    instrs = body.instrs()
+    at_label = body._label_indices()
+    result: dict[int, dict[int, int]] = {}
+    for number, (line, end_line, column, end_column) in enumerate(spans):
+        start, end = (line, column), (end_line, end_column)
+        run = [-1] * len(instrs)
+        current, count = -1, 0
+
+        def inside(instr: Instr) -> bool:
+            position = instr.position
+            return position[0] is not None and start <= (position[0], position[2] or 0) < end
+
+        # Every handler block starts a run of its own (CPython 3.11 puts the exception
+        # path's copy right after the normal one, 3.12+ moves handlers after everything);
+        # `_merge_handler_runs` then gives each to the copy whose code it protects.
+        handlers = {at_label[id(i.handler.target)] for i in instrs if i.handler is not None}
+        for index, instr in enumerate(instrs):
+            if index in handlers:
+                current = -1
+            position = instr.position
+            if position[0] is None:
+                if index in handlers:  # PUSH_EXC_INFO has no position
+                    count += 1
+                    current = count
+                run[index] = current
+                continue
+            if inside(instr):
+                if current == -1:
+                    count += 1
+                    current = count
+                run[index] = current
+            else:
+                current = -1
+        _merge_handler_runs(instrs, at_label, run)
+        for index, instr in enumerate(instrs):
+            if run[index] != -1:
+                result.setdefault(id(instr), {})[number] = run[index]
+    return result
+
+
+def _merge_handler_runs(instrs: list[Instr], at_label: dict[int, int], run: list[int]) -> None:
+    """Joins each run that is entered only as an exception handler, of instructions all in
+    one other run, to that run (an `except` inside a `finally` body, moved away)."""
+    changed = True
+    while changed:
+        changed = False
+        entered: dict[int, set[int]] = {}
+        protectors: dict[int, set[int]] = {}
+        for index, instr in enumerate(instrs):
+            for to, _ in successors(instrs, index, at_label):
+                if to < len(instrs) and run[to] != -1 and run[to] != run[index]:
+                    entered.setdefault(run[to], set()).add(run[index])
+            if instr.handler is not None:
+                target = at_label[id(instr.handler.target)]
+                if run[target] != -1 and run[target] != run[index]:
+                    protectors.setdefault(run[target], set()).add(run[index])
+        for number, owners in protectors.items():
+            if len(owners) == 1 and not entered.get(number, set()) - owners:
+                (owner,) = owners
+                if owner != -1:
+                    run[:] = [owner if r == number else r for r in run]
+                    changed = True
+                    break
+
+
+def _same_block(instrs: list[Instr], a: int, b: int) -> bool:
+    """Whether the code from ``a`` and from ``b`` is the same up to a return, raise or
+    unconditional jump: the same instructions, jumps and handlers."""
+    for step in range(64):
+        if a + step >= len(instrs) or b + step >= len(instrs):
+            return False
+        x, y = instrs[a + step], instrs[b + step]
+        if (x.op, x.arg, x.handler) != (y.op, y.arg, y.handler) or x.target is not y.target:
+            return False
+        if x.op in TERMINAL or x.op in UNCONDITIONAL:
+            return True
+    return False
 
 
 def _bare(site: Instr, name: str, arg: int = 0) -> Instr:

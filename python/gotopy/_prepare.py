@@ -114,3 +114,15 @@ def with_items(tree: ast.Module) -> dict[tuple[int, int], list[Span]]:
         if isinstance(node, (ast.With, ast.AsyncWith)):
             found[(node.lineno, node.col_offset)] = [_span(item.context_expr) for item in node.items]
     return found
+
+
+def finally_bodies(tree: ast.Module) -> list[Span]:
+    """The span of every ``finally`` body: from its first statement's start to its last
+    statement's end (the copies gotopy or CPython make of one have the same positions)."""
+    found: set[Span] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "finalbody", None)
+        if isinstance(node, _TRY) and body:
+            first, last = _span(body[0]), _span(body[-1])
+            found.add((first[0], last[1], first[2], last[3]))
+    return sorted(found)
