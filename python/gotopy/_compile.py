@@ -61,9 +61,10 @@ def compile_source(
     """Compiles a module's source with goto: ``compile(data, path, "exec")`` with every
     marker of every rewritten scope lowered; errors are ``SyntaxError``."""
     the_plan = plan(data, path, all_scopes)
-    tree = ast.parse(data, path)
     if not the_plan["scopes"]:
-        return compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
+        # Nothing to rewrite: CPython's own compile, byte for byte.
+        return compile(data, path, "exec", dont_inherit=True, optimize=optimize)
+    tree = ast.parse(data, path)
     try:
         _prepare.apply(tree, the_plan)
     except _prepare.PlanMismatch as mismatch:

@@ -235,5 +235,125 @@ class Runtime(unittest.TestCase):
             self.assertEqual(len(names), 2, names)
 
 
+TOOLS_PROGRAM = '''\
+from goto import goto, label
+
+
+@goto
+def countdown(n):
+    out = []
+    label .top
+    if n <= 0:
+        return out
+    out.append(n)
+    n -= 1
+    goto .top
+
+
+@goto
+def fails(n):
+    goto .bad
+    n += 1
+    label .bad
+    return 1 // n
+
+
+if __name__ == "__main__":
+    print(countdown(3))
+'''
+
+
+class Tools(unittest.TestCase):
+    """Tools keep working on rewritten code: dis, inspect, traceback, settrace, pdb,
+    coverage."""
+
+    def setUp(self) -> None:
+        self.directory = tempfile.TemporaryDirectory()
+        self.path = Path(self.directory.name, "tools_program.py")
+        self.path.write_text(TOOLS_PROGRAM)
+        spec = importlib.util.spec_from_file_location("tools_program", self.path)
+        assert spec and spec.loader
+        self.module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.module)
+
+    def tearDown(self) -> None:
+        self.directory.cleanup()
+
+    def test_dis_shows_the_jump_and_no_marker(self) -> None:
+        import dis
+
+        instructions = list(dis.get_instructions(self.module.countdown))
+        names = {i.argval for i in instructions if i.opname.startswith("LOAD_GLOBAL")}
+        self.assertNotIn("goto", names)
+        self.assertNotIn("label", names)
+        self.assertTrue(any(i.opname == "JUMP_BACKWARD" for i in instructions))
+        self.assertEqual(self.module.countdown(3), [3, 2, 1])
+
+    def test_inspect_source_and_signature(self) -> None:
+        import inspect
+
+        self.assertIn("label .top", inspect.getsource(self.module.countdown))
+        self.assertEqual(str(inspect.signature(self.module.countdown)), "(n)")
+
+    def test_traceback_points_at_the_source_line(self) -> None:
+        import traceback
+
+        try:
+            self.module.fails(0)
+        except ZeroDivisionError as error:
+            frame = traceback.extract_tb(error.__traceback__)[-1]
+        else:
+            self.fail("the goto skipped `n += 1`: 1 // 0 must raise")
+        self.assertEqual((frame.lineno, frame.line), (20, "return 1 // n"))
+
+    def test_settrace_reports_the_lines_that_run(self) -> None:
+        lines: list[int] = []
+        code = self.module.countdown.__code__
+
+        def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+            if frame.f_code is code and event == "line":
+                lines.append(frame.f_lineno)
+            return tracer
+
+        sys.settrace(tracer)
+        try:
+            self.module.countdown(1)
+        finally:
+            sys.settrace(None)
+        # Python's own order for the same loop written with `while`: the goto line runs
+        # between two rounds, the label is no statement.
+        self.assertEqual(lines, [6, 8, 10, 11, 12, 8, 9])
+
+    def test_pdb_steps_over_a_goto(self) -> None:
+        commands = "break tools_program.py:12\ncontinue\nnext\nnext\np n\nclear 1\ncontinue\n"
+        run = subprocess.run(
+            [sys.executable, "-m", "pdb", str(self.path)],
+            input=commands,
+            capture_output=True,
+            text=True,
+            cwd=self.directory.name,
+        )
+        self.assertIn("[3, 2, 1]", run.stdout, run.stdout + run.stderr)
+        # After `goto .top` the next line shown is the test at the top, and n went down.
+        after = run.stdout.split("goto .top", 1)[1]
+        self.assertIn("-> if n <= 0:", after)
+        self.assertIn("\n2\n", after.replace("(Pdb) ", "\n"))
+
+    def test_coverage_reports_the_rewritten_lines_as_run(self) -> None:
+        if importlib.util.find_spec("coverage") is None:
+            self.skipTest("coverage is not installed here (tests/cpython.rs installs it)")
+        env = {k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_START"}
+        common = dict(capture_output=True, text=True, cwd=self.directory.name, env=env)
+        run = subprocess.run([sys.executable, "-m", "coverage", "run", str(self.path)], **common)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        report = subprocess.run(
+            [sys.executable, "-m", "coverage", "json", "-o", "-", "--include", "*tools_program.py"],
+            **common,
+        )
+        data = json.loads(report.stdout)
+        executed = set(next(iter(data["files"].values()))["executed_lines"])
+        self.assertLessEqual({6, 8, 9, 10, 11, 12}, executed)
+
+
 if __name__ == "__main__":
     unittest.main()
