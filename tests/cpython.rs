@@ -129,6 +129,23 @@ fn build_wheel(work: &Path, python: &Path) -> PathBuf {
 fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
     let dir = work.join(format!("venv-{version}"));
     let interpreter = venv(python, &dir);
+    // What the tools tests run: coverage (a rewritten function's lines reported as run)
+    // and mypy (markers accepted by a type checker).
+    let tools = dir.join("gotopy-test-tools");
+    if !tools.exists() {
+        run(
+            &format!("pip install the test tools on {version}"),
+            Command::new(&interpreter).args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "coverage>=7.6,<8",
+                "mypy>=1.13,<2",
+            ]),
+        );
+        std::fs::write(&tools, "coverage, mypy\n").unwrap();
+    }
     let digest = format!("{:x}", Sha256::digest(std::fs::read(wheel).unwrap()));
     let stamp = dir.join("gotopy-wheel.sha256");
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(digest.as_str()) {

@@ -355,5 +355,18 @@ class Tools(unittest.TestCase):
         self.assertLessEqual({6, 8, 9, 10, 11, 12}, executed)
 
 
+class Typing(unittest.TestCase):
+    def test_mypy_accepts_every_marker(self) -> None:
+        if importlib.util.find_spec("mypy") is None:
+            self.skipTest("mypy is not installed here (tests/cpython.rs installs it)")
+        run = subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "markers.py"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent / "typing",
+        )
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
