@@ -1,14 +1,35 @@
-//! `gotopy run` against CPython: each program is written twice, with goto (run by gotopy in
-//! RustPython) and as the equivalent structured code (run by `python3`); both must print
-//! the same. Also `sys.argv`, `SystemExit` codes and tracebacks, and the programs `run -c`,
-//! `run -m` and `run -` name.
+//! `gotopy run` against CPython: each program is written twice, with goto and as the
+//! equivalent structured code; the goto version run by gotopy in RustPython must print what
+//! `python3` prints for the structured one, and run by `python -m gotopy run` on each of
+//! CPython 3.11 to 3.15 what that same CPython prints for it. Also `sys.argv`, `SystemExit`
+//! codes and tracebacks, and the programs `run -c`, `run -m` and `run -` name.
 
 #[allow(dead_code)] // shared helpers; this file uses only some of them
 mod common;
+#[allow(dead_code)]
+#[path = "common/cpython.rs"]
+mod cpython;
 
 use std::process::Command;
 
-use common::{assert_same_as_cpython, gotopy_run, output_with_stdin, write};
+use common::{assert_ran_the_same, gotopy_run, output_with_stdin, write};
+
+/// The program with goto does what the structured one does, on RustPython (against
+/// `python3`) and on every CPython with the package (against that CPython).
+fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
+    common::assert_same_as_cpython(name, with_goto, structured);
+    let goto_path = write(&format!("{name}.py"), with_goto);
+    let plain_path = write(&format!("{name}_plain.py"), structured);
+    for (version, python) in cpython::installed() {
+        eprintln!("{name} on CPython {version}");
+        let ours = Command::new(python)
+            .args(["-m", "gotopy", "run"])
+            .arg(&goto_path)
+            .output()
+            .unwrap();
+        assert_ran_the_same(ours, Command::new(python).arg(&plain_path).output().unwrap());
+    }
+}
 
 #[test]
 fn leaving_one_two_and_eleven_for_loops() {

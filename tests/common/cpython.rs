@@ -1,0 +1,176 @@
+//! The Python package installed for CPython 3.11 to 3.15, for the tests that run programs
+//! on the CPython backend (`tests/cpython.rs`, `tests/run.rs`).
+//!
+//! Builds the package's wheel once per test process with maturin, installs it into a
+//! virtual environment for each interpreter `tools/pythons` gives, with the tools the
+//! package's tests use (coverage, mypy). Everything lives under `target/cpython/`: `tools/`
+//! (a venv with maturin), `cargo/` (the extension's own target directory), `wheels/` and
+//! `venv-3.X/`. A venv is reused, and the wheel reinstalled only when its digest changed.
+//! Needs network on the first run (Debian packages for 3.14 and 3.15, maturin, coverage
+//! and mypy from PyPI, the extension's crates).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use sha2::{Digest, Sha256};
+
+use crate::common::root;
+
+/// `(version, interpreter)` of each CPython with the package installed, set up once.
+pub fn installed() -> &'static [(String, PathBuf)] {
+    static INSTALLED: OnceLock<Vec<(String, PathBuf)>> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let work = work_dir();
+        let pythons = pythons();
+        let wheel = build_wheel(&work, &pythons[0].1);
+        pythons
+            .iter()
+            .map(|(version, python)| (version.clone(), install(&work, version, python, &wheel)))
+            .collect()
+    })
+}
+
+/// `target/cpython`, in whatever target directory this test was built in.
+fn work_dir() -> PathBuf {
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_gotopy"));
+    let target = binary
+        .parent()
+        .and_then(Path::parent)
+        .map_or_else(|| root().join("target"), Path::to_path_buf);
+    target.join("cpython")
+}
+
+/// Runs `command` from the repository root with no standard input; its output, or a panic
+/// that shows it.
+pub fn run(what: &str, command: &mut Command) -> Output {
+    let output = command
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|error| panic!("{what}: cannot start {command:?}: {error}"));
+    if !output.status.success() {
+        panic!("{what} failed ({}):\n{}", output.status, shown(&output));
+    }
+    output
+}
+
+pub fn shown(output: &Output) -> String {
+    format!(
+        "--- stdout\n{}--- stderr\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The interpreters `tools/pythons` sets up: (version, path).
+fn pythons() -> Vec<(String, PathBuf)> {
+    let output = run(
+        "tools/pythons",
+        &mut Command::new(root().join("tools/pythons")),
+    );
+    let versions: Vec<(String, PathBuf)> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .map(|(version, path)| (version.to_owned(), PathBuf::from(path)))
+        .collect();
+    assert_eq!(versions.len(), 5, "tools/pythons must print five versions");
+    versions
+}
+
+/// The build back end the package asks for (`python/pyproject.toml`), so that the test
+/// builds with what `pip install ./python` would.
+fn maturin_requirement() -> String {
+    let pyproject = std::fs::read_to_string(root().join("python/pyproject.toml")).unwrap();
+    pyproject
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("requires = [\""))
+        .and_then(|rest| rest.strip_suffix("\"]"))
+        .expect("python/pyproject.toml names its build requirement on one line")
+        .to_owned()
+}
+
+/// A venv made by `python` at `dir`, unless it is there already; its interpreter.
+fn venv(python: &Path, dir: &Path) -> PathBuf {
+    let interpreter = dir.join("bin/python");
+    if !interpreter.exists() {
+        run(
+            &format!("{} -m venv", python.display()),
+            Command::new(python).arg("-m").arg("venv").arg(dir),
+        );
+    }
+    interpreter
+}
+
+/// Builds the wheel with maturin (installed into `tools/`); its path.
+fn build_wheel(work: &Path, python: &Path) -> PathBuf {
+    let tools = venv(python, &work.join("tools"));
+    let maturin = work.join("tools/bin/maturin");
+    if !maturin.exists() {
+        run(
+            "pip install maturin",
+            Command::new(&tools).args(["-m", "pip", "install", "--quiet", &maturin_requirement()]),
+        );
+    }
+    let wheels = work.join("wheels");
+    let _ = std::fs::remove_dir_all(&wheels);
+    let started = Instant::now();
+    run(
+        "maturin build",
+        Command::new(&maturin)
+            .args(["build", "--release", "--locked", "-m", "python/Cargo.toml"])
+            .arg("--target-dir")
+            .arg(work.join("cargo"))
+            .arg("--out")
+            .arg(&wheels)
+            .arg("--interpreter")
+            .arg(python),
+    );
+    println!("wheel built in {:.1?}", started.elapsed());
+    let built: Vec<PathBuf> = std::fs::read_dir(&wheels)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "whl"))
+        .collect();
+    assert_eq!(built.len(), 1, "maturin must build one wheel: {built:?}");
+    built.into_iter().next().unwrap()
+}
+
+/// Installs `wheel` into the venv of `version`, unless that very wheel is installed; its
+/// interpreter.
+fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
+    let dir = work.join(format!("venv-{version}"));
+    let interpreter = venv(python, &dir);
+    // What the tools tests run: coverage (a rewritten function's lines reported as run)
+    // and mypy (markers accepted by a type checker).
+    let tools = dir.join("gotopy-test-tools");
+    if !tools.exists() {
+        run(
+            &format!("pip install the test tools on {version}"),
+            Command::new(&interpreter).args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "coverage>=7.6,<8",
+                "mypy>=1.13,<2",
+            ]),
+        );
+        std::fs::write(&tools, "coverage, mypy\n").unwrap();
+    }
+    let digest = format!("{:x}", Sha256::digest(std::fs::read(wheel).unwrap()));
+    let stamp = dir.join("gotopy-wheel.sha256");
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(digest.as_str()) {
+        run(
+            &format!("pip install on {version}"),
+            Command::new(&interpreter)
+                .args(["-m", "pip", "install", "--quiet", "--force-reinstall"])
+                .arg(wheel),
+        );
+        std::fs::write(&stamp, &digest).unwrap();
+    }
+    interpreter
+}
+
