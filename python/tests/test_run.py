@@ -203,6 +203,56 @@ class Runtime(unittest.TestCase):
         with self.assertRaises(UnboundLocalError):
             scope["f"]()
 
+    def test_repeated_jumps_out_of_frames_leave_nothing_behind(self) -> None:
+        """100,000 gotos out of a `for`, a `with`, an `except` handler and a `try` with
+        `finally`: the stack does not grow (the code would crash or raise), and neither do
+        the objects alive or the memory allocated."""
+        code = gotopy.compile_source(
+            textwrap.dedent(
+                """
+                class Manager:
+                    def __enter__(self):
+                        return self
+                    def __exit__(self, *exc):
+                        return False
+
+                @goto
+                def churn(n):
+                    done = 0
+                    label .again
+                    if done >= n:
+                        return done
+                    for item in [1, 2, 3]:
+                        with Manager():
+                            try:
+                                try:
+                                    raise ValueError(item)
+                                except ValueError as error:
+                                    done += 1
+                                    goto .again
+                            finally:
+                                done += 0
+                """
+            ).encode(),
+            "churn.py",
+        )
+        scope = {"goto": gotopy.goto}
+        exec(code, scope)
+        import gc
+        import tracemalloc
+
+        scope["churn"](1000)
+        gc.collect()
+        objects = len(gc.get_objects())
+        tracemalloc.start()
+        self.assertEqual(scope["churn"](100_000), 100_000)
+        gc.collect()
+        current, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        self.assertLess(len(gc.get_objects()) - objects, 100)
+        self.assertLess(current, 100_000)
+        self.assertIsNone(sys.exc_info()[1])
+
     def test_import_hook_caches_under_its_own_name(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
             Path(directory, "countdown.py").write_text(
