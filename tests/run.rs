@@ -27,7 +27,10 @@ fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
             .arg(&goto_path)
             .output()
             .unwrap();
-        assert_ran_the_same(ours, Command::new(python).arg(&plain_path).output().unwrap());
+        assert_ran_the_same(
+            ours,
+            Command::new(python).arg(&plain_path).output().unwrap(),
+        );
     }
 }
 

@@ -574,14 +574,20 @@ def _merge_handler_runs(instrs: list[Instr], at_label: dict[int, int], run: list
                     break
 
 
-def _same_block(instrs: list[Instr], a: int, b: int) -> bool:
+def _placed(items: list[Item], label: Label) -> bool:
+    return any(item is label for item in items)
+
+
+def _same_block(instrs: list[Instr], a: int, b: int, positions: bool = False) -> bool:
     """Whether the code from ``a`` and from ``b`` is the same up to a return, raise or
-    unconditional jump: the same instructions, jumps and handlers."""
+    unconditional jump: the same instructions, jumps and handlers (and source positions)."""
     for step in range(64):
         if a + step >= len(instrs) or b + step >= len(instrs):
             return False
         x, y = instrs[a + step], instrs[b + step]
         if (x.op, x.arg, x.handler) != (y.op, y.arg, y.handler) or x.target is not y.target:
+            return False
+        if positions and x.position != y.position:
             return False
         if x.op in TERMINAL or x.op in UNCONDITIONAL:
             return True
@@ -708,3 +714,108 @@ def _checked(instr: Instr, state: int, count: int) -> list[Instr]:
 
 
 __all__ = ["Lowering", "LowerError", "BytecodeError"]
+
+
+def lower_without_source(code: types.CodeType) -> types.CodeType:
+    """Lowers ``goto .name`` and ``label .name`` in a code object CPython compiled without
+    gotopy (no source to check and prepare), where the bytecode alone proves it right: the
+    label is there once (CPython keeps only reachable labels), the goto and its label are
+    under the same exception handler (so no `try`, `with` or `except` is entered or
+    left), the goto enters no `for` loop, and every stack slot it has above its label's
+    depth is the iterator of a `for` loop it leaves. Anything else is a ``LowerError``."""
+    body = Body.decode(code)
+    instrs = body.instrs()
+    index_of = {id(instr): index for index, instr in enumerate(instrs)}
+    markers: list[tuple[str, str, Instr]] = []
+    used: set[int] = set()
+    for load, attr, pop in zip(instrs, instrs[1:], instrs[2:]):
+        word = name_of(code, load) if load.op in NAME_LOADS else None
+        if word in ("goto", "label") and attr.name == "LOAD_ATTR" and pop.name == "POP_TOP":
+            name = name_of(code, attr) or ""
+            markers.append((word, name, load))
+            used.update((id(load), id(attr), id(pop)))
+    for instr in instrs:
+        if instr.op in NAME_LOADS and id(instr) not in used:
+            if name_of(code, instr) in ("goto", "label", "switch", "case"):
+                raise LowerError(
+                    f"`{name_of(code, instr)}` used other than as `goto .name` or `label .name`: "
+                    "without the source gotopy rewrites only those",
+                    instr.position,
+                )
+    labels: dict[str, Instr] = {}
+    for word, name, load in markers:
+        if word != "label":
+            continue
+        first = labels.setdefault(name, load)
+        # CPython 3.12+ copies a small exit block into its predecessors: the same source,
+        # the same code after it. A label written twice is neither.
+        after = index_of[id(load)] + 3, index_of[id(first)] + 3
+        if first is not load and (
+            first.position != load.position or not _same_block(instrs, *after, positions=True)
+        ):
+            raise LowerError(f"label `.{name}` is defined twice", load.position)
+    stack = depths(body)
+    at_label = body._label_indices()
+    loops = [
+        (index, at_label[id(instr.target)])
+        for index, instr in enumerate(instrs)
+        if instr.name == "FOR_ITER" and instr.target is not None
+    ]
+    pops: dict[int, int] = {}
+    for word, name, load in markers:
+        if word != "goto":
+            continue
+        label = labels.get(name)
+        if label is None:
+            raise LowerError(
+                f"label `.{name}` is not in the compiled code (it is not defined, or CPython "
+                "removed it as unreachable, which only compiling the source through gotopy "
+                "prevents)",
+                load.position,
+            )
+        site, there = index_of[id(load)], index_of[id(label)]
+        if stack[site] is None or stack[there] is None:
+            raise LowerError(f"`goto .{name}` or its label is unreachable code", load.position)
+        if load.handler != label.handler:
+            raise LowerError(
+                f"`goto .{name}` leaves or enters a `try`, `with` or `except` block: without "
+                "the source gotopy rewrites only gotos that leave nothing but `for` loops",
+                load.position,
+            )
+        leaving = 0
+        for start, end in loops:
+            inside_goto, inside_label = start < site < end, start < there < end
+            if inside_label and not inside_goto:
+                raise LowerError(f"`goto .{name}` jumps into a `for` body", load.position)
+            leaving += inside_goto and not inside_label
+        extra = (stack[site] or 0) - (stack[there] or 0)
+        if extra != leaving * _versions.for_slots():
+            raise LowerError(
+                f"cannot prove what `goto .{name}` leaves on the stack", load.position
+            )
+        pops[id(load)] = extra
+    targets: dict[str, Label] = {}
+    out: list[Item] = []
+    items = body.items
+    index = 0
+    while index < len(items):
+        item = items[index]
+        marker = next((m for m in markers if m[2] is item), None) if id(item) in used else None
+        if marker is None:
+            out.append(item)
+            index += 1
+            continue
+        word, name, load = marker
+        if word == "label":
+            # Gotos go to the first copy; the others are equal blocks.
+            out.append(Label() if name in targets and index > 0 and _placed(out, targets[name]) else targets.setdefault(name, Label()))
+        else:
+            out += [_bare(load, "POP_TOP") for _ in range(pops[id(load)])]
+            jump = load.like(OP["JUMP_FORWARD"], 0, targets.setdefault(name, Label()))
+            out.append(jump)
+        index += 3
+    body.items = out
+    _jumps_on_their_labels_side(body)
+    if _versions.VERSION >= (3, 12):
+        check_local_loads(body)
+    return body.assemble()

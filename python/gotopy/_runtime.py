@@ -18,7 +18,8 @@ from typing import Any
 
 from gotopy import _compile
 from gotopy._bytecode import code_objects
-from gotopy._lower import has_markers
+from gotopy._bytecode import BytecodeError
+from gotopy._lower import LowerError, has_markers, lower_without_source
 
 _modules: dict[tuple[str, bytes], types.CodeType] = {}
 
@@ -53,12 +54,7 @@ def rewrite_code(code: types.CodeType) -> types.CodeType:
         with open(path, "rb") as file:
             data = file.read()
     except OSError:
-        raise SyntaxError(
-            f"G200: gotopy needs the source of `{code.co_qualname}` to rewrite it on CPython, "
-            "and it was compiled from a string or a file that cannot be read; "
-            "compile it with gotopy.compile_source or import it through gotopy.install()",
-            (path, code.co_firstlineno, 1, None),
-        ) from None
+        return _without_source(code)
     module = _module_code(os.fspath(path), data)
     for candidate in code_objects(module):
         if _same_function(candidate, code):
@@ -68,6 +64,28 @@ def rewrite_code(code: types.CodeType) -> types.CodeType:
         "it was imported?)",
         (path, code.co_firstlineno, 1, None),
     )
+
+
+def _without_source(code: types.CodeType) -> types.CodeType:
+    """The rewrite from bytecode alone (a function compiled from a string), or
+    ``SyntaxError`` for what it cannot prove."""
+    try:
+        return lower_without_source(code)
+    except LowerError as error:
+        message, position = error.args
+        line = position[0] or code.co_firstlineno
+        column = (position[2] or 0) + 1
+        raise SyntaxError(
+            f"G200: {message} (`{code.co_qualname}` has no source file; compile it with "
+            "gotopy.compile_source or import it through gotopy.install() for every goto)",
+            (code.co_filename, line, column, None),
+        ) from None
+    except BytecodeError as error:
+        raise SyntaxError(
+            f"G900: internal error: the rewritten `{code.co_qualname}` fails the check: "
+            f"{error} ({_compile.REPORT})",
+            (code.co_filename, code.co_firstlineno, 1, None),
+        ) from None
 
 
 class Marker:

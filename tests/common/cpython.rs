@@ -173,4 +173,3 @@ fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
     }
     interpreter
 }
-

@@ -96,7 +96,10 @@ pub fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
     let goto_path = write(&format!("{name}.py"), with_goto);
     let plain_path = write(&format!("{name}_plain.py"), structured);
     let ours = gotopy_run(&goto_path, &[]);
-    assert_ran_the_same(ours, Command::new("python3").arg(&plain_path).output().unwrap());
+    assert_ran_the_same(
+        ours,
+        Command::new("python3").arg(&plain_path).output().unwrap(),
+    );
 }
 
 /// What gotopy ran must have succeeded and printed what CPython printed for the structured
