@@ -18,6 +18,9 @@ use sha2::{Digest, Sha256};
 
 use crate::common::root;
 
+/// The version the type checkers run on.
+const TYPING_VERSION: &str = "3.13";
+
 /// `(version, interpreter)` of each CPython with the package installed, set up once.
 pub fn installed() -> &'static [(String, PathBuf)] {
     static INSTALLED: OnceLock<Vec<(String, PathBuf)>> = OnceLock::new();
@@ -143,22 +146,23 @@ fn build_wheel(work: &Path, python: &Path) -> PathBuf {
 fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
     let dir = work.join(format!("venv-{version}"));
     let interpreter = venv(python, &dir);
-    // What the tools tests run: coverage (a rewritten function's lines reported as run)
-    // and mypy (markers accepted by a type checker).
+    // What the tools tests run: coverage everywhere (a rewritten function's lines reported
+    // as run); the type checkers on one version (markers accepted by mypy and pyright;
+    // pyright's wheel brings its own Node.js, over 100 MB).
+    let mut wanted = vec!["coverage>=7.6,<8"];
+    if version == TYPING_VERSION {
+        wanted.extend(["mypy>=1.13,<2", "pyright[nodejs]>=1.1.400,<2"]);
+    }
     let tools = dir.join("gotopy-test-tools");
-    if !tools.exists() {
+    let stamp = wanted.join("\n");
+    if std::fs::read_to_string(&tools).ok().as_deref() != Some(stamp.as_str()) {
         run(
             &format!("pip install the test tools on {version}"),
-            Command::new(&interpreter).args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "coverage>=7.6,<8",
-                "mypy>=1.13,<2",
-            ]),
+            Command::new(&interpreter)
+                .args(["-m", "pip", "install", "--quiet"])
+                .args(&wanted),
         );
-        std::fs::write(&tools, "coverage, mypy\n").unwrap();
+        std::fs::write(&tools, &stamp).unwrap();
     }
     let digest = format!("{:x}", Sha256::digest(std::fs::read(wheel).unwrap()));
     let stamp = dir.join("gotopy-wheel.sha256");
