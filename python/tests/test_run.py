@@ -148,7 +148,39 @@ class Bytecode(unittest.TestCase):
         self.assertGreater(checked, 1000)
 
 
+class MarkerFree(unittest.TestCase):
+    def test_modules_without_markers_compile_to_what_cpython_gives(self) -> None:
+        library = Path(os.__file__).parent
+        compared = 0
+        for path in sorted(library.glob("*.py")):
+            try:
+                data = path.read_bytes()
+                plain = compile(data, str(path), "exec", dont_inherit=True)
+            except (OSError, SyntaxError, ValueError):
+                continue
+            ours = gotopy.compile_source(data, str(path))
+            # Code objects compare code, constants (nested code included), names, lines,
+            # exception tables; marshal's bytes would also depend on reference counts.
+            self.assertEqual(ours, plain, str(path))
+            compared += 1
+        self.assertGreater(compared, 100)
+
+
 class Runtime(unittest.TestCase):
+    def test_run_gives_the_program_argv_and_exit_status_as_python(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            script = Path(directory, "argv.py")
+            script.write_text("import sys\nprint(sys.argv, __name__)\nsys.exit(3)\n")
+            ours = subprocess.run(
+                [sys.executable, "-m", "gotopy", "run", str(script), "a", "-b"],
+                capture_output=True,
+                text=True,
+            )
+            python = subprocess.run(
+                [sys.executable, str(script), "a", "-b"], capture_output=True, text=True
+            )
+            self.assertEqual((ours.stdout, ours.returncode), (python.stdout, python.returncode))
+
     def test_decorator_keeps_the_function_object(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
             module = Path(directory) / "decorated.py"
@@ -313,6 +345,13 @@ class Runtime(unittest.TestCase):
             self.assertEqual(plain.returncode, 0)
             names = sorted(p.name for p in Path(directory, "__pycache__").iterdir())
             self.assertEqual(len(names), 2, names)
+            # A changed source is compiled again, as CPython's own cache is invalidated.
+            module = Path(directory, "countdown.py")
+            module.write_text(module.read_text().replace("out.append(n)", "out.append(-n)"))
+            run = subprocess.run(
+                [sys.executable, "-c", script], capture_output=True, cwd=directory, text=True, env=env
+            )
+            self.assertEqual(run.stdout.strip(), "[-3, -2, -1]", run.stderr)
 
 
 TOOLS_PROGRAM = '''\
