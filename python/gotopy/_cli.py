@@ -44,6 +44,13 @@ def _parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="when to colour diagnostics: auto (default), always or never",
     )
+    # `--all-scopes`, as `check` and `run` of the binary take it.
+    scopes = argparse.ArgumentParser(add_help=False)
+    scopes.add_argument(
+        "--all-scopes",
+        action="store_true",
+        help="rewrite every scope that contains markers, module and class bodies included",
+    )
     parser = argparse.ArgumentParser(
         prog="python -m gotopy",
         description="goto, label and switch for Python",
@@ -52,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = commands.add_parser(
         "check",
-        parents=[color],
+        parents=[color, scopes],
         help="check Python files for goto, label and switch errors without running them",
         description="Check Python files for goto, label and switch errors without running them.",
     )
@@ -63,11 +70,6 @@ def _parser() -> argparse.ArgumentParser:
         help="files and directories to check (directories recursively, *.py); - reads stdin",
     )
     check.add_argument(
-        "--all-scopes",
-        action="store_true",
-        help="rewrite every scope that contains markers, module and class bodies included",
-    )
-    check.add_argument(
         "--format",
         choices=["text", "json"],
         default="text",
@@ -75,14 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     run = commands.add_parser(
         "run",
-        parents=[color],
+        parents=[color, scopes],
         help="run a Python program with goto, as `python FILE ARGS...` does",
         description="Run a Python program with goto, as `python FILE ARGS...` does.",
-    )
-    run.add_argument(
-        "--all-scopes",
-        action="store_true",
-        help="rewrite every scope that contains markers, module and class bodies included",
     )
     run.add_argument("file", metavar="FILE", help="the program")
     run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="its arguments")
