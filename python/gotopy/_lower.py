@@ -504,74 +504,54 @@ class Lowering:
 def finally_runs(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[int, dict[int, int]]:
     """For each instruction inside `finally` bodies, which copy of each body it is in.
 
-    CPython compiles a `finally` body once per way out of its `try`; each copy is a run of
-    instructions, in code order, whose positions lie inside the body (instructions with no
-    position continue the run they are in), and its handler blocks, moved after
-    everything else, belong to the run whose instructions they protect. Returns, by the
-    id of each instruction, a map from the body's index in ``spans`` to the run's number."""
+    CPython compiles a `finally` body once per way out of its `try`, and gotopy adds one
+    per trampoline; all copies carry the body's positions. A copy is a connected part of
+    the flow graph (jumps, fall-through and handler edges, either way) restricted to the
+    body: instructions whose positions lie inside it, and those without a position that
+    lead into it (`PUSH_EXC_INFO`, jumps); copies meet only outside the body. Returns, by
+    the id of each instruction, a map from the body's index in ``spans`` to its copy."""
     instrs = body.instrs()
     at_label = body._label_indices()
+    edges: list[list[int]] = [[] for _ in instrs]
+    for index, instr in enumerate(instrs):
+        targets = [to for to, _ in successors(instrs, index, at_label)]
+        if instr.handler is not None:
+            targets.append(at_label[id(instr.handler.target)])
+        edges[index] = [to for to in targets if to < len(instrs)]
     result: dict[int, dict[int, int]] = {}
     for number, (line, end_line, column, end_column) in enumerate(spans):
         start, end = (line, column), (end_line, end_column)
-        run = [-1] * len(instrs)
-        current, count = -1, 0
+        inside = [
+            instr.position[0] is not None
+            and start <= (instr.position[0], instr.position[2] or 0) < end
+            for instr in instrs
+        ]
+        # Instructions without a position that lead into the body through others like them.
+        member = list(inside)
+        changed = True
+        while changed:
+            changed = False
+            for index, instr in enumerate(instrs):
+                if not member[index] and instr.position[0] is None:
+                    if any(member[to] for to in edges[index] if to != index):
+                        member[index] = changed = True
+        parent = list(range(len(instrs)))
 
-        def inside(instr: Instr) -> bool:
-            position = instr.position
-            return position[0] is not None and start <= (position[0], position[2] or 0) < end
+        def find(node: int) -> int:
+            while parent[node] != node:
+                parent[node] = parent[parent[node]]
+                node = parent[node]
+            return node
 
-        # Every handler block starts a run of its own (CPython 3.11 puts the exception
-        # path's copy right after the normal one, 3.12+ moves handlers after everything);
-        # `_merge_handler_runs` then gives each to the copy whose code it protects.
-        handlers = {at_label[id(i.handler.target)] for i in instrs if i.handler is not None}
+        for index in range(len(instrs)):
+            if member[index]:
+                for to in edges[index]:
+                    if member[to]:
+                        parent[find(index)] = find(to)
         for index, instr in enumerate(instrs):
-            if index in handlers:
-                current = -1
-            position = instr.position
-            if position[0] is None:
-                if index in handlers:  # PUSH_EXC_INFO has no position
-                    count += 1
-                    current = count
-                run[index] = current
-                continue
-            if inside(instr):
-                if current == -1:
-                    count += 1
-                    current = count
-                run[index] = current
-            else:
-                current = -1
-        _merge_handler_runs(instrs, at_label, run)
-        for index, instr in enumerate(instrs):
-            if run[index] != -1:
-                result.setdefault(id(instr), {})[number] = run[index]
+            if inside[index] or member[index]:
+                result.setdefault(id(instr), {})[number] = find(index)
     return result
-
-
-def _merge_handler_runs(instrs: list[Instr], at_label: dict[int, int], run: list[int]) -> None:
-    """Joins each run that is entered only as an exception handler, of instructions all in
-    one other run, to that run (an `except` inside a `finally` body, moved away)."""
-    changed = True
-    while changed:
-        changed = False
-        entered: dict[int, set[int]] = {}
-        protectors: dict[int, set[int]] = {}
-        for index, instr in enumerate(instrs):
-            for to, _ in successors(instrs, index, at_label):
-                if to < len(instrs) and run[to] != -1 and run[to] != run[index]:
-                    entered.setdefault(run[to], set()).add(run[index])
-            if instr.handler is not None:
-                target = at_label[id(instr.handler.target)]
-                if run[target] != -1 and run[target] != run[index]:
-                    protectors.setdefault(run[target], set()).add(run[index])
-        for number, owners in protectors.items():
-            if len(owners) == 1 and not entered.get(number, set()) - owners:
-                (owner,) = owners
-                if owner != -1:
-                    run[:] = [owner if r == number else r for r in run]
-                    changed = True
-                    break
 
 
 def _placed(items: list[Item], label: Label) -> bool:
