@@ -258,13 +258,15 @@ def successors(instrs: list[Instr], index: int, at_label: dict[int, int]) -> lis
     return edges
 
 
-def depths(body: Body) -> list[int | None]:
+def depths(body: Body, seeds: dict[int, int] | None = None) -> list[int | None]:
     """The stack depth before each instruction (``None`` where unreachable), after the
-    check."""
-    return _check_depths(body.instrs(), body._label_indices())[:-1]
+    check; ``seeds`` are more entry points (instruction index: depth)."""
+    return _check_depths(body.instrs(), body._label_indices(), seeds)[:-1]
 
 
-def _check_depths(instrs: list[Instr], at_label: dict[int, int]) -> list[int | None]:
+def _check_depths(
+    instrs: list[Instr], at_label: dict[int, int], seeds: dict[int, int] | None = None
+) -> list[int | None]:
     """The stack depth before each instruction, the same along every edge, and last the
     greatest depth reached."""
     for instr in instrs:
@@ -276,6 +278,10 @@ def _check_depths(instrs: list[Instr], at_label: dict[int, int]) -> list[int | N
     depths: list[int | None] = [None] * len(instrs)
     depths[0] = 0
     work = [0]
+    for index, depth in (seeds or {}).items():
+        if depths[index] is None:
+            depths[index] = depth
+            work.append(index)
     highest = 0
 
     def reach(index: int, depth: int, source: Instr) -> None:

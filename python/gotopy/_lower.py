@@ -127,6 +127,8 @@ class Lowering:
         self.entries: dict[tuple, list[Label]] = {}
         # The instruction (a marker's or a guard's load) each label and entry stands for.
         self.marker_of: dict[int, Instr] = {}
+        # An instruction at the depth each trampoline's entry starts with (the guard's).
+        self.entry_depth_of: dict[int, Instr] = {}
         self.finally_bodies = finally_bodies
         # Every copy of each label in code order: CPython compiles a `finally` body more
         # than once (and 3.12 copies small exit blocks).
@@ -205,55 +207,34 @@ class Lowering:
         return self.body.assemble()
 
     def choose_copies(self, found: list[tuple[int, dict[str, Any]]]) -> list[int]:
-        """Which copy of its target each goto goes to.
+        """Which copy of its target (label or trampoline entry) each goto goes to.
 
-        CPython compiles a `finally` body once per way out of its `try` (and 3.12 copies
+        CPython compiles a `finally` body once per way out of its `try` (and 3.12+ copies
         small exit blocks), and each trampoline is one more copy, so a label can have
-        several copies, and so can a goto. A goto goes to a copy where the stack is as deep
-        as the goto leaves it, inside the same trampoline as the goto or, outside any, to
-        one outside every trampoline. When exactly one copy fits, that is the goto's own;
-        when as many copies of the goto see the same k fitting copies, copy k goes to copy
-        k in code order; otherwise gotopy cannot tell, and refuses."""
-        stack = depths(self.body)
+        several copies, and so can a goto. A goto goes to a copy in the same copy of every
+        `finally` body around the label (`finally_runs`), where the stack is as deep as the
+        goto leaves it. When exactly one copy fits, or all that fit start equal blocks,
+        that is the goto's own; otherwise gotopy cannot tell, and refuses."""
         at_label = self.body._label_indices()
         instrs = self.body.instrs()
         index_of = {id(item): i for i, item in enumerate(instrs)}
-        region = self.trampoline_regions(instrs, at_label)
-        sites = []
+        stack = self.depths_with_trampolines(at_label, index_of)
+        which = []
         for at, plan in found:
             site = index_of[id(self.body.items[at])]
             left = stack[site] or 0
             for leave in plan["leaves"]:
                 left -= _versions.slots(leave["kind"])
             # A trampoline's copy is unreachable until its gotos are lowered: no depth yet.
-            # A trampoline's entry starts its own region: compare the one it sits in.
-            entry = plan["via"] is not None
             goto_runs = self.runs.get(id(instrs[site]), {})
             fitting = [
                 number
                 for number, label in enumerate(self.candidates(plan))
-                if (region if entry else self.labels_in)[at_label[id(label)] - entry] == region[site]
-                and (stack[site] is None or stack[at_label[id(label)]] in (None, left))
+                if (stack[site] is None or stack[at_label[id(label)]] in (None, left))
                 and self.same_copies(goto_runs, label)
             ]
-            sites.append((tuple(plan["keyword"]), plan["name"], region[site], fitting))
-        # Gotos of one statement that see the same copies, in code order.
-        counts: dict[tuple, int] = {}
-        for *key, fitting in sites:
-            group = (*key, tuple(fitting))
-            counts[group] = counts.get(group, 0) + 1
-        seen: dict[tuple, int] = {}
-        which = []
-        for (at, plan), (*key, fitting) in zip(found, sites):
-            group = (*key, tuple(fitting))
-            copy = seen.get(group, 0)
-            seen[group] = copy + 1
             if len(fitting) == 1 or (fitting and self.all_equivalent(plan, fitting)):
                 which.append(fitting[0])
-            elif fitting and counts[group] == len(fitting):
-                # As many copies of the goto as of the label, each in the same kind of
-                # place: copy k of the body holds copy k of both.
-                which.append(fitting[copy])
             else:
                 raise LowerError(
                     f"cannot tell which of CPython's {len(fitting)} copies of label "
@@ -263,68 +244,24 @@ class Lowering:
                 )
         return which
 
-    def trampoline_regions(self, instrs: list[Instr], at_label: dict[int, int]) -> list[int]:
-        """For each instruction, the trampoline copy it is in (by its entry's index), or -1:
-        the instructions from a trampoline's entry to its own goto."""
-        region = [-1] * len(instrs)
-        finals: list[tuple[int, int]] = []
-        ends: dict[Any, list[int]] = {}
-        for index, instr in enumerate(instrs):
-            if instr.op in NAME_LOADS and name_of(self.code, instr) == "goto":
-                ends.setdefault(instr.position, []).append(index)
-        for span, entries in self.entries.items():
-            for entry in entries:
-                start = at_label[id(entry)]
-                end = next((e for e in ends.get(span, []) if e >= start), None)
-                if end is None:
-                    continue
-                for index in range(start, end + 1):
-                    if region[index] == -1 or region[index] < start:
-                        region[index] = start
-                finals.append((start, end))
-        self.claim_handler_blocks(instrs, at_label, region)
-        # The trampoline's own goto goes on from around the `try` statement (a label
-        # placed right before that goto is still in the copy: `labels_in`).
-        self.labels_in = list(region)
-        for start, end in finals:
-            region[end] = region[start - 1] if start else -1
-        return region
-
-    @staticmethod
-    def claim_handler_blocks(
-        instrs: list[Instr],
-        at_label: dict[int, int],
-        region: list[int],
-        inside: Any = None,
-    ) -> None:
-        """Puts the handler blocks of a trampoline's copy into its region: CPython moves
-        them after everything else, out of the copy's run of code. A handler block belongs
-        to a region when every instruction it protects is in that region; it takes the code
-        it flows into that is in no region yet."""
-        changed = True
-        while changed:
-            changed = False
-            protected: dict[int, set[int]] = {}
-            for index, instr in enumerate(instrs):
-                if instr.handler is not None:
-                    target = at_label[id(instr.handler.target)]
-                    protected.setdefault(target, set()).add(region[index])
-            for target, regions in protected.items():
-                if region[target] != -1 or len(regions) != 1:
-                    continue
-                (owner,) = regions
-                if owner == -1:
-                    continue
-                work = [target]
-                while work:
-                    index = work.pop()
-                    if index >= len(instrs) or region[index] != -1:
-                        continue
-                    if inside is not None and not inside(index):
-                        continue
-                    region[index] = owner
-                    changed = True
-                    work.extend(to for to, _ in successors(instrs, index, at_label))
+    def depths_with_trampolines(
+        self, at_label: dict[int, int], index_of: dict[int, int]
+    ) -> list[int | None]:
+        """Stack depths, trampolines included: no jump enters one before its gotos are
+        lowered, and each starts at the depth of its guard."""
+        seeds: dict[int, int] = {}
+        while True:
+            stack = depths(self.body, seeds)
+            more = {
+                at_label[key]: depth
+                for key, reference in self.entry_depth_of.items()
+                if key in at_label
+                and stack[at_label[key]] is None
+                and (depth := stack[index_of[id(reference)]]) is not None
+            }
+            if not more:
+                return stack
+            seeds.update(more)
 
     def all_equivalent(self, plan: dict[str, Any], fitting: list[int]) -> bool:
         """Whether every fitting copy starts the same block: CPython 3.12+ copies a small
@@ -368,15 +305,20 @@ class Lowering:
         taken_if_true = CONDITIONAL[jump.op]
         if trampoline and not taken_if_true:
             # Ordinary flow jumps over the copy; gotos enter it after the jump.
-            out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
+            over = load.like(OP["JUMP_FORWARD"], 0, jump.target)
+            out.append(over)
             entry = Label()
             out.append(entry)
             self.entries.setdefault(load.position, []).append(entry)
             self.marker_of[id(entry)] = load
+            self.entry_depth_of[id(entry)] = over
         elif trampoline:
             # CPython laid the copy out at the jump's target: ordinary flow falls through.
             self.entries.setdefault(load.position, []).append(jump.target)
             self.marker_of[id(jump.target)] = load
+            after = next((i for i in items[at:] if isinstance(i, Instr)), None)
+            if after is not None:
+                self.entry_depth_of[id(jump.target)] = after
         elif taken_if_true:
             out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
         return at
