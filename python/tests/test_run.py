@@ -143,6 +143,59 @@ class Bytecode(unittest.TestCase):
         self.assertGreater(checked, 1000)
 
 
+class Versions(unittest.TestCase):
+    """Each fact of gotopy._versions against this version's own compiler output."""
+
+    def instructions(self, source: str, name: str = "f") -> list:
+        from gotopy._bytecode import Body
+
+        scope: dict = {}
+        exec(compile(source, "probe.py", "exec"), scope)
+        return Body.decode(scope[name].__code__).instrs()
+
+    def test_for_slots_are_what_a_for_loop_keeps_on_the_stack(self) -> None:
+        from gotopy import _versions
+        from gotopy._bytecode import Body, depths
+
+        scope: dict = {}
+        exec(compile("def f(xs):\n    for x in xs:\n        pass\n", "probe.py", "exec"), scope)
+        body = Body.decode(scope["f"].__code__)
+        instrs = body.instrs()
+        at = next(i for i, instr in enumerate(instrs) if instr.name == "FOR_ITER")
+        # The statement starts on an empty stack; the loop keeps what is there at FOR_ITER.
+        self.assertEqual(depths(body)[at], _versions.for_slots())
+        self.assertEqual(_versions.slots("for"), _versions.for_slots())
+
+    def test_with_exit_is_what_the_compiler_writes(self) -> None:
+        from gotopy import _versions
+        from gotopy._bytecode import NAME
+
+        source = "def f(m):\n    with m as v:\n        pass\n    return 1\n"
+        instrs = self.instructions(source)
+        names = [i.name for i in instrs]
+        none = 0
+        exit_call = _versions.with_exit_call(none)
+        wanted = [name for name, _ in exit_call]
+        at = next(
+            i for i in range(len(names)) if names[i : i + len(wanted)] == wanted
+        )
+        written = [(NAME[i.op], i.arg) for i in instrs[at : at + len(wanted)]]
+        # LOAD_CONST's argument is where this function keeps None; the rest is all fixed.
+        self.assertEqual(
+            [(name, arg) for name, arg in written if name != "LOAD_CONST"],
+            [(name, arg) for name, arg in exit_call if name != "LOAD_CONST"],
+        )
+        # Where the exit's position is: the statement's, or the item's from 3.13.
+        position = instrs[at].position
+        item = (2, 2, 9, 10)
+        statement_start = (2, 4)
+        if _versions.WITH_EXIT_AT_ITEM:
+            self.assertEqual(position, item)
+        else:
+            self.assertEqual((position[0], position[2]), statement_start)
+        self.assertEqual(_versions.slots("with"), 2 if sys.version_info >= (3, 14) else 1)
+
+
 class MarkerFree(unittest.TestCase):
     def test_modules_without_markers_compile_to_what_cpython_gives(self) -> None:
         library = Path(os.__file__).parent
