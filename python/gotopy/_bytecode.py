@@ -300,8 +300,9 @@ def _check_depths(
     while work:
         index = work.pop()
         instr = instrs[index]
-        depth = depths[index]
-        assert depth is not None
+        known = depths[index]
+        assert known is not None
+        depth = known
         highest = max(highest, depth)
         if instr.handler is not None:
             if instr.handler.depth > depth:

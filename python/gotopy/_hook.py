@@ -23,6 +23,7 @@ import marshal
 import os
 import sys
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from gotopy import _compile
@@ -59,14 +60,14 @@ def cache_path(source_path: str) -> str:
     return importlib.util.cache_from_source(source_path, optimization=tag)
 
 
-def _header(data: bytes, stats: dict[str, Any]) -> bytes:
+def _header(data: bytes, stats: Mapping[str, Any]) -> bytes:
     magic = importlib.util.MAGIC_NUMBER
     mtime = int(stats["mtime"]) & 0xFFFFFFFF
     size = int(stats["size"]) & 0xFFFFFFFF
     return magic + (0).to_bytes(4, "little") + mtime.to_bytes(4, "little") + size.to_bytes(4, "little")
 
 
-def _valid(cached: bytes, data: bytes | None, stats: dict[str, Any], loader: Any, path: str) -> bool:
+def _valid(cached: bytes, data: bytes | None, stats: Mapping[str, Any], loader: Any, path: str) -> bool:
     if len(cached) < 16 or cached[:4] != importlib.util.MAGIC_NUMBER:
         return False
     flags = int.from_bytes(cached[4:8], "little")
@@ -106,7 +107,10 @@ class GotopyLoader(importlib.machinery.SourceFileLoader):
         code = _compile.compile_source(data, path, all_scopes=asks_all_scopes(data))
         if not sys.dont_write_bytecode:
             try:
-                self._cache_bytecode(path, cache, _header(data, stats) + marshal.dumps(code))
+                # CPython's own writer: the source file's mode, atomic replace.
+                self._cache_bytecode(  # type: ignore[attr-defined]
+                    path, cache, _header(data, stats) + marshal.dumps(code)
+                )
             except (NotImplementedError, OSError):
                 pass
         return code
@@ -119,6 +123,8 @@ class GotopyFinder:
     def find_spec(cls, name: str, path: Any = None, target: Any = None) -> Any:
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is None or type(spec.loader) is not importlib.machinery.SourceFileLoader:
+            return spec
+        if spec.origin is None:
             return spec
         spec.loader = GotopyLoader(name, spec.origin)
         return spec

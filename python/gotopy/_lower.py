@@ -154,7 +154,7 @@ class Lowering:
         gotos: dict[tuple, list[dict[str, Any]]] = {}
         for goto in self.scope["gotos"]:
             gotos.setdefault(tuple(goto["keyword"]), []).append(goto)
-        self.runs = finally_runs(self.body, self.finally_bodies)
+        self.copies_of = finally_copies(self.body, self.finally_bodies)
         # First pass: guards, trampolines and labels, whose positions gotos need.
         out: list[Item] = []
         found_gotos: list[tuple[int, dict[str, Any]]] = []
@@ -172,7 +172,7 @@ class Lowering:
                 continue
             if word == "label" and span in labels:
                 name = self.marker_at(index, "label")
-                if name == labels[span]:
+                if name is not None and name == labels[span]:
                     label = Label()
                     out.append(label)
                     self.labels.setdefault(name, []).append(label)
@@ -212,7 +212,7 @@ class Lowering:
         CPython compiles a `finally` body once per way out of its `try` (and 3.12+ copies
         small exit blocks), and each trampoline is one more copy, so a label can have
         several copies, and so can a goto. A goto goes to a copy in the same copy of every
-        `finally` body around the label (`finally_runs`), where the stack is as deep as the
+        `finally` body around the label (`finally_copies`), where the stack is as deep as the
         goto leaves it. When exactly one copy fits, or all that fit start equal blocks,
         that is the goto's own; otherwise gotopy cannot tell, and refuses."""
         at_label = self.body._label_indices()
@@ -226,12 +226,12 @@ class Lowering:
             for leave in plan["leaves"]:
                 left -= _versions.slots(leave["kind"])
             # A trampoline's copy is unreachable until its gotos are lowered: no depth yet.
-            goto_runs = self.runs.get(id(instrs[site]), {})
+            goto_copies = self.copies_of.get(id(instrs[site]), {})
             fitting = [
                 number
                 for number, label in enumerate(self.candidates(plan))
                 if (stack[site] is None or stack[at_label[id(label)]] in (None, left))
-                and self.same_copies(goto_runs, label)
+                and self.same_copies(goto_copies, label)
             ]
             if len(fitting) == 1 or (fitting and self.all_equivalent(plan, fitting)):
                 which.append(fitting[0])
@@ -272,15 +272,15 @@ class Lowering:
         first = at_label[id(candidates[fitting[0]])]
         return all(_same_block(instrs, first, at_label[id(candidates[n])]) for n in fitting[1:])
 
-    def same_copies(self, goto_runs: dict[int, int], label: Label) -> bool:
+    def same_copies(self, goto_copies: dict[int, int], label: Label) -> bool:
         """Whether a copy of a label (or trampoline entry) is in the same copy of every
         `finally` body around it as the goto: a goto never enters a `finally` body, so
         every one around its label is around it too."""
         marker = self.marker_of.get(id(label))
         if marker is None:
             return True
-        label_runs = self.runs.get(id(marker), {})
-        return all(goto_runs.get(body) == run for body, run in label_runs.items())
+        label_copies = self.copies_of.get(id(marker), {})
+        return all(goto_copies.get(body) == run for body, run in label_copies.items())
 
     def candidates(self, plan: dict[str, Any]) -> list[Label]:
         """The copies of where a goto goes: its trampoline's entry, or its label."""
@@ -294,13 +294,13 @@ class Lowering:
         load = items[index]
         assert isinstance(load, Instr)
         at = index + 1
-        if isinstance(items[at], Instr) and items[at].name == "TO_BOOL":
+        if _named(items[at], "TO_BOOL"):
             at += 1
         jump = items[at]
         if not isinstance(jump, Instr) or jump.op not in CONDITIONAL or jump.target is None:
             raise LowerError("cannot find the test of a guard in the compiled code", load.position)
         at += 1
-        if at < len(items) and isinstance(items[at], Instr) and items[at].name == "NOT_TAKEN":
+        if at < len(items) and _named(items[at], "NOT_TAKEN"):
             at += 1
         taken_if_true = CONDITIONAL[jump.op]
         if trampoline and not taken_if_true:
@@ -387,7 +387,7 @@ class Lowering:
                 (
                     at
                     for at in range(index + 3, len(items))
-                    if isinstance(items[at], Instr) and items[at].name == "POP_TOP"
+                    if _named(items[at], "POP_TOP")
                 ),
                 None,
             )
@@ -443,7 +443,7 @@ class Lowering:
         return copy
 
 
-def finally_runs(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[int, dict[int, int]]:
+def finally_copies(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[int, dict[int, int]]:
     """For each instruction inside `finally` bodies, which copy of each body it is in.
 
     CPython compiles a `finally` body once per way out of its `try`, and gotopy adds one
@@ -496,10 +496,6 @@ def finally_runs(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[int
     return result
 
 
-def _placed(items: list[Item], label: Label) -> bool:
-    return any(item is label for item in items)
-
-
 def _same_block(instrs: list[Instr], a: int, b: int, positions: bool = False) -> bool:
     """Whether the code from ``a`` and from ``b`` is the same up to a return, raise or
     unconditional jump: the same instructions, jumps and handlers (and source positions)."""
@@ -514,6 +510,11 @@ def _same_block(instrs: list[Instr], a: int, b: int, positions: bool = False) ->
         if x.op in TERMINAL or x.op in UNCONDITIONAL:
             return True
     return False
+
+
+def _named(item: Item, name: str) -> bool:
+    """Whether ``item`` is an instruction with that opcode name."""
+    return isinstance(item, Instr) and item.name == name
 
 
 def _bare(site: Instr, name: str, arg: int = 0) -> Instr:
@@ -717,6 +718,7 @@ def lower_without_source(code: types.CodeType) -> types.CodeType:
             )
         pops[id(load)] = extra
     targets: dict[str, Label] = {}
+    placed: set[str] = set()
     out: list[Item] = []
     items = body.items
     index = 0
@@ -730,7 +732,8 @@ def lower_without_source(code: types.CodeType) -> types.CodeType:
         word, name, load = marker
         if word == "label":
             # Gotos go to the first copy; the others are equal blocks.
-            out.append(Label() if name in targets and index > 0 and _placed(out, targets[name]) else targets.setdefault(name, Label()))
+            out.append(Label() if name in placed else targets.setdefault(name, Label()))
+            placed.add(name)
         else:
             out += [_bare(load, "POP_TOP") for _ in range(pops[id(load)])]
             jump = load.like(OP["JUMP_FORWARD"], 0, targets.setdefault(name, Label()))

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import ast
 import copy
-from typing import Any
+from typing import Any, TypeVar
 
 Span = tuple[int, int, int, int]
+Node = TypeVar("Node", bound=ast.AST)
 
 _GUARDED = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
@@ -40,7 +41,7 @@ def _span(node: ast.expr | ast.stmt) -> Span:
     return (node.lineno, node.end_lineno or node.lineno, node.col_offset, node.end_col_offset or 0)
 
 
-def _at(node: ast.AST, span: Span) -> ast.AST:
+def _at(node: Node, span: Span) -> Node:
     """``node`` with every position set to ``span``."""
     line, end_line, column, end_column = span
     node.lineno, node.end_lineno = line, end_line  # type: ignore[attr-defined]
@@ -49,7 +50,7 @@ def _at(node: ast.AST, span: Span) -> ast.AST:
 
 
 def _name(word: str, span: Span) -> ast.expr:
-    return _at(ast.Name(id=word, ctx=ast.Load()), span)  # type: ignore[return-value]
+    return _at(ast.Name(id=word, ctx=ast.Load()), span)
 
 
 class _Editor:
@@ -68,7 +69,7 @@ class _Editor:
             span = _span(stmt)
             if isinstance(stmt, _GUARDED) and span in self.guards:
                 guard = ast.If(test=_name("label", span), body=[stmt], orelse=[])
-                body[at] = _at(guard, span)  # type: ignore[assignment]
+                body[at] = _at(guard, span)
                 self.guarded.add(span)
             elif isinstance(stmt, ast.While) and _span(stmt.test) in self.guards:
                 self.guarded.add(_span(stmt.test))
@@ -90,7 +91,7 @@ def _trampoline(stmt: ast.stmt, trampoline: dict[str, Any]) -> ast.stmt:
     span: Span = tuple(trampoline["span"])  # type: ignore[assignment]
     goto = _at(ast.Attribute(value=_name("goto", span), attr=trampoline["name"], ctx=ast.Load()), span)
     body = copy.deepcopy(stmt.finalbody) + [_at(ast.Expr(value=goto), span)]  # type: ignore[attr-defined]
-    return _at(ast.If(test=_name("label", span), body=body, orelse=[]), span)  # type: ignore[return-value]
+    return _at(ast.If(test=_name("label", span), body=body, orelse=[]), span)
 
 
 def _child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:

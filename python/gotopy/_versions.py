@@ -111,7 +111,7 @@ def _write(out: bytearray, value: int, first: int) -> None:
 def encode_exceptions(runs: list[tuple[int, int, int, int, bool]]) -> bytes:
     """The table for per-instruction ``(start, end, target, depth, lasti)`` in code units,
     consecutive instructions under the same handler merged into one entry."""
-    merged: list[list[int]] = []
+    merged: list[list[int]] = []  # start, end, target, depth, lasti
     for start, end, target, depth, lasti in runs:
         last = merged[-1] if merged else None
         if last and last[1] == start and last[2:] == [target, depth, int(lasti)]:
@@ -119,11 +119,11 @@ def encode_exceptions(runs: list[tuple[int, int, int, int, bool]]) -> bytes:
         else:
             merged.append([start, end, target, depth, int(lasti)])
     out = bytearray()
-    for start, end, target, depth, lasti in merged:
+    for start, end, target, depth, lasti_bit in merged:
         _write(out, start, 128)
         _write(out, end - start, 0)
         _write(out, target, 0)
-        _write(out, depth << 1 | lasti, 0)
+        _write(out, depth << 1 | lasti_bit, 0)
     return bytes(out)
 
 

@@ -538,6 +538,16 @@ class Typing(unittest.TestCase):
         )
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
 
+    def test_mypy_accepts_the_package_itself(self) -> None:
+        if importlib.util.find_spec("mypy") is None:
+            self.skipTest("mypy is not installed here (tests/cpython.rs installs it)")
+        run = subprocess.run(
+            [sys.executable, "-m", "mypy", "--no-incremental", "-p", "gotopy", "-p", "goto"],
+            capture_output=True,
+            text=True,
+        )
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+
     def test_pyright_accepts_every_marker(self) -> None:
         if importlib.util.find_spec("pyright") is None:
             self.skipTest("pyright is not installed here (tests/cpython.rs installs it on 3.13)")
