@@ -138,7 +138,7 @@ class Body:
         positions = list(code.co_positions())
         labels: dict[int, Label] = {}
         instrs: list[Instr] = []
-        for start, at, arg, end in starts:
+        for _, at, arg, end in starts:
             op = raw[at]
             instr = Instr(op, arg, position=positions[at // 2])
             if op in JUMPS:

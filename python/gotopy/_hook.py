@@ -20,7 +20,6 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import marshal
-import os
 import sys
 from pathlib import Path
 from collections.abc import Mapping

@@ -478,21 +478,14 @@ def finally_copies(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[i
                     if any(member[to] for to in edges[index] if to != index):
                         member[index] = changed = True
         parent = list(range(len(instrs)))
-
-        def find(node: int) -> int:
-            while parent[node] != node:
-                parent[node] = parent[parent[node]]
-                node = parent[node]
-            return node
-
         for index in range(len(instrs)):
             if member[index]:
                 for to in edges[index]:
                     if member[to]:
-                        parent[find(index)] = find(to)
+                        parent[_root(parent, index)] = _root(parent, to)
         for index, instr in enumerate(instrs):
             if inside[index] or member[index]:
-                result.setdefault(id(instr), {})[number] = find(index)
+                result.setdefault(id(instr), {})[number] = _root(parent, index)
     return result
 
 
@@ -510,6 +503,14 @@ def _same_block(instrs: list[Instr], a: int, b: int, positions: bool = False) ->
         if x.op in TERMINAL or x.op in UNCONDITIONAL:
             return True
     return False
+
+
+def _root(parent: list[int], node: int) -> int:
+    """The representative of ``node``'s set (union-find, with path halving)."""
+    while parent[node] != node:
+        parent[node] = parent[parent[node]]
+        node = parent[node]
+    return node
 
 
 def _named(item: Item, name: str) -> bool:
