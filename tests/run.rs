@@ -12,27 +12,9 @@ mod cpython;
 
 use std::process::Command;
 
-use common::{assert_ran_the_same, gotopy_run, output_with_stdin, write};
+use common::{gotopy_run, output_with_stdin, write};
 
-/// The program with goto does what the structured one does, on RustPython (against
-/// `python3`) and on every CPython with the package (against that CPython).
-fn assert_same_as_cpython(name: &str, with_goto: &str, structured: &str) {
-    common::assert_same_as_cpython(name, with_goto, structured);
-    let goto_path = write(&format!("{name}.py"), with_goto);
-    let plain_path = write(&format!("{name}_plain.py"), structured);
-    for (version, python) in cpython::installed() {
-        eprintln!("{name} on CPython {version}");
-        let ours = Command::new(python)
-            .args(["-m", "gotopy", "run"])
-            .arg(&goto_path)
-            .output()
-            .unwrap();
-        assert_ran_the_same(
-            ours,
-            Command::new(python).arg(&plain_path).output().unwrap(),
-        );
-    }
-}
+use cpython::assert_same_everywhere as assert_same_as_cpython;
 
 #[test]
 fn leaving_one_two_and_eleven_for_loops() {

@@ -1,4 +1,5 @@
-//! `while switch` and computed `goto *expr` (SPEC section 5), run by `gotopy run`.
+//! `while switch` and computed `goto *expr` (SPEC section 5), run by `gotopy run` and, on
+//! each of CPython 3.11 to 3.15, by `python -m gotopy run`.
 //!
 //! - Property test: random switches (1 to 5,000 case values; integers small, negative and
 //!   big, `str` with non-ASCII characters, `bytes`; cases of one to three values; bodies that
@@ -10,10 +11,15 @@
 
 #[allow(dead_code)] // shared helpers; this file uses only some of them
 mod common;
+#[allow(dead_code)]
+#[path = "common/cpython.rs"]
+mod cpython;
 
 use std::fmt::Write;
+use std::process::{Command, Output};
 
-use common::{assert_same_as_cpython, gotopy_run, write};
+use common::{gotopy_run, write};
+use cpython::assert_same_everywhere as assert_same_as_cpython;
 
 /// splitmix64: small, seedable, and enough for test data.
 struct Rng(u64);
@@ -180,20 +186,26 @@ fn property_program(seed: u64, programs: usize) -> String {
 fn switches_agree_with_if_chains() {
     let (seed, programs) = common::seed_and_size("GOTOPY_SWITCH", 24);
     let path = write("property.py", &property_program(seed, programs));
-    let output = gotopy_run(&path, &[]);
+    for (target, output) in run_everywhere(&path) {
+        assert_all_agree(seed, &path, &target, output);
+    }
+}
+
+/// The property program ran and found no mismatch.
+fn assert_all_agree(seed: u64, path: &std::path::Path, target: &str, output: Output) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "seed {seed}: {}",
+        "{target}, seed {seed}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
         stdout.starts_with("checked ") && stdout.lines().count() == 1,
-        "seed {seed} ({}):\n{stdout}",
+        "{target}, seed {seed} ({}):\n{stdout}",
         path.display()
     );
     let checked: usize = stdout["checked ".len()..].trim().parse().unwrap();
-    assert!(checked > 5000, "{checked}");
+    assert!(checked > 5000, "{target}: {checked}");
 }
 
 /// What both versions of the `switch_rules` program do with their functions.
@@ -467,7 +479,7 @@ fn dispatch_is_a_balanced_search() {
     }
     source.push_str("    return None\n");
     let path = write("tree.py", &source);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_gotopy"))
+    let output = Command::new(env!("CARGO_BIN_EXE_gotopy"))
         .args(["dis", "--function", "f"])
         .arg(&path)
         .output()
@@ -486,17 +498,31 @@ fn dispatch_is_a_balanced_search() {
         .collect();
     assert_eq!(less.len(), 1023);
     assert!(less[0].ends_with("LOAD_CONST(512)"), "{}", less[0]);
-    let output = gotopy_run(
-        &write(
-            "tree_run.py",
-            &format!("{source}print([f(n) for n in (0, 511, 512, 1023, 1024, -1, None)])\n"),
-        ),
-        &[],
+    let path = write(
+        "tree_run.py",
+        &format!("{source}print([f(n) for n in (0, 511, 512, 1023, 1024, -1, None)])\n"),
     );
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        "[0, 511, 512, 1023, None, None, None]\n"
-    );
+    for (target, output) in run_everywhere(&path) {
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "[0, 511, 512, 1023, None, None, None]\n",
+            "{target}"
+        );
+    }
+}
+
+/// `path` run by `gotopy run` and by `python -m gotopy run` on each CPython.
+fn run_everywhere(path: &std::path::Path) -> Vec<(String, Output)> {
+    let mut runs = vec![("RustPython".to_owned(), gotopy_run(path, &[]))];
+    for (version, python) in cpython::installed() {
+        let output = Command::new(python)
+            .args(["-m", "gotopy", "run"])
+            .arg(path)
+            .output()
+            .unwrap();
+        runs.push((format!("CPython {version}"), output));
+    }
+    runs
 }
 
 /// Tracebacks from a case body and from the subject name their own lines.
@@ -517,9 +543,11 @@ fn switch_keeps_line_numbers() {
              except Exception as e:\n        \
                  print(type(e).__name__, e.__traceback__.tb_next.tb_lineno)\n",
     );
-    let output = gotopy_run(&path, &[]);
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        "IndexError 6\nZeroDivisionError 4\n"
-    );
+    for (target, output) in run_everywhere(&path) {
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "IndexError 6\nZeroDivisionError 4\n",
+            "{target}"
+        );
+    }
 }

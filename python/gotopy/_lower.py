@@ -133,6 +133,9 @@ class Lowering:
         # Every copy of each label in code order: CPython compiles a `finally` body more
         # than once (and 3.12 copies small exit blocks).
         self.labels: dict[str, list[Label]] = {}
+        # Likewise for each case and end of a switch, by the span of its marker.
+        self.places: dict[tuple, list[Label]] = {}
+        self._constants: dict[tuple[type, object], int] | None = None
 
     def marker_at(self, index: int, word: str) -> str | None:
         """The attribute name of a ``word .name`` statement whose load is item ``index``."""
@@ -150,14 +153,25 @@ class Lowering:
 
     def lower(self) -> types.CodeType:
         items = self.body.items
-        labels = {tuple(label["keyword"]): label["name"] for label in self.scope["labels"]}
+        scope = self.scope
+        labels = {tuple(label["keyword"]): label["name"] for label in scope["labels"]}
         gotos: dict[tuple, list[dict[str, Any]]] = {}
-        for goto in self.scope["gotos"]:
+        for goto in scope["gotos"]:
             gotos.setdefault(tuple(goto["keyword"]), []).append(goto)
+        # Cases and the ends of switches are places like labels, by their markers' spans.
+        places = {tuple(c["keyword"]) for s in scope["switches"] for c in s["cases"]}
+        places |= {tuple(s["end"]) for s in scope["switches"]}
+        dispatches = {tuple(s["dispatch"]): s for s in scope["switches"]}
+        computed = {tuple(c["keyword"]): c for c in scope["computed"]}
+        # The load of `goto` that a computed goto's error formats: a copy of the value.
+        placeholders = {tuple(c["statement"]): c for c in scope["computed"]}
+        self.guards |= set(placeholders)
+        self.placeholder_of: dict[int, Instr] = {}
         self.copies_of = finally_copies(self.body, self.finally_bodies)
-        # First pass: guards, trampolines and labels, whose positions gotos need.
+        # First pass: guards, trampolines, labels and places, whose positions the sites
+        # (gotos, switches and computed gotos) need.
         out: list[Item] = []
-        found_gotos: list[tuple[int, dict[str, Any]]] = []
+        sites: list[tuple[int, str, dict[str, Any]]] = []
         index = 0
         while index < len(items):
             item = items[index]
@@ -173,104 +187,209 @@ class Lowering:
             if word == "label" and span in labels:
                 name = self.marker_at(index, "label")
                 if name is not None and name == labels[span]:
-                    label = Label()
-                    out.append(label)
-                    self.labels.setdefault(name, []).append(label)
-                    self.marker_of[id(label)] = item
+                    self.place(self.labels.setdefault(name, []), item, out)
                     index += 3
                     continue
+            if word in ("case", "switch") and span in places and self.marker_at(index, word) == word:
+                self.place(self.places.setdefault(span, []), item, out)
+                index += 3
+                continue
+            # A switch's or computed goto's marker, its value on the stack before it.
+            dispatch = {"switch": dispatches, "goto": computed}.get(word or "", {}).get(span)
+            if dispatch is not None and self.marker_at(index, word or "") == word:
+                kind = "switch" if word == "switch" else "computed"
+                sites.append((self.subject_statement_end(out, dispatch), kind, dispatch))
+                out.extend(items[index : index + 3])
+                index += 3
+                continue
+            if word == "goto" and span in placeholders and _named(items[index + 1], *_CONVERSIONS):
+                self.placeholder_of[id(placeholders[span])] = item
             if word == "goto" and span in gotos:
                 name = self.marker_at(index, "goto")
                 plan = next((g for g in gotos[span] if g["name"] == name), None)
                 if plan is not None:
-                    found_gotos.append((len(out), plan))
+                    sites.append((len(out), "goto", plan))
                     out.extend(items[index : index + 3])
                     index += 3
                     continue
             out.append(item)
             index += 1
         self.body.items = out
-        missing = set(labels.values()) - set(self.labels)
-        which = self.choose_copies(found_gotos)
-        # Second pass: each goto's cleanup and jump, back to front so indices hold.
-        for (at, plan), copy in reversed(list(zip(found_gotos, which))):
+        self.missing = set(labels.values()) - set(self.labels)
+        # Every target is chosen on the code as CPython laid it out, before any splice.
+        instrs = self.body.instrs()
+        at_label = self.body._label_indices()
+        index_of = {id(item): i for i, item in enumerate(instrs)}
+        splices = self.decide(sites, instrs, at_label, index_of)
+        # Second pass: the splices, back to front so indices hold.
+        for at, kind, plan, targets in reversed(splices):
             site = out[at]
             assert isinstance(site, Instr)
-            if plan["name"] in missing:
-                raise LowerError(
-                    f"CPython's compiler removed label `.{plan['name']}` as unreachable", plan["keyword"]
-                )
-            out[at : at + 3] = self.lower_goto(site, plan, copy)
+            if targets is None:
+                continue  # a switch or computed goto in code that never runs
+            if kind == "goto":
+                out[at : at + 3] = self.lower_goto(site, plan, targets)
+            elif kind == "switch":
+                out[at : at + 4] = self.lower_switch(out[at - 1], out[at + 1], plan, targets)
+            else:
+                out[at : at + 4] = self.lower_computed(out[at - 1], out[at + 1], plan, targets)
         _jumps_on_their_labels_side(self.body)
         if _versions.VERSION >= (3, 12):
             check_local_loads(self.body)
         return self.body.assemble()
 
-    def choose_copies(self, found: list[tuple[int, dict[str, Any]]]) -> list[int]:
-        """Which copy of its target (label or trampoline entry) each goto goes to.
+    def place(self, copies: list[Label], marker: Instr, out: list[Item]) -> None:
+        """Replaces a label's (or a place's) marker with a new copy of it."""
+        label = Label()
+        out.append(label)
+        copies.append(label)
+        self.marker_of[id(label)] = marker
+
+    def subject_statement_end(self, out: list[Item], plan: dict[str, Any]) -> int:
+        """The index in ``out`` of the ``POP_TOP`` that ends the statement computing a
+        switch's subject, just before the dispatch marker: it carries the subject's span
+        (or none, when CPython folded a constant subject), after code of the subject."""
+        subject = tuple(plan["subject"])
+        pop = out[-1] if out else None
+        # The last instruction of the subject's code (a jump target when the subject
+        # branches, so a label may come between).
+        value = next((item for item in reversed(out[:-1]) if isinstance(item, Instr)), None)
+        if (
+            isinstance(pop, Instr)
+            and value is not None
+            and pop.name == "POP_TOP"
+            and pop.position in (subject, (None, None, None, None))
+            and _within(value.position, subject)
+        ):
+            return len(out) - 1
+        raise BytecodeError("cannot find where the compiled code computes this value")
+
+    def targets(self, site: int, kind: str, plan: dict[str, Any]) -> Any:
+        """Where a site's jumps go, on the code before any splice: a goto's copy of its
+        target, a switch's case and end labels, or a computed goto's goto plans, each with
+        the copy of its target; ``None`` for a dispatch in code that never runs."""
+        instrs, at_label, stack = self.analysis
+        if kind == "goto":
+            if plan["name"] in self.missing:
+                raise LowerError(
+                    f"CPython's compiler removed label `.{plan['name']}` as unreachable", plan["keyword"]
+                )
+            return self.choose(site, _left(stack[site] or 0, plan), self.candidates(plan), f"label `.{plan['name']}`", plan["keyword"])
+        if stack[site] is None:
+            return None
+        if kind == "switch":
+            base = stack[site] - 1  # the subject is on top
+            cases = [
+                self.choose_place(site, base, case["keyword"], f"case `{_case_value(case)!r}`")
+                for case in plan["cases"]
+            ]
+            return cases, self.choose_place(site, base, plan["end"], "the end of this switch")
+        # A computed goto: from below its value, as `goto .name` to each label it may reach.
+        base = stack[site] - 1
+        chosen = []
+        for target in plan["targets"]:
+            if target["name"] in self.missing:
+                raise LowerError(
+                    f"CPython's compiler removed label `.{target['name']}` as unreachable",
+                    plan["keyword"],
+                )
+            copy = self.choose(site, _left(base, target), self.candidates(target), f"label `.{target['name']}`", plan["keyword"])
+            chosen.append((target, copy))
+        # The error formats a copy of the value, from under what its statement pushed.
+        placeholder = self.placeholder_of.get(id(plan))
+        depth = None if placeholder is None else stack[instrs.index(placeholder)]
+        if depth is None:
+            raise BytecodeError("cannot find where a computed goto's error formats its value")
+        return chosen, depth - base
+
+    def choose_place(self, site: int, depth: int, span: list[int], what: str) -> Label:
+        copies = self.places.get(tuple(span), [])
+        if not copies:
+            raise LowerError(f"CPython's compiler removed {what} as unreachable", span)
+        return copies[self.choose(site, depth, copies, what, span)]
+
+    def choose(self, site: int, depth: int, candidates: list[Label], what: str, span: Any) -> int:
+        """Which copy of a target a jump from instruction ``site`` goes to.
 
         CPython compiles a `finally` body once per way out of its `try` (and 3.12+ copies
         small exit blocks), and each trampoline is one more copy, so a label can have
         several copies, and so can a goto. A goto goes to a copy in the same copy of every
-        `finally` body around the label (`finally_copies`), where the stack is as deep as the
-        goto leaves it. When exactly one copy fits, or all that fit start equal blocks,
-        that is the goto's own; otherwise gotopy cannot tell, and refuses."""
-        at_label = self.body._label_indices()
-        instrs = self.body.instrs()
-        index_of = {id(item): i for i, item in enumerate(instrs)}
-        stack = self.depths_with_trampolines(at_label, index_of)
-        which = []
-        for at, plan in found:
-            site = index_of[id(self.body.items[at])]
-            left = stack[site] or 0
-            for leave in plan["leaves"]:
-                left -= _versions.slots(leave["kind"])
-            # A trampoline's copy is unreachable until its gotos are lowered: no depth yet.
-            goto_copies = self.copies_of.get(id(instrs[site]), {})
-            fitting = [
-                number
-                for number, label in enumerate(self.candidates(plan))
-                if (stack[site] is None or stack[at_label[id(label)]] in (None, left))
-                and self.same_copies(goto_copies, label)
-            ]
-            if len(fitting) == 1 or (fitting and self.all_equivalent(plan, fitting)):
-                which.append(fitting[0])
-            else:
-                raise LowerError(
-                    f"cannot tell which of CPython's {len(fitting)} copies of label "
-                    f"`.{plan['name']}` belongs to this goto (CPython compiled the `finally` "
-                    "body around them more than once)",
-                    plan["keyword"],
-                )
-        return which
+        `finally` body around the label (`finally_copies`), where the stack is ``depth``
+        deep, as the goto leaves it. When exactly one copy fits, or all that fit start
+        equal blocks, that is the goto's own; otherwise gotopy cannot tell, and refuses."""
+        instrs, at_label, stack = self.analysis
+        # A trampoline's copy is unreachable until its gotos are lowered: no depth yet.
+        goto_copies = self.copies_of.get(id(instrs[site]), {})
+        fitting = [
+            number
+            for number, label in enumerate(candidates)
+            if (stack[site] is None or stack[at_label[id(label)]] in (None, depth))
+            and self.same_copies(goto_copies, label)
+        ]
+        first = at_label[id(candidates[fitting[0]])] if fitting else 0
+        if len(fitting) == 1 or (
+            fitting and all(_same_block(instrs, first, at_label[id(candidates[n])]) for n in fitting[1:])
+        ):
+            return fitting[0]
+        raise LowerError(
+            f"cannot tell which of CPython's {len(fitting)} copies of {what} belongs to this "
+            "jump (CPython compiled the `finally` body around them more than once)",
+            span,
+        )
 
-    def depths_with_trampolines(
-        self, at_label: dict[int, int], index_of: dict[int, int]
-    ) -> list[int | None]:
-        """Stack depths, trampolines included: no jump enters one before its gotos are
-        lowered, and each starts at the depth of its guard."""
+    def decide(
+        self,
+        sites: list[tuple[int, str, dict[str, Any]]],
+        instrs: list[Instr],
+        at_label: dict[int, int],
+        index_of: dict[int, int],
+    ) -> list[tuple[int, str, dict[str, Any], Any]]:
+        """Every site with its targets (``targets``), chosen on the code as CPython laid it
+        out, before any splice. Code that only the new jumps reach (a case, a label after
+        `return`, a trampoline) has no stack depth there yet: each target whose depth is
+        known from its site is seeded with it, and the depths computed again, until
+        nothing changes. A switch or computed goto that is still unreachable then is in
+        code that never runs: ``None``."""
         seeds: dict[int, int] = {}
+        decided: dict[int, Any] = {}
         while True:
             stack = depths(self.body, seeds)
-            more = {
-                at_label[key]: depth
-                for key, reference in self.entry_depth_of.items()
-                if key in at_label
-                and stack[at_label[key]] is None
-                and (depth := stack[index_of[id(reference)]]) is not None
-            }
+            self.analysis = (instrs, at_label, stack)
+            more: dict[int, int] = {}
+            # Trampolines start at the depth of their guard.
+            for key, reference in self.entry_depth_of.items():
+                depth = stack[index_of[id(reference)]]
+                if key in at_label and stack[at_label[key]] is None and depth is not None:
+                    more[at_label[key]] = depth
+            for number, (at, kind, plan) in enumerate(sites):
+                site = index_of[id(self.body.items[at])]
+                if number in decided or stack[site] is None:
+                    continue
+                decided[number] = targets = self.targets(site, kind, plan)
+                for label, depth in self.entered(kind, plan, targets, stack[site]):
+                    if stack[at_label[id(label)]] is None:
+                        more[at_label[id(label)]] = depth
             if not more:
-                return stack
+                break
             seeds.update(more)
+        result = []
+        for number, (at, kind, plan) in enumerate(sites):
+            targets = decided.get(number)
+            if number not in decided and kind == "goto":
+                # A goto in code that never runs still becomes a jump: its marker must not run.
+                targets = self.targets(index_of[id(self.body.items[at])], kind, plan)
+            result.append((at, kind, plan, targets))
+        return result
 
-    def all_equivalent(self, plan: dict[str, Any], fitting: list[int]) -> bool:
-        """Whether every fitting copy starts the same block: CPython 3.12+ copies a small
-        exit block into its predecessors, and any copy of it does the same."""
-        instrs = self.body.instrs()
-        at_label = self.body._label_indices()
-        candidates = self.candidates(plan)
-        first = at_label[id(candidates[fitting[0]])]
-        return all(_same_block(instrs, first, at_label[id(candidates[n])]) for n in fitting[1:])
+    def entered(self, kind: str, plan: dict[str, Any], targets: Any, depth: int) -> list[tuple[Label, int]]:
+        """The labels a site's jumps go to, each with the stack depth it has there."""
+        if kind == "goto":
+            return [(self.candidates(plan)[targets], _left(depth, plan))]
+        if kind == "switch":
+            cases, end = targets
+            return [(label, depth - 1) for label in [*cases, end]]
+        chosen, _ = targets
+        return [(self.candidates(target)[copy], _left(depth - 1, target)) for target, copy in chosen]
 
     def same_copies(self, goto_copies: dict[int, int], label: Label) -> bool:
         """Whether a copy of a label (or trampoline entry) is in the same copy of every
@@ -322,6 +441,99 @@ class Lowering:
         elif taken_if_true:
             out.append(load.like(OP["JUMP_FORWARD"], 0, jump.target))
         return at
+
+    def lower_switch(self, value: Item, marker: Item, plan: dict[str, Any], targets: Any) -> list[Item]:
+        """The search that replaces a switch's subject ``POP_TOP`` and dispatch marker: the
+        subject stays on the stack, each leaf's ``==`` takes it off and jumps to its case,
+        and no match (or anything raised by a comparison) goes to the end."""
+        assert isinstance(marker, Instr)
+        _own_reference(value)
+        cases, end = targets
+        instrs, at_label, stack = self.analysis
+        guard = Handler(Label(), stack[at_label[id(end)]] or 0, False)
+        keys = [(self.constant(_case_value(case)), label) for case, label in zip(plan["cases"], cases)]
+        items: list[Item] = []
+        self.search(keys, marker, guard, items, end=end)
+        items += [guard.target, marker.like(OP["POP_TOP"]), marker.like(OP["JUMP_FORWARD"], 0, end)]
+        return items
+
+    def lower_computed(self, value: Item, marker: Item, plan: dict[str, Any], targets: Any) -> list[Item]:
+        """The search that replaces a computed goto's value ``POP_TOP`` and marker: each leaf
+        that matches goes to a stub that drops the value and goes to its label as ``goto
+        .name`` would; no match (or anything raised by a comparison) goes on to the
+        statement that raises ``ValueError``, whose load of the value becomes a copy."""
+        assert isinstance(marker, Instr)
+        _own_reference(value)
+        chosen, below = targets
+        placeholder = self.placeholder_of[id(plan)]
+        placeholder.op, placeholder.arg = OP["COPY"], below + 1
+        instrs, _, stack = self.analysis
+        guard = Handler(Label(), (stack[instrs.index(marker)] or 0) + 1, False)
+        miss = Label()
+        keys: list[tuple[int, Label]] = []
+        stubs: list[Item] = []
+        for target, copy in chosen:
+            stub = Label()
+            keys.append((self.constant(target["name"]), stub))
+            stubs += [stub, _bare(marker, "POP_TOP"), *self.lower_goto(marker, target, copy)]
+        items: list[Item] = []
+        self.search(keys, marker, guard, items, miss=miss)
+        return items + stubs + [guard.target, marker.like(OP["POP_TOP"]), miss]
+
+    def search(
+        self,
+        keys: list[tuple[int, Label]],
+        site: Instr,
+        guard: Handler,
+        out: list[Item],
+        end: Label | None = None,
+        miss: Label | None = None,
+    ) -> None:
+        """A balanced binary search for the value on top of the stack among ``keys``
+        (constant index, where to go when equal), sorted as Python orders them: one ``<``
+        per level, one ``==`` at a leaf, so at most ceil(log2(n)) + 1 comparisons, every
+        conditional jump forward. With ``end`` (a switch) the leaf's ``==`` takes the value
+        and no match goes to ``end``; with ``miss`` the value stays for ``miss``. The
+        comparisons run under ``guard``; the jumps under the site's own handler, so an
+        interrupt on a backward jump is not taken for a failed comparison."""
+
+        def guarded(name: str, arg: int = 0, target: Label | None = None) -> Instr:
+            return Instr(OP[name], arg, target, guard, site.position, True)
+
+        def compare(operator: str) -> list[Item]:
+            return [guarded(name, arg) for name, arg in _versions.comparison(operator)]
+
+        after = end if end is not None else miss
+        if not keys:
+            out += [site.like(OP["POP_TOP"])] if end is not None else []
+            out.append(site.like(OP["JUMP_FORWARD"], 0, after))
+        elif len(keys) == 1:
+            constant, hit = keys[0]
+            out += [] if end is not None else [guarded("COPY", 1)]
+            out += [guarded("LOAD_CONST", constant), *compare("==")]
+            out += [guarded(_versions.JUMP_IF_TRUE, 0, hit), site.like(OP["JUMP_FORWARD"], 0, after)]
+        else:
+            middle = len(keys) // 2
+            below = Label()
+            out += [guarded("COPY", 1), guarded("LOAD_CONST", keys[middle][0]), *compare("<")]
+            out.append(guarded(_versions.JUMP_IF_TRUE, 0, below))
+            self.search(keys[middle:], site, guard, out, end, miss)
+            out.append(below)
+            self.search(keys[:middle], site, guard, out, end, miss)
+
+    def constant(self, value: object) -> int:
+        """The index of ``value`` (an ``int``, ``str`` or ``bytes``) in ``co_consts``, added
+        if needed; ``True`` is not ``1`` here."""
+        if self._constants is None:
+            self._constants = {}
+            for index, existing in enumerate(self.body.constants):
+                if isinstance(existing, (int, str, bytes)):
+                    self._constants.setdefault((type(existing), existing), index)
+        key = (type(value), value)
+        if key not in self._constants:
+            self._constants[key] = len(self.body.constants)
+            self.body.constants.append(value)
+        return self._constants[key]
 
     def lower_goto(self, site: Instr, plan: dict[str, Any], copy: int) -> list[Item]:
         cleanup: list[Item] = []
@@ -489,6 +701,41 @@ def finally_copies(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[i
     return result
 
 
+def _own_reference(value: Item) -> None:
+    """Makes the load of a value that a search keeps on the stack (the item before the
+    ``POP_TOP`` gotopy removed) a strong reference: CPython 3.14 borrows a local's reference
+    only for a value consumed in its own basic block, and the search spans several."""
+    if isinstance(value, Instr) and value.name == "LOAD_FAST_BORROW":
+        value.op = OP["LOAD_FAST"]
+
+
+def _left(depth: int, plan: dict[str, Any]) -> int:
+    """The stack depth a goto leaves from ``depth`` once it has left its frames."""
+    return depth - sum(_versions.slots(leave["kind"]) for leave in plan["leaves"])
+
+
+# What formats a computed goto's value for its error: 3.11 and 3.12, and 3.13 on.
+_CONVERSIONS = ("FORMAT_VALUE", "CONVERT_VALUE")
+
+
+def _case_value(case: dict[str, Any]) -> int | str | bytes:
+    """A case value of the plan as Python's value."""
+    value = case["value"]
+    if "int" in value:
+        return int(value["int"], 16)
+    if "str" in value:
+        return str(value["str"])
+    return bytes(value["bytes"])
+
+
+def _within(position: tuple[int | None, ...], span: tuple[int, ...]) -> bool:
+    """Whether a position starts inside ``span`` (line, end line, column, end column)."""
+    line, _, column, _ = position
+    if line is None or column is None:
+        return False
+    return (span[0], span[2]) <= (line, column) < (span[1], span[3])
+
+
 def _same_block(instrs: list[Instr], a: int, b: int, positions: bool = False) -> bool:
     """Whether the code from ``a`` and from ``b`` is the same up to a return, raise or
     unconditional jump: the same instructions, jumps and handlers (and source positions)."""
@@ -513,9 +760,9 @@ def _root(parent: list[int], node: int) -> int:
     return node
 
 
-def _named(item: Item, name: str) -> bool:
-    """Whether ``item`` is an instruction with that opcode name."""
-    return isinstance(item, Instr) and item.name == name
+def _named(item: Item, *names: str) -> bool:
+    """Whether ``item`` is an instruction with one of those opcode names."""
+    return isinstance(item, Instr) and item.name in names
 
 
 def _bare(site: Instr, name: str, arg: int = 0) -> Instr:

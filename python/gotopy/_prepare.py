@@ -30,9 +30,17 @@ def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
     for trampoline in plan["trampolines"]:
         trampolines.setdefault(tuple(trampoline["try_at"]), []).append(trampoline)
     placed = _Editor(guards, trampolines)
+    for scope in plan["scopes"]:
+        for switch in scope["switches"]:
+            placed.switches[tuple(switch["at"])] = switch
+            for case in switch["cases"]:
+                placed.cases[tuple(case["keyword"][::2])] = tuple(case["keyword"])
+        for computed in scope["computed"]:
+            placed.computed[tuple(computed["at"])] = computed
+    planned = len(guards) + len(placed.switches) + len(placed.cases) + len(placed.computed)
+    planned += sum(map(len, trampolines.values()))
     placed.visit_body(tree.body)
-    missing = len(guards) - len(placed.guarded) + sum(map(len, trampolines.values()))
-    missing -= placed.trampolines
+    missing = planned - len(placed.guarded) - placed.trampolines - placed.dispatches
     if missing:
         raise PlanMismatch(f"{missing} of the front end's edits found no place in the tree")
 
@@ -53,12 +61,72 @@ def _name(word: str, span: Span) -> ast.expr:
     return _at(ast.Name(id=word, ctx=ast.Load()), span)
 
 
+def _marker(word: str, span: Span) -> ast.stmt:
+    """``word.word`` as a statement: what ``case[...]`` and a switch's two places become."""
+    return _at(ast.Expr(value=_at(ast.Attribute(value=_name(word, span), attr=word, ctx=ast.Load()), span)), span)
+
+
+def _computed(stmt: ast.Expr, plan: dict[str, Any]) -> list[ast.stmt]:
+    """``goto *expr`` as ``expr; goto.goto; if label: raise ValueError(f"...{goto!r}...")``:
+    the marker spans the keyword ``goto``, the guard and the load of ``goto`` in the message
+    (which becomes a copy of the value) the statement, the rest of the error the keyword."""
+    span: Span = tuple(plan["keyword"])  # type: ignore[assignment]
+    statement: Span = tuple(plan["statement"])  # type: ignore[assignment]
+    text = _at(
+        ast.JoinedStr(
+            values=[
+                _at(ast.Constant(value=plan["before"]), span),
+                _at(ast.FormattedValue(value=_name("goto", statement), conversion=ord("r"), format_spec=None), span),
+                _at(ast.Constant(value=plan["after"]), span),
+            ]
+        ),
+        span,
+    )
+    error = _at(ast.Call(func=_name("ValueError", span), args=[text], keywords=[]), span)
+    raise_ = _at(ast.Raise(exc=error, cause=None), span)
+    return [
+        _value_statement(stmt.value.right, plan),  # type: ignore[attr-defined]
+        _marker("goto", span),
+        _at(ast.If(test=_name("label", statement), body=[raise_], orelse=[]), statement),
+    ]
+
+
+def _value_statement(value: ast.expr, plan: dict[str, Any]) -> ast.stmt:
+    """``value`` as a statement whose value CPython computes (then pops, which gotopy
+    undoes), spanning the plan's subject."""
+    if isinstance(value, ast.Constant):
+        # An expression statement that is a constant is not compiled at all.
+        value = _at(ast.BoolOp(op=ast.Or(), values=[value, copy.deepcopy(value)]), _span(value))
+    return _at(ast.Expr(value=value), tuple(plan["subject"]))  # type: ignore[arg-type]
+
+
+def _switch(stmt: ast.While, plan: dict[str, Any]) -> ast.stmt:
+    """The statement ``while switch *subject: body`` as ``while label: subject;
+    switch.switch; body; break``, in place; returns the end marker to put after it."""
+    subject = _value_statement(stmt.test.right, plan)  # type: ignore[attr-defined]
+    stmt.test = _name("label", tuple(plan["header"]))  # type: ignore[arg-type]
+    last = _span(stmt.body[-1])
+    stmt.body = [
+        subject,
+        _marker("switch", tuple(plan["dispatch"])),  # type: ignore[arg-type]
+        *stmt.body,
+        _at(ast.Break(), last),
+    ]
+    return _marker("switch", tuple(plan["end"]))  # type: ignore[arg-type]
+
+
 class _Editor:
     def __init__(self, guards: set[Span], trampolines: dict[tuple[int, int], list[dict[str, Any]]]):
         self.guards = guards
         self.by_try = trampolines
         self.guarded: set[Span] = set()
         self.trampolines = 0
+        # Switches and computed gotos by where their statement starts, and the keyword
+        # span of each case by where the case starts.
+        self.switches: dict[tuple[int, int], dict[str, Any]] = {}
+        self.computed: dict[tuple[int, int], dict[str, Any]] = {}
+        self.cases: dict[tuple[int, int], Span] = {}
+        self.dispatches = 0
 
     def visit_body(self, body: list[ast.stmt]) -> None:
         at = 0
@@ -67,7 +135,23 @@ class _Editor:
             for inner in _child_bodies(stmt):
                 self.visit_body(inner)
             span = _span(stmt)
-            if isinstance(stmt, _GUARDED) and span in self.guards:
+            start = (stmt.lineno, stmt.col_offset)
+            if isinstance(stmt, ast.While) and start in self.switches:
+                plan = self.switches[start]
+                body.insert(at + 1, _switch(stmt, plan))
+                self.guarded.add(tuple(plan["header"]))  # type: ignore[arg-type]
+                self.dispatches += 1
+                at += 2
+                continue
+            if isinstance(stmt, ast.Expr) and start in self.cases:
+                body[at] = _marker("case", self.cases[start])
+                self.dispatches += 1
+            elif isinstance(stmt, ast.Expr) and start in self.computed:
+                body[at : at + 1] = _computed(stmt, self.computed[start])
+                self.dispatches += 1
+                at += 3
+                continue
+            elif isinstance(stmt, _GUARDED) and span in self.guards:
                 guard = ast.If(test=_name("label", span), body=[stmt], orelse=[])
                 body[at] = _at(guard, span)
                 self.guarded.add(span)

@@ -192,3 +192,28 @@ def _entry(out: bytearray, position: Position, size: int, line: int) -> int:
     _varint(out, column + 1 if column is not None else 0)
     _varint(out, end_column + 1 if end_column is not None else 0)
     return start
+
+
+# The conditional jump taken when the value on top is true: forward only, which is the only
+# direction gotopy's searches jump in (3.11 names the direction).
+JUMP_IF_TRUE = "POP_JUMP_FORWARD_IF_TRUE" if "POP_JUMP_FORWARD_IF_TRUE" in opcode.opmap else "POP_JUMP_IF_TRUE"
+
+_COMPARISONS: dict[str, list[tuple[str, int]]] = {}
+
+
+def comparison(operator: str) -> list[tuple[str, int]]:
+    """What compares the two values on top of the stack with ``operator`` (``<`` or
+    ``==``) and leaves what ``JUMP_IF_TRUE`` tests, as this version's compiler writes
+    ``if a < b:``: ``COMPARE_OP`` with this version's argument (3.12 adds a mask, 3.13 a
+    bit that makes the result a ``bool``), then ``TO_BOOL`` where it is needed."""
+    if operator not in _COMPARISONS:
+        template = compile(f"def f(a, b):\n    if a {operator} b:\n        return 1\n", "", "exec")
+        function = next(c for c in template.co_consts if hasattr(c, "co_code"))
+        found: list[tuple[str, int]] = []
+        for instr in dis.get_instructions(function):
+            if instr.opname == "COMPARE_OP" or found and instr.opname == "TO_BOOL":
+                found.append((instr.opname, instr.arg or 0))
+            elif found:
+                break
+        _COMPARISONS[operator] = found
+    return _COMPARISONS[operator]

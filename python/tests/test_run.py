@@ -1,11 +1,11 @@
 """gotopy's CPython backend on the running interpreter.
 
-- Every ``ok`` fixture without a switch runs under ``python -m gotopy run`` and its own
-  assertions (the oracle, written from what CPython does without goto) hold; every ``err``
-  fixture is rejected with ``SyntaxError`` carrying its header's first code.
-- The differential generator's goto programs (``tests/differential/programs.py``, switches
-  left out until the backend has them) do what the reference interpreter says, or are
-  refused by design (``G200``); an internal error (``G900``) fails. ``GOTOPY_DIFF_SEED`` and
+- Every ``ok`` fixture runs under ``python -m gotopy run`` and its own assertions (the
+  oracle, written from what CPython does without goto) hold; every ``err`` fixture is
+  rejected with ``SyntaxError`` carrying its header's first code.
+- The differential generator's programs (``tests/differential/programs.py``: gotos,
+  switches and computed gotos) do what the reference interpreter says, or are refused by
+  design (``G200``); an internal error (``G900``) fails. ``GOTOPY_DIFF_SEED`` and
   ``GOTOPY_DIFF_PROGRAMS`` (default 2,000) as for tests/differential.rs.
 - The decorator keeps the function object; a goto that skips an assignment raises
   ``UnboundLocalError`` instead of crashing CPython 3.12+; the import hook caches under its
@@ -32,19 +32,9 @@ import gotopy
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
-SWITCH = re.compile(r"switch \*|goto \*|case\[")
-
-
-def uses_switch(text: str) -> bool:
-    return bool(SWITCH.search(text))
-
-
 class Fixtures(unittest.TestCase):
     def test_ok_fixtures_run_and_their_assertions_hold(self) -> None:
         for path in sorted((FIXTURES / "ok").glob("*.py")):
-            text = path.read_text(encoding="utf-8")
-            if uses_switch(text):
-                continue
             with self.subTest(path.name):
                 run = subprocess.run(
                     [sys.executable, "-m", "gotopy", "run", str(path)],
@@ -69,17 +59,16 @@ class Fixtures(unittest.TestCase):
 
 
 class Differential(unittest.TestCase):
-    def test_random_goto_programs_match_the_reference(self) -> None:
+    def test_random_programs_match_the_reference(self) -> None:
         sys.path.insert(0, str(ROOT / "tests/differential"))
         import programs as generator  # noqa: PLC0415
 
         seed = int(os.environ.get("GOTOPY_DIFF_SEED", "7"))
         count = int(os.environ.get("GOTOPY_DIFF_PROGRAMS", "2000"))
-        programs, invalid = generator.generate(seed, count, switches=False)
+        programs, invalid = generator.generate(seed, count)
         expected = generator.reference(programs, invalid)
         namespace: dict = {}
-        prelude = generator.PRELUDE.replace("from goto import goto, label, switch, case\n", "")
-        exec(compile(prelude, "<prelude>", "exec"), namespace)
+        exec(compile(generator.PRELUDE, "<prelude>", "exec"), namespace)
         got, refused, wrong, internal = [], 0, [], []
         for index, source in enumerate(programs):
             try:
@@ -97,7 +86,7 @@ class Differential(unittest.TestCase):
             if index in invalid:
                 wrong.append(f"program {index}: expected {invalid[index]}, compiled")
                 continue
-            scope = dict(namespace, goto=gotopy.goto, label=gotopy.label)
+            scope = dict(namespace)
             exec(code, scope)
             for x in (0, 1, 5):
                 trace: list = []

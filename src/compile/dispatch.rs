@@ -13,7 +13,7 @@ use super::lower::Lowering;
 use super::{REMOVED_AS_UNREACHABLE, Site, broken, frames_left, jump_op, refuse};
 use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label};
 use crate::diagnostic::Diagnostic;
-use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, SwitchId};
+use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, Scope, SwitchId};
 use crate::shapes;
 
 /// A search handler that unwinds to the search's start, keeping the value on the stack for
@@ -35,7 +35,7 @@ impl<'r> Lowering<'r, '_> {
         let (end, end_handler) = self.targets.end(switch, site.copy, scope, marker)?;
         let start_instr = self.dispatch_start(&site, marker)?;
         let mut keys = Vec::new();
-        for (value, case) in self.switch_cases(switch) {
+        for (value, case) in switch_cases(scope, switch) {
             let Some(&(target, _)) = self.targets.cases.get(&(case, site.copy)) else {
                 return Err(refuse(
                     scope,
@@ -78,23 +78,6 @@ impl<'r> Lowering<'r, '_> {
         jump.handler = end_handler;
         items.push(Item::Instr(jump));
         Ok(items)
-    }
-
-    /// The values of the cases of `switch`, each with its case marker, in Python's order.
-    fn switch_cases(&self, switch: SwitchId) -> Vec<(&'r CaseKey, MarkerId)> {
-        let mut cases = Vec::new();
-        for (index, marker) in self.scope.markers.iter().enumerate() {
-            if let MarkerKind::Case {
-                switch: Some(of),
-                values,
-            } = &marker.kind
-                && *of == switch
-            {
-                cases.extend(values.iter().map(|value| (&value.value, MarkerId(index))));
-            }
-        }
-        cases.sort_by(|a, b| python_order(a.0, b.0));
-        cases
     }
 
     /// `goto *expr`: the value is on the stack; search the names of the labels this goto
@@ -150,45 +133,14 @@ impl<'r> Lowering<'r, '_> {
         Ok(items)
     }
 
-    /// The labels a computed goto may jump to, sorted: those SPEC 4 lets it reach, by the
-    /// checker's own rule, that the code generator kept in this copy. Leaving a `try`
-    /// statement with `finally` on the way to one is refused.
+    /// The labels a computed goto may jump to ([`computed_targets`]) that the code
+    /// generator kept in this copy.
     fn reachable_labels(&self, site: &Site, marker: MarkerId) -> Result<Vec<&'r str>, Diagnostic> {
-        let scope = self.scope;
-        let goto = scope.marker(marker);
-        let mut names: Vec<&str> = Vec::new();
-        for entry in scope.labels.iter() {
-            let label = scope.marker(entry.definition);
-            if crate::check::jump(scope, goto, label, &entry.name).is_some()
-                || !self
-                    .targets
-                    .labels
-                    .contains_key(&(entry.name.as_str(), site.copy))
-            {
-                continue;
-            }
-            let left = frames_left(scope, goto.frame, &entry.name).unwrap_or_default();
-            if left
-                .iter()
-                .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
-            {
-                return Err(refuse(
-                    scope,
-                    marker,
-                    format!(
-                        "a computed goto that may leave a `try` statement with `finally` (to \
-                         label `.{}`) is not supported",
-                        entry.name
-                    ),
-                    "its `finally` body would have to go on to a label chosen at run time; \
-                     dispatch with `if`/`elif` and one `goto .name` per label, or move the \
-                     computed goto out of the `try` statement",
-                ));
-            }
-            names.push(entry.name.as_str());
-        }
-        names.sort_unstable();
-        Ok(names)
+        let names = computed_targets(self.scope, marker)?;
+        Ok(names
+            .into_iter()
+            .filter(|&name| self.targets.labels.contains_key(&(name, site.copy)))
+            .collect())
     }
 
     /// `raise ValueError(f"goto *: no label named {value!r} ...")`, the value still on the
@@ -260,18 +212,9 @@ impl<'r> Lowering<'r, '_> {
 
     /// The constants of the message's text before and after the value.
     fn no_such_label_texts(&mut self, names: &[&str]) -> (u32, u32) {
-        let reachable: Vec<String> = names.iter().map(|name| format!(".{name}")).collect();
-        let after = format!(
-            " that this goto can jump to in `{}` (it can reach {})",
-            self.scope.qualname,
-            if reachable.is_empty() {
-                "none".to_owned()
-            } else {
-                reachable.join(", ")
-            }
-        );
+        let after = no_such_label_text(&self.scope.qualname, names);
         let before = self.added.constant(ConstantData::Str {
-            value: "goto *: no label named ".into(),
+            value: NO_SUCH_LABEL.into(),
         });
         let after = self.added.constant(ConstantData::Str {
             value: after.as_str().into(),
@@ -375,6 +318,75 @@ pub(super) fn set_search_depths(
         }
     }
     Ok(())
+}
+
+/// The start of the `ValueError` message of a computed goto's unknown label.
+pub(super) const NO_SUCH_LABEL: &str = "goto *: no label named ";
+
+/// The rest of that message, after the value's `repr`, for a computed goto in the scope
+/// `qualname` that can reach the labels `names`.
+pub(super) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
+    let reachable: Vec<String> = names.iter().map(|name| format!(".{name}")).collect();
+    format!(
+        " that this goto can jump to in `{qualname}` (it can reach {})",
+        if reachable.is_empty() {
+            "none".to_owned()
+        } else {
+            reachable.join(", ")
+        }
+    )
+}
+
+/// The values of the cases of `switch`, each with its case marker, in Python's order.
+pub(super) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, MarkerId)> {
+    let mut cases = Vec::new();
+    for (index, marker) in scope.markers.iter().enumerate() {
+        if let MarkerKind::Case {
+            switch: Some(of),
+            values,
+        } = &marker.kind
+            && *of == switch
+        {
+            cases.extend(values.iter().map(|value| (&value.value, MarkerId(index))));
+        }
+    }
+    cases.sort_by(|a, b| python_order(a.0, b.0));
+    cases
+}
+
+/// The labels the computed goto `marker` may jump to, sorted: those SPEC 4 lets it reach,
+/// by the checker's own rule. Leaving a `try` statement with `finally` on the way to one is
+/// refused: its `finally` body would have to go on to a label chosen at run time.
+pub(super) fn computed_targets(scope: &Scope, marker: MarkerId) -> Result<Vec<&str>, Diagnostic> {
+    let goto = scope.marker(marker);
+    let mut names: Vec<&str> = Vec::new();
+    for entry in scope.labels.iter() {
+        let label = scope.marker(entry.definition);
+        if crate::check::jump(scope, goto, label, &entry.name).is_some() {
+            continue;
+        }
+        let left = frames_left(scope, goto.frame, &entry.name).unwrap_or_default();
+        if left
+            .iter()
+            .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
+        {
+            return Err(refuse(
+                scope,
+                marker,
+                format!(
+                    "a computed goto that may leave a `try` statement with `finally` (to \
+                     label `.{}`) is not supported",
+                    entry.name
+                ),
+                "its `finally` body would have to go on to a label chosen at run time; \
+                 dispatch with `if`/`elif` and one `goto .name` per label, or move the \
+                 computed goto out of the `try` statement",
+            ));
+        }
+        names.push(entry.name.as_str());
+    }
+    names.sort_unstable();
+    Ok(names)
 }
 
 /// A case value as a constant (`None` for an invalid value, which the checker rejects).

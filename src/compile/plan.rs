@@ -12,10 +12,13 @@ use ruff_source_file::LineIndex;
 use ruff_text_size::{TextRange, TextSize};
 use serde::Serialize;
 
+use super::dispatch::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
 use super::prepare::{frames_left, prepare};
-use super::{Checked, CompileError, checked, rejected};
-use crate::diagnostic::{Code, Diagnostic};
-use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind};
+use super::{Checked, CompileError, checked, lost_track, rejected};
+use crate::diagnostic::Diagnostic;
+use crate::scan::{
+    CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
+};
 use crate::shapes::handler_name;
 use crate::source::Source;
 
@@ -65,6 +68,77 @@ pub struct ScopePlan {
     pub labels: Vec<LabelPlan>,
     /// The gotos of the source and those that end the trampolines.
     pub gotos: Vec<GotoPlan>,
+    /// Its `while switch` statements.
+    pub switches: Vec<SwitchPlan>,
+    /// Its computed gotos.
+    pub computed: Vec<ComputedPlan>,
+}
+
+/// `while switch *subject: body`, compiled as `while label: subject; switch.switch; body;
+/// break` followed by `switch.switch`: the guard (span `header`) keeps the loop, so `break`
+/// leaves the switch, and is deleted; the value of the statement `subject` stays on the
+/// stack for the search that replaces the first marker (span `dispatch`); the second marker
+/// (span `end`, the whole statement) is where the default starts. Each case is compiled as
+/// `case.case` with the span of its keyword.
+#[derive(Debug, Serialize)]
+pub struct SwitchPlan {
+    /// Line and column where the `while` statement starts.
+    pub at: (usize, usize),
+    /// The span of the guard's load of `label`: from `while` to the end of the subject.
+    pub header: Span,
+    /// The subject's span, which the statement that computes it carries.
+    pub subject: Span,
+    /// The span of the marker where the search goes: from `while` to the subject.
+    pub dispatch: Span,
+    /// The span of the marker where the default starts: the whole statement.
+    pub end: Span,
+    /// Every case value, in Python's order, with where it goes.
+    pub cases: Vec<CasePlan>,
+}
+
+/// One value of a `case[...]` marker.
+#[derive(Debug, Serialize)]
+pub struct CasePlan {
+    /// The value.
+    pub value: CaseConstant,
+    /// The span of the keyword `case`, which its marker carries.
+    pub keyword: Span,
+}
+
+/// A case value: an integer in hexadecimal (it may be big: Python reads any size in base 16), a
+/// `str`, or `bytes`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CaseConstant {
+    /// An integer in hexadecimal, `-` before a negative one.
+    Int(String),
+    /// A `str`.
+    Str(String),
+    /// `bytes`.
+    Bytes(Vec<u8>),
+}
+
+/// `goto *expr`, compiled as `expr; goto.goto; if label: raise ValueError(f"goto *: no
+/// label named {goto!r}...")`: the value of the statement `expr` stays on the stack for the
+/// search that replaces the marker (span `keyword`); the guard (span `statement`) is
+/// deleted, so no match raises the error, where the load of `goto` in the message (span
+/// `statement` too) becomes a copy of the value.
+#[derive(Debug, Serialize)]
+pub struct ComputedPlan {
+    /// Line and column where the statement starts.
+    pub at: (usize, usize),
+    /// The whole statement's span, the guard's.
+    pub statement: Span,
+    /// The span of the keyword `goto`.
+    pub keyword: Span,
+    /// The span of `expr`, which the statement that computes it carries.
+    pub subject: Span,
+    /// The start of the `ValueError` message, before the value's `repr`.
+    pub before: &'static str,
+    /// The rest of the message, after the value's `repr`.
+    pub after: String,
+    /// A goto to each label it may reach, by name.
+    pub targets: Vec<GotoPlan>,
 }
 
 /// `label .name`.
@@ -104,8 +178,7 @@ pub struct Leave {
     pub inner: usize,
 }
 
-/// Checks a module and plans its compilation by CPython. Switches, computed gotos and cases
-/// are refused: the CPython backend does not lower them yet.
+/// Checks a module and plans its compilation by CPython.
 pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileError> {
     let Checked {
         mut ast,
@@ -113,14 +186,6 @@ pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileErr
         diagnostics,
         rewritten,
     } = checked(source, options)?;
-    let unsupported: Vec<Diagnostic> = rewritten
-        .iter()
-        .flat_map(|id| &module.scopes[id.0].markers)
-        .filter_map(not_on_cpython)
-        .collect();
-    if !unsupported.is_empty() {
-        return Err(rejected(unsupported, source));
-    }
     let positions = Positions::new(source.text());
     let mut plan = Plan {
         warnings: diagnostics,
@@ -161,9 +226,26 @@ pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileErr
             },
             labels: Vec::new(),
             gotos: Vec::new(),
+            switches: Vec::new(),
+            computed: Vec::new(),
         };
         for (index, marker) in scope.markers.iter().enumerate() {
             match &marker.kind {
+                MarkerKind::Switch(switch) => {
+                    let end = prepared
+                        .switch_ends
+                        .iter()
+                        .find(|&&(_, s, w)| s == id && w == *switch)
+                        .map_or(marker.range, |&(end, _, _)| end);
+                    scope_plan
+                        .switches
+                        .push(switch_plan(&positions, scope, *switch, end));
+                }
+                MarkerKind::ComputedGoto { .. } => {
+                    let plan = computed_plan(source, &positions, scope, id, MarkerId(index))
+                        .map_err(|refusal| rejected(vec![refusal], source))?;
+                    scope_plan.computed.push(plan);
+                }
                 MarkerKind::Label { name, .. } => scope_plan.labels.push(LabelPlan {
                     name: name.to_string(),
                     keyword: positions.span(keyword(marker.range, "label")),
@@ -263,22 +345,79 @@ fn goto_plan(
     plan
 }
 
-/// The refusal of a marker the CPython backend cannot lower yet.
-fn not_on_cpython(marker: &crate::scan::Marker) -> Option<Diagnostic> {
-    let what = match marker.kind {
-        MarkerKind::Switch(_) => "`while switch`",
-        MarkerKind::ComputedGoto { .. } => "`goto *`",
-        MarkerKind::Case { .. } => "`case`",
-        _ => return None,
+/// The plan of switch `id` of `scope`, whose statement spans `end`.
+fn switch_plan(positions: &Positions, scope: &Scope, id: SwitchId, end: TextRange) -> SwitchPlan {
+    let switch = scope.switch(id);
+    let start = switch.header.start();
+    let at = positions.span(TextRange::empty(start));
+    let cases = switch_cases(scope, id)
+        .into_iter()
+        .filter_map(|(value, case)| {
+            let value = match value {
+                CaseKey::Int(value) => CaseConstant::Int(value.to_str_radix(16)),
+                CaseKey::Str(value) => CaseConstant::Str(value.clone()),
+                CaseKey::Bytes(value) => CaseConstant::Bytes(value.clone()),
+                // The checker rejects invalid values.
+                CaseKey::Invalid => return None,
+            };
+            let keyword = keyword(scope.marker(case).range, "case");
+            Some(CasePlan {
+                value,
+                keyword: positions.span(keyword),
+            })
+        })
+        .collect();
+    SwitchPlan {
+        at: (at.0, at.2),
+        header: positions.span(switch.header),
+        subject: positions.span(switch.subject),
+        dispatch: positions.span(TextRange::new(start, switch.subject.start())),
+        end: positions.span(end),
+        cases,
+    }
+}
+
+/// The plan of the computed goto `marker` of scope `id`, or its refusal.
+fn computed_plan(
+    source: &Source,
+    positions: &Positions,
+    scope: &Scope,
+    id: ScopeId,
+    marker: MarkerId,
+) -> Result<ComputedPlan, Diagnostic> {
+    let names = computed_targets(scope, marker)?;
+    let statement = scope.marker(marker);
+    let MarkerKind::ComputedGoto { target } = statement.kind else {
+        return Err(lost_track(
+            statement.range,
+            "a computed goto without a target",
+        ));
     };
-    Some(
-        Diagnostic::new(
-            Code::CannotRewrite,
-            marker.range,
-            format!("{what} is not supported on CPython yet"),
-        )
-        .help("run this program with the `gotopy` binary (RustPython), or use `goto .name` and `if` chains"),
-    )
+    let at = positions.span(TextRange::empty(statement.range.start()));
+    let load = keyword(statement.range, "goto");
+    let targets = names
+        .iter()
+        .map(|name| {
+            goto_plan(
+                source,
+                positions,
+                scope,
+                (id, marker),
+                name,
+                (statement.frame, load),
+                &[],
+            )
+        })
+        .collect();
+    Ok(ComputedPlan {
+        at: (at.0, at.2),
+        statement: positions.span(statement.range),
+        keyword: positions.span(load),
+        subject: positions.span(target),
+        before: NO_SUCH_LABEL,
+        after: no_such_label_text(&scope.qualname, &names),
+        targets,
+    })
 }
 
 /// Offsets to CPython's line and byte-column positions.

@@ -21,6 +21,27 @@ use crate::common::root;
 /// The version the type checkers run on.
 const TYPING_VERSION: &str = "3.13";
 
+/// The program with goto does what the structured one does, on RustPython (against
+/// `python3`) and on every CPython with the package (against that CPython).
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn assert_same_everywhere(name: &str, with_goto: &str, structured: &str) {
+    crate::common::assert_same_as_cpython(name, with_goto, structured);
+    let goto_path = crate::common::write(&format!("{name}.py"), with_goto);
+    let plain_path = crate::common::write(&format!("{name}_plain.py"), structured);
+    for (version, python) in installed() {
+        eprintln!("{name} on CPython {version}");
+        let ours = Command::new(python)
+            .args(["-m", "gotopy", "run"])
+            .arg(&goto_path)
+            .output()
+            .unwrap();
+        crate::common::assert_ran_the_same(
+            ours,
+            Command::new(python).arg(&plain_path).output().unwrap(),
+        );
+    }
+}
+
 /// `(version, interpreter)` of each CPython with the package installed, set up once.
 pub fn installed() -> &'static [(String, PathBuf)] {
     static INSTALLED: OnceLock<Vec<(String, PathBuf)>> = OnceLock::new();
