@@ -22,6 +22,7 @@ otherwise).
 
 from __future__ import annotations
 
+import opcode
 import types
 from typing import Any
 
@@ -94,18 +95,29 @@ def _is_none(body: Body, instr: Instr) -> bool:
 
 
 def has_markers(code: types.CodeType) -> bool:
-    """Whether ``code`` (not its nested code objects) still holds a ``goto .x`` or
-    ``label .x`` statement: false once gotopy has lowered it."""
+    """Whether ``code`` (not its nested code objects) still holds a marker: ``goto .x``,
+    ``label .x``, ``goto *x``, or a load of ``switch`` or ``case`` from outside the function
+    (``while switch *x:``, ``case[...]``); false once gotopy has lowered it."""
     instrs = Body.decode(code).instrs()
-    for load, attr, pop in zip(instrs, instrs[1:], instrs[2:]):
-        if (
-            load.op in NAME_LOADS
-            and attr.name == "LOAD_ATTR"
-            and pop.name == "POP_TOP"
-            and name_of(code, load) in ("goto", "label")
-        ):
+    for index, load in enumerate(instrs):
+        word = name_of(code, load) if load.op in NAME_LOADS else None
+        if word not in ("goto", "label", "switch", "case"):
+            continue
+        rest = instrs[index + 1 :]
+        if word in ("switch", "case") and not load.name.startswith("LOAD_FAST"):
+            return True
+        if len(rest) > 1 and rest[0].name == "LOAD_ATTR" and rest[1].name == "POP_TOP":
+            return True
+        # `goto *x`: the product of `goto` and the value, dropped.
+        ends = [n for n, i in enumerate(rest) if i.name == "POP_TOP" or i.name.startswith(("STORE", "RETURN"))]
+        statement = rest[: ends[0]] if ends and rest[ends[0]].name == "POP_TOP" else []
+        if word == "goto" and any(i.name == "BINARY_OP" and i.arg == _MULTIPLY for i in statement):
             return True
     return False
+
+
+# `BINARY_OP`'s argument for `*`, from the interpreter's own table.
+_MULTIPLY = [symbol for symbol, _ in opcode._nb_ops].index("NB_MULTIPLY")  # type: ignore[attr-defined]
 
 
 class Lowering:
@@ -226,7 +238,13 @@ class Lowering:
             site = out[at]
             assert isinstance(site, Instr)
             if targets is None:
-                continue  # a switch or computed goto in code that never runs
+                # A switch or computed goto in code that never runs: its markers go, the
+                # value its statement computes is dropped as CPython compiled it.
+                out[at + 1 : at + 4] = []
+                placeholder = self.placeholder_of.get(id(plan))
+                if placeholder is not None:
+                    placeholder.op, placeholder.arg = OP["LOAD_CONST"], self.constant(plan["before"])
+                continue
             if kind == "goto":
                 out[at : at + 3] = self.lower_goto(site, plan, targets)
             elif kind == "switch":

@@ -282,9 +282,15 @@ class Runtime(unittest.TestCase):
                 x = 1
                 label .s
                 return x
+
+            def switches(n):
+                while switch *n:
+                    case[1]
+                    return "one"
+                return "other"
             """
         )
-        scope = {"goto": gotopy.goto, "label": gotopy.label}
+        scope = {"goto": gotopy.goto, "label": gotopy.label, "switch": gotopy.switch, "case": gotopy.case}
         exec(compile(source, "<string>", "exec"), scope)
         nested = scope["nested"]
         self.assertIs(gotopy.goto(nested), nested)
@@ -296,6 +302,62 @@ class Runtime(unittest.TestCase):
         self.assertIn("no source file", str(raised.exception.msg))
         with self.assertRaises(UnboundLocalError):
             gotopy.goto(scope["skips"])()
+        with self.assertRaises(SyntaxError) as raised:
+            gotopy.goto(scope["switches"])
+        self.assertIn("G200", str(raised.exception.msg))
+
+    def test_decorator_with_source_lowers_switches_and_computed_gotos(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            module = Path(directory, "dispatching.py")
+            module.write_text(
+                textwrap.dedent(
+                    '''
+                    from gotopy import goto, label, switch, case
+
+                    @goto
+                    def kind(n):
+                        while switch *n:
+                            case[0]
+                            return "zero"
+                            case[1, 2]
+                            small = "small"
+                            goto .done
+                        small = "other"
+                        label .done
+                        return small
+
+                    @goto
+                    def only_switch(n):
+                        while switch *n:
+                            case[1]
+                            return "one"
+                        return "other"
+
+                    @goto
+                    def jump(name):
+                        goto *name
+                        label .a
+                        return "a"
+                        label .b
+                        return "b"
+                    '''
+                )
+            )
+            spec = importlib.util.spec_from_file_location("dispatching", module)
+            assert spec and spec.loader
+            loaded = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(loaded)
+            # The oracle: what `if`/`elif` on the same values gives.
+            self.assertEqual([loaded.kind(n) for n in (0, 1, 2, 3, None, "1", True)],
+                             ["zero", "small", "small", "other", "other", "other", "small"])
+            self.assertEqual([loaded.only_switch(n) for n in (1, 2)], ["one", "other"])
+            self.assertEqual((loaded.jump("a"), loaded.jump("b")), ("a", "b"))
+            with self.assertRaises(ValueError) as raised:
+                loaded.jump("c")
+            self.assertEqual(
+                str(raised.exception),
+                "goto *: no label named 'c' that this goto can jump to in `jump` (it can reach .a, .b)",
+            )
 
     def test_goto_over_an_assignment_raises_instead_of_crashing(self) -> None:
         code = gotopy.compile_source(
