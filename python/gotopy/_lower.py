@@ -214,7 +214,8 @@ class Lowering:
                 out.extend(items[index : index + 3])
                 index += 3
                 continue
-            if word == "goto" and span in placeholders and _named(items[index + 1], *_CONVERSIONS):
+            following = items[index + 1] if index + 1 < len(items) else item
+            if word == "goto" and span in placeholders and _named(following, *_CONVERSIONS):
                 self.placeholder_of[id(placeholders[span])] = item
             if word == "goto" and span in gotos:
                 name = self.marker_at(index, "goto")
@@ -265,8 +266,9 @@ class Lowering:
 
     def subject_statement_end(self, out: list[Item], plan: dict[str, Any]) -> int:
         """The index in ``out`` of the ``POP_TOP`` that ends the statement computing a
-        switch's subject, just before the dispatch marker: it carries the subject's span
-        (or none, when CPython folded a constant subject), after code of the subject."""
+        switch's subject or a computed goto's value, just before its marker: it carries the
+        value's span (or none, when CPython folded a constant or joined branches), after
+        code of the value."""
         subject = tuple(plan["subject"])
         pop = out[-1] if out else None
         # The last instruction of the subject's code (a jump target when the subject
@@ -292,18 +294,19 @@ class Lowering:
                 raise LowerError(
                     f"CPython's compiler removed label `.{plan['name']}` as unreachable", plan["keyword"]
                 )
-            return self.choose(site, _left(stack[site] or 0, plan), self.candidates(plan), f"label `.{plan['name']}`", plan["keyword"])
-        if stack[site] is None:
+            what = f"label `.{plan['name']}`"
+            return self.choose(site, _left(stack[site] or 0, plan), self.candidates(plan), what, plan["keyword"])
+        depth = stack[site]
+        if depth is None:
             return None
+        base = depth - 1  # the subject or value is on top
         if kind == "switch":
-            base = stack[site] - 1  # the subject is on top
             cases = [
                 self.choose_place(site, base, case["keyword"], f"case `{_case_value(case)!r}`")
                 for case in plan["cases"]
             ]
             return cases, self.choose_place(site, base, plan["end"], "the end of this switch")
         # A computed goto: from below its value, as `goto .name` to each label it may reach.
-        base = stack[site] - 1
         chosen = []
         for target in plan["targets"]:
             if target["name"] in self.missing:
@@ -315,10 +318,10 @@ class Lowering:
             chosen.append((target, copy))
         # The error formats a copy of the value, from under what its statement pushed.
         placeholder = self.placeholder_of.get(id(plan))
-        depth = None if placeholder is None else stack[instrs.index(placeholder)]
-        if depth is None:
+        formatted = None if placeholder is None else stack[instrs.index(placeholder)]
+        if formatted is None:
             raise BytecodeError("cannot find where a computed goto's error formats its value")
-        return chosen, depth - base
+        return chosen, formatted - base
 
     def choose_place(self, site: int, depth: int, span: list[int], what: str) -> Label:
         copies = self.places.get(tuple(span), [])
@@ -381,10 +384,11 @@ class Lowering:
                     more[at_label[key]] = depth
             for number, (at, kind, plan) in enumerate(sites):
                 site = index_of[id(self.body.items[at])]
-                if number in decided or stack[site] is None:
+                reached = stack[site]
+                if number in decided or reached is None:
                     continue
                 decided[number] = targets = self.targets(site, kind, plan)
-                for label, depth in self.entered(kind, plan, targets, stack[site]):
+                for label, depth in self.entered(kind, plan, targets, reached):
                     if stack[at_label[id(label)]] is None:
                         more[at_label[id(label)]] = depth
             if not more:
