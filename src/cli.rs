@@ -12,6 +12,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use gotopy::diagnostic::{render_text, report_json, report_text};
 use gotopy::{Diagnostic, Options, Source, check_source};
 
+mod cpython;
+
 /// Exit status when there is no error (warnings allowed).
 const SUCCESS: u8 = 0;
 /// Exit status when some input has an error.
@@ -43,10 +45,15 @@ struct Cli {
 enum Command {
     /// Check Python files for goto, label and switch errors without running them.
     Check(CheckArgs),
-    /// Compile Python files with goto to RustPython code objects (marshal format, `.rpyc`).
+    /// Compile Python files with goto to RustPython code objects (marshal format, `.rpyc`),
+    /// or with `--python` to standard `.pyc` files for a CPython.
     Compile(CompileArgs),
     /// Print the rewritten bytecode of a Python file.
     Dis(DisArgs),
+    /// The front end's plan of the module on standard input for CPython's compiler, as JSON
+    /// (what `compile --python` asks for each file).
+    #[command(hide = true)]
+    Plan(PlanArgs),
     /// Run a Python program in the embedded RustPython interpreter, compiled with goto.
     #[command(
         override_usage = "gotopy run [OPTIONS] <FILE | - | -c CODE | -m MODULE> [ARGS]...",
@@ -107,9 +114,39 @@ struct CompileArgs {
     #[arg(short, long, value_name = "OUT", conflicts_with = "out_dir")]
     output: Option<PathBuf>,
     /// Directory for the outputs: `F.py` found under a directory argument goes to
-    /// DIR/<F relative to it>.rpyc, a file argument to DIR/<its name>.rpyc.
-    #[arg(long, value_name = "DIR", required_unless_present = "output")]
+    /// DIR/<F relative to it>.rpyc, a file argument to DIR/<its name>.rpyc (`.pyc` with
+    /// `--python`).
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["output", "python"])]
     out_dir: Option<PathBuf>,
+    /// Rewrite every scope that contains markers, module and class bodies included.
+    #[arg(long)]
+    all_scopes: bool,
+    /// Compile for this CPython (3.11 to 3.15; a path, or a name on `PATH`) instead: the
+    /// standard `.pyc` files it runs without gotopy installed, in `__pycache__` beside each
+    /// source, or sourceless under `--out-dir`. Nothing needs to be installed in it.
+    #[arg(long, value_name = "INTERPRETER", conflicts_with = "output")]
+    python: Option<PathBuf>,
+    /// With `--python`: how CPython tells that a `.pyc` is stale, as `py_compile` does
+    /// (default: timestamp, or checked-hash when `SOURCE_DATE_EPOCH` is set).
+    #[arg(long, value_enum, value_name = "MODE", requires = "python")]
+    invalidation_mode: Option<InvalidationMode>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum InvalidationMode {
+    /// The source's modification time and size.
+    Timestamp,
+    /// A hash of the source, checked on import.
+    CheckedHash,
+    /// A hash of the source, not checked (the file is taken as it is).
+    UncheckedHash,
+}
+
+#[derive(Debug, clap::Args)]
+struct PlanArgs {
+    /// The module's path, as diagnostics name it.
+    #[arg(value_name = "PATH")]
+    path: String,
     /// Rewrite every scope that contains markers, module and class bodies included.
     #[arg(long)]
     all_scopes: bool,
@@ -214,7 +251,22 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
     let styles = Styles::new(cli.color);
     ExitCode::from(match cli.command {
         Command::Check(args) => check(&args, styles),
-        Command::Compile(args) => compile(&args, styles),
+        Command::Compile(args) => match &args.python {
+            Some(python) => cpython::compile_pyc(&cpython::PycArgs {
+                python,
+                paths: &args.paths,
+                out_dir: args.out_dir.as_deref(),
+                invalidation_mode: args
+                    .invalidation_mode
+                    .and_then(|mode| mode.to_possible_value())
+                    .map(|value| value.get_name().to_owned())
+                    .as_deref(),
+                all_scopes: args.all_scopes,
+                color: styles.stderr,
+            }),
+            None => compile(&args, styles),
+        },
+        Command::Plan(args) => plan(&args, styles),
         Command::Dis(args) => dis(&args, styles),
         Command::Run(args) => run_program(args, styles),
     })
@@ -356,6 +408,29 @@ fn compile_reporting(
             (None, render(&diagnostics))
         }
         Err(error) => (None, format!("gotopy: error: {}: {error}\n", source.path())),
+    }
+}
+
+/// Prints the plan of the module on standard input (`gotopy::compile::plan::plan_json`).
+fn plan(args: &PlanArgs, styles: Styles) -> u8 {
+    let mut data = Vec::new();
+    if let Err(error) = std::io::stdin().read_to_end(&mut data) {
+        eprintln!("gotopy: error: <stdin>: cannot read: {error}");
+        return BAD_INPUT;
+    }
+    match Source::from_bytes(&args.path, &data) {
+        Ok(source) => {
+            let options = Options::new().all_scopes(args.all_scopes);
+            print!(
+                "{}",
+                gotopy::compile::plan::plan_json(&source, options, styles.stdout)
+            );
+            SUCCESS
+        }
+        Err(error) => {
+            eprintln!("{error}");
+            BAD_INPUT
+        }
     }
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import types
+from collections.abc import Callable
 from typing import Any
 
 from gotopy import _gotopy, _prepare, _versions
@@ -42,13 +43,16 @@ def _error(path: str, text: str | None, error: dict[str, Any], report: str) -> G
     return exc
 
 
-def plan(data: bytes, path: str, all_scopes: bool = False) -> dict[str, Any]:
-    """The front end's plan for a module, or its first error as ``GotoSyntaxError``."""
+def plan(data: bytes, path: str, all_scopes: bool = False, color: bool = False) -> dict[str, Any]:
+    """The front end's plan for a module, its warnings rendered under ``"warnings"``, or its
+    first error as ``GotoSyntaxError``."""
     if not _versions.SUPPORTED:
         raise RuntimeError(f"gotopy supports CPython 3.11 to 3.15, not {_versions.VERSION}")
-    answer = json.loads(_gotopy.plan(path, data, all_scopes=all_scopes))
+    answer = json.loads(_gotopy.plan(path, data, all_scopes=all_scopes, color=color))
     if "plan" in answer:
-        return answer["plan"]
+        the_plan: dict[str, Any] = answer["plan"]
+        the_plan["warnings"] = answer["warnings"]
+        return the_plan
     text = _gotopy.decode_source(data)
     if not answer["errors"]:
         raise SyntaxError(answer["report"].strip(), (path, 1, 1, None))
@@ -56,12 +60,21 @@ def plan(data: bytes, path: str, all_scopes: bool = False) -> dict[str, Any]:
 
 
 def compile_source(
-    data: bytes, path: str, *, all_scopes: bool = False, optimize: int = -1
+    data: bytes,
+    path: str,
+    *,
+    all_scopes: bool = False,
+    optimize: int = -1,
+    the_plan: dict[str, Any] | None = None,
+    edit: Callable[[ast.Module, dict[str, Any]], None] | None = None,
 ) -> types.CodeType:
     """Compiles a module's source with goto: ``compile(data, path, "exec")`` with every
-    marker of every rewritten scope lowered; errors are ``SyntaxError``."""
-    the_plan = plan(data, path, all_scopes)
-    if not the_plan["scopes"]:
+    marker of every rewritten scope lowered; errors are ``SyntaxError``. ``the_plan`` is
+    the module's plan when the caller has it; ``edit`` makes more edits to the prepared
+    tree (standalone ``.pyc`` files, ``gotopy._pyc``)."""
+    if the_plan is None:
+        the_plan = plan(data, path, all_scopes)
+    if not the_plan["scopes"] and edit is None:
         # Nothing to rewrite: CPython's own compile, byte for byte.
         return compile(data, path, "exec", dont_inherit=True, optimize=optimize)
     tree = ast.parse(data, path)
@@ -69,6 +82,8 @@ def compile_source(
         _prepare.apply(tree, the_plan)
     except _prepare.PlanMismatch as mismatch:
         raise _internal(path, str(mismatch)) from None
+    if edit is not None:
+        edit(tree, the_plan)
     code = compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
     places = (_prepare.with_items(tree), _prepare.finally_bodies(tree))
     return lower_module(code, the_plan, path, data, places)
@@ -91,15 +106,17 @@ def lower_module(
             new[id(found)] = Lowering(Body.decode(found), scope, the_plan, *places).lower()
         except LowerError as error:
             message, span = error.args
-            raise _error(
-                path,
-                _gotopy.decode_source(data),
-                {"code": "G200", "message": message, "line": span[0], "column": (span[2] or 0) + 1},
-                f"{path}:{span[0]}:{(span[2] or 0) + 1}: error[G200]: {message}\n",
-            ) from None
+            raise refusal(path, data, message, span[0], (span[2] or 0) + 1) from None
         except BytecodeError as error:
             raise _internal(path, f"the rewritten `{scope['qualname']}` fails the check: {error}") from None
     return replace_nested(code, new)
+
+
+def refusal(path: str, data: bytes, message: str, line: int, column: int) -> GotoSyntaxError:
+    """A ``G200`` refusal at ``line`` and ``column`` (one-based) of the module."""
+    report = f"{path}:{line}:{column}: error[G200]: {message}\n"
+    error = {"code": "G200", "message": message, "line": line, "column": column}
+    return _error(path, _gotopy.decode_source(data), error, report)
 
 
 def _find_scope(code: types.CodeType, scope: dict[str, Any]) -> types.CodeType | None:

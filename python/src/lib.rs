@@ -5,9 +5,8 @@
 //! the `gotopy` binary calls, so both print the same diagnostics, JSON and summary. It knows
 //! nothing of the command line, the file system or colour detection.
 
-use gotopy::compile::CompileError;
-use gotopy::compile::plan::plan_source;
-use gotopy::diagnostic::{render_text as render_diagnostics, report_json, report_text};
+use gotopy::compile::plan::plan_json;
+use gotopy::diagnostic::{report_json, report_text};
 use gotopy::{Diagnostic, Options, Source, check_source};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -80,39 +79,14 @@ fn render_json(checked: Vec<PyRef<'_, Checked>>) -> PyResult<String> {
     })
 }
 
-/// Decodes, checks and plans one module for CPython's compiler (`gotopy::compile::plan`),
-/// as JSON: `{"plan": ...}`, or `{"errors": [...], "report": text}` when it is rejected,
-/// each error with its code, message and one-based line and character column.
+/// Decodes, checks and plans one module for CPython's compiler, as
+/// `gotopy::compile::plan::plan_json` gives it; `ValueError` when it cannot be decoded.
 #[pyfunction]
-#[pyo3(signature = (path, data, *, all_scopes = false))]
-fn plan(path: &str, data: &[u8], all_scopes: bool) -> PyResult<String> {
+#[pyo3(signature = (path, data, *, all_scopes = false, color = false))]
+fn plan(path: &str, data: &[u8], all_scopes: bool, color: bool) -> PyResult<String> {
     let source =
         Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))?;
-    let json = match plan_source(&source, Options::new().all_scopes(all_scopes)) {
-        Ok(plan) => serde_json::json!({ "plan": plan }),
-        Err(CompileError::Rejected { diagnostics, .. }) => {
-            let errors: Vec<_> = diagnostics
-                .iter()
-                .filter(|d| d.is_error())
-                .map(|d| {
-                    let start = source.location(d.range.start());
-                    let end = source.location(d.range.end());
-                    serde_json::json!({
-                        "code": d.code.as_str(),
-                        "message": d.message,
-                        "line": start.line,
-                        "column": start.column,
-                        "end_line": end.line,
-                        "end_column": end.column,
-                    })
-                })
-                .collect();
-            let report = render_diagnostics(&diagnostics, &source, false);
-            serde_json::json!({ "errors": errors, "report": report })
-        }
-        Err(other) => serde_json::json!({ "errors": [], "report": other.to_string() }),
-    };
-    Ok(json.to_string())
+    Ok(plan_json(&source, Options::new().all_scopes(all_scopes), color))
 }
 
 #[pymodule]

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::dispatch::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
 use super::prepare::{frames_left, prepare};
 use super::{Checked, CompileError, checked, lost_track, rejected};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, render_text};
 use crate::scan::{
     CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
 };
@@ -176,6 +176,41 @@ pub struct Leave {
     /// For a `with`: how many context managers of the same statement this goto leaves first
     /// (`with a, b:` exits `b` before `a`).
     pub inner: usize,
+}
+
+/// [`plan_source`] as the JSON the Python package reads: `{"plan": ..., "warnings": text}`
+/// (the warnings rendered as `gotopy check` renders them, empty when there are none), or
+/// `{"errors": [...], "report": text}` when the module is rejected, each error with its
+/// code, message and one-based line and character column, and all its diagnostics rendered.
+pub fn plan_json(source: &Source, options: Options, color: bool) -> String {
+    let json = match plan_source(source, options) {
+        Ok(plan) => {
+            let warnings = render_text(&plan.warnings, source, color);
+            serde_json::json!({ "plan": plan, "warnings": warnings })
+        }
+        Err(CompileError::Rejected { diagnostics, .. }) => {
+            let errors: Vec<_> = diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| {
+                    let start = source.location(d.range.start());
+                    let end = source.location(d.range.end());
+                    serde_json::json!({
+                        "code": d.code.as_str(),
+                        "message": d.message,
+                        "line": start.line,
+                        "column": start.column,
+                        "end_line": end.line,
+                        "end_column": end.column,
+                    })
+                })
+                .collect();
+            let report = render_text(&diagnostics, source, color);
+            serde_json::json!({ "errors": errors, "report": report })
+        }
+        Err(other) => serde_json::json!({ "errors": [], "report": other.to_string() }),
+    };
+    json.to_string()
 }
 
 /// Checks a module and plans its compilation by CPython.
