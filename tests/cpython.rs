@@ -1,7 +1,8 @@
 //! The Python package on CPython 3.11 to 3.15: `python/tests/test_check.py` (the package's
-//! `check` against the binary, with `GOTOPY_BIN` set to this build's `gotopy`) and
-//! `test_run.py` (the CPython backend) on each interpreter `tools/pythons` gives, with the
-//! package installed by `common/cpython.rs`.
+//! `check` against the binary, with `GOTOPY_BIN` set to this build's `gotopy`),
+//! `test_run.py` (the CPython backend) and `test_pyc.py` (standalone `.pyc` files) on each
+//! interpreter `tools/pythons` gives, with the package installed by `common/cpython.rs`;
+//! and `gotopy compile --python` with interpreters that do not have the package.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -23,7 +24,7 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
             .map(|(version, interpreter)| {
                 let started = Instant::now();
                 let child = Command::new(interpreter)
-                    .args(["-m", "unittest", "-v", "test_check", "test_run"])
+                    .args(["-m", "unittest", "-v", "test_check", "test_run", "test_pyc"])
                     .current_dir(root().join("python/tests"))
                     .stdin(Stdio::null())
                     .stdout(Stdio::piped())
@@ -48,4 +49,77 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `gotopy compile --python` with an interpreter on which gotopy is not installed: the
+/// `ok` fixtures' `.pyc` files, run by that plain interpreter (`-I -S`: nothing but the
+/// standard library), print what `python -m gotopy run` prints on the same version.
+#[test]
+fn binary_compiles_pyc_files_for_a_cpython_without_gotopy() {
+    let plain = cpython::pythons();
+    let installed = cpython::installed();
+    // The oldest and the newest version.
+    for index in [0, plain.len() - 1] {
+        let (version, python) = &plain[index];
+        let (_, with_package) = &installed[index];
+        let work = tempfile::tempdir().unwrap();
+        let sources = work.path().join("src");
+        std::fs::create_dir(&sources).unwrap();
+        for entry in std::fs::read_dir(root().join("fixtures/ok")).unwrap() {
+            let path = entry.unwrap().path();
+            std::fs::copy(&path, sources.join(path.file_name().unwrap())).unwrap();
+        }
+        let out = work.path().join("out");
+        let compiled = Command::new(env!("CARGO_BIN_EXE_gotopy"))
+            .args(["compile", "--python"])
+            .arg(python)
+            .arg("--out-dir")
+            .arg(&out)
+            .arg(&sources)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&compiled.stderr);
+        // The two fixtures that need gotopy at run time (python/tests/test_pyc.py).
+        assert_eq!(
+            compiled.status.code(),
+            Some(1),
+            "CPython {version}: {stderr}"
+        );
+        assert_eq!(
+            stderr.matches("is still needed at run time").count(),
+            2,
+            "{stderr}"
+        );
+        let mut ran = 0;
+        for entry in std::fs::read_dir(&out).unwrap() {
+            let pyc = entry.unwrap().path();
+            let source = sources.join(pyc.with_extension("py").file_name().unwrap());
+            let expected = cpython::run(
+                "python -m gotopy run",
+                Command::new(with_package)
+                    .args(["-m", "gotopy", "run"])
+                    .arg(&source),
+            );
+            let got = Command::new(python)
+                .args(["-I", "-S"])
+                .arg(&pyc)
+                .output()
+                .unwrap();
+            assert!(
+                got.status.success(),
+                "CPython {version}, {}: {}",
+                pyc.display(),
+                cpython::shown(&got)
+            );
+            assert_eq!(
+                got.stdout,
+                expected.stdout,
+                "CPython {version}, {}",
+                pyc.display()
+            );
+            ran += 1;
+        }
+        assert!(ran >= 30, "CPython {version}: {ran} files ran");
+    }
 }

@@ -88,8 +88,8 @@ pub fn shown(output: &Output) -> String {
     )
 }
 
-/// The interpreters `tools/pythons` sets up: (version, path).
-fn pythons() -> Vec<(String, PathBuf)> {
+/// The interpreters `tools/pythons` sets up, without the package: (version, path).
+pub fn pythons() -> Vec<(String, PathBuf)> {
     let output = run(
         "tools/pythons",
         &mut Command::new(root().join("tools/pythons")),
