@@ -123,3 +123,54 @@ fn binary_compiles_pyc_files_for_a_cpython_without_gotopy() {
         assert!(ran >= 30, "CPython {version}: {ran} files ran");
     }
 }
+
+/// `examples/embed_cpython`: a Rust program that embeds CPython with PyO3 registers gotopy's
+/// native module, installs gotopy, and runs a script that imports a module with goto (the
+/// hook compiles it) and decorates `exec`-compiled code. It prints what CPython computes
+/// without goto. Run on the versions whose interpreter has a shared library to link
+/// (pyenv's 3.11 to 3.13; Debian's minimal 3.14 and 3.15 packages have none).
+#[test]
+fn rust_program_embedding_cpython_installs_gotopy() {
+    let mut ran = 0;
+    for (version, python) in cpython::pythons() {
+        // The oracle: that CPython, without goto; the refusal is SPEC section 6's.
+        let plain = format!(
+            "{}print('refused: G200 at line 2')\n",
+            common::EMBED_EXAMPLES_WITHOUT_GOTO
+        );
+        let expected = cpython::run(
+            "the example without goto",
+            Command::new(&python).args(["-c", &plain]),
+        );
+        let config = cpython::run(
+            "sysconfig",
+            Command::new(&python).args([
+                "-c",
+                "import os, sysconfig as s; d = s.get_config_var('LIBDIR'); print(d); \
+                 print(int(os.path.exists(os.path.join(d, s.get_config_var('LDLIBRARY')))))",
+            ]),
+        );
+        let config = String::from_utf8_lossy(&config.stdout).into_owned();
+        let mut lines = config.lines();
+        let (Some(libdir), Some("1")) = (lines.next(), lines.next()) else {
+            println!("CPython {version}: no shared library to embed, skipped");
+            continue;
+        };
+        let target = root().join(format!("target/embed-cpython/{version}"));
+        cpython::run(
+            &format!("building examples/embed_cpython for CPython {version}"),
+            Command::new(env!("CARGO"))
+                .args(["build", "--locked", "--manifest-path"])
+                .arg(root().join("examples/embed_cpython/Cargo.toml"))
+                .env("CARGO_TARGET_DIR", &target)
+                .env("PYO3_PYTHON", &python),
+        );
+        let output = cpython::run(
+            &format!("examples/embed_cpython on CPython {version}"),
+            Command::new(target.join("debug/embed-cpython")).env("LD_LIBRARY_PATH", libdir),
+        );
+        assert_eq!(output.stdout, expected.stdout, "CPython {version}");
+        ran += 1;
+    }
+    assert!(ran >= 2, "the example ran on {ran} versions");
+}

@@ -86,8 +86,14 @@ fn render_json(checked: Vec<PyRef<'_, Checked>>) -> PyResult<String> {
 fn plan(path: &str, data: &[u8], all_scopes: bool, color: bool) -> PyResult<String> {
     let source =
         Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))?;
-    Ok(plan_json(&source, Options::new().all_scopes(all_scopes), color))
+    Ok(plan_json(
+        &source,
+        Options::new().all_scopes(all_scopes),
+        color,
+    ))
 }
+
+pub mod embed;
 
 #[pymodule]
 mod _gotopy {

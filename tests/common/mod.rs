@@ -166,3 +166,15 @@ pub fn generate_programs(name: &str, seed: u64, count: usize) -> PathBuf {
     );
     dir
 }
+
+/// What the embedding examples (`examples/embed.rs`, `examples/embed_cpython`) compute, as
+/// a program without goto for CPython to run: their oracle, less the refusal line.
+pub const EMBED_EXAMPLES_WITHOUT_GOTO: &str = r#"
+slots, wanted = [1, 0, 1, 1, 0, 1, 1], 2
+print("first free 2-hour slot:", next(s for s in range(len(slots)) if all(h < len(slots) and slots[h] for h in range(s, s + wanted))))
+n, steps = 27, 0
+while n != 1:
+    n = n // 2 if n % 2 == 0 else 3 * n + 1
+    steps += 1
+print("collatz steps for 27:", steps)
+"#;
