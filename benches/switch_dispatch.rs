@@ -1,14 +1,22 @@
 //! Switch dispatch against the same logic as an `if`/`elif` chain and as a `match`
-//! statement, for 16, 256 and 4,096 integer cases, timed inside one interpreter run.
-//! Goals: the switch at least 10 times faster than `if`/`elif` at 256 cases, and growing
-//! with log n (4,096 cases at most 3.5 times 16 cases).
+//! statement, for 16, 256 and 4,096 integer cases, timed inside one interpreter run: the
+//! same program on RustPython (gotopy's embedded interpreter) and on CPython 3.13 and 3.14
+//! (`python -m gotopy run`, with the package from the virtual environments
+//! `cargo test --test cpython` sets up under `target/cpython/`; a version without one is
+//! left out, and says so). Goals: the switch at least 10 times faster than `if`/`elif` at
+//! 256 cases, and growing with log n (4,096 cases at most 3.5 times 16 cases).
 //!
-//! Run: `cargo bench --bench switch_dispatch`. Prints the table and writes the chart the
-//! README shows, `docs/switch_dispatch.svg`.
+//! Run: `cargo bench --bench switch_dispatch`. Prints the tables and draws the chart the
+//! README shows, `docs/switch_dispatch.svg` (plotters).
 
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use gotopy::{Options, Source};
+use plotters::prelude::*;
+
+/// The CPython versions measured, with the package installed in `target/cpython/venv-X`.
+const CPYTHONS: [&str; 2] = ["3.13", "3.14"];
 
 const SIZES: [usize; 3] = [16, 256, 4096];
 const KINDS: [&str; 3] = ["switch", "if/elif", "match"];
@@ -88,9 +96,42 @@ with open({report:?}, "w") as f:
 }
 
 fn main() {
-    let report = std::env::temp_dir().join(format!("switch_dispatch-{}.json", std::process::id()));
-    let report_path = report.to_string_lossy().into_owned();
-    let source = Source::new("switch_dispatch.py", program(&report_path));
+    let mut figures = vec![("RustPython 0.5".to_owned(), on_rustpython())];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for version in CPYTHONS {
+        let python = root.join(format!("target/cpython/venv-{version}/bin/python"));
+        if python.exists() {
+            figures.push((format!("CPython {version}"), on_cpython(&python)));
+        } else {
+            println!(
+                "CPython {version}: no {} (`cargo test --test cpython` sets it up); left out",
+                python.display()
+            );
+        }
+    }
+    let out = root.join("docs/switch_dispatch.svg");
+    chart(&figures, &out).expect("the chart is drawn");
+    println!("chart written to {}", out.display());
+}
+
+/// A report file for one run, in the temporary directory.
+fn report_path(target: &str) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "switch_dispatch-{target}-{}.json",
+        std::process::id()
+    ))
+}
+
+/// The figures the program wrote to `report`.
+fn read_report(report: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(report).expect("the program wrote its figures");
+    serde_json::from_str(&text).expect("the figures are JSON")
+}
+
+fn on_rustpython() -> serde_json::Value {
+    println!("RustPython 0.5 (gotopy run):");
+    let report = report_path("rustpython");
+    let source = Source::new("switch_dispatch.py", program(&report.to_string_lossy()));
     let status = gotopy::run::run_source(
         &source,
         Options::default(),
@@ -98,115 +139,98 @@ fn main() {
     )
     .unwrap_or_else(|error| panic!("the benchmark program compiles: {error}"));
     assert_eq!(status, 0, "the benchmark program failed");
-    let text = std::fs::read_to_string(&report).expect("the program wrote its figures");
-    let figures: serde_json::Value = serde_json::from_str(&text).expect("the figures are JSON");
-    let chart = chart(&figures);
-    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/switch_dispatch.svg");
-    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-    std::fs::write(&out, chart).unwrap();
-    println!("chart written to {}", out.display());
+    read_report(&report)
 }
 
-/// Nanoseconds per call against number of cases, both axes logarithmic, one line per form.
-fn chart(figures: &serde_json::Value) -> String {
-    let (width, height) = (640.0, 400.0);
-    let (left, right, top, bottom) = (70.0, 150.0, 40.0, 50.0);
-    // Dispatch time: per call, minus the cost of calling a function that does nothing.
-    let call = figures["call_ns"].as_f64().unwrap_or(0.0);
-    let ns = |n: usize, kind: &str| {
-        (figures[n.to_string()][kind].as_f64().unwrap_or(1.0) - call).max(1.0)
+fn on_cpython(python: &Path) -> serde_json::Value {
+    println!("{} -m gotopy run:", python.display());
+    let report = report_path("cpython");
+    let script = std::env::temp_dir().join(format!("switch_dispatch-{}.py", std::process::id()));
+    std::fs::write(&script, program(&report.to_string_lossy())).unwrap();
+    let status = std::process::Command::new(python)
+        .args(["-m", "gotopy", "run"])
+        .arg(&script)
+        .status()
+        .expect("the interpreter runs");
+    assert!(status.success(), "the benchmark program failed on {}", python.display());
+    read_report(&report)
+}
+
+/// Dispatch time (per call, minus a plain call) against number of cases, both axes
+/// logarithmic: a colour per form, a line style per target.
+fn chart(figures: &[(String, serde_json::Value)], out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    let dispatch = |report: &serde_json::Value, n: usize, kind: &str| {
+        let call = report["call_ns"].as_f64().unwrap_or(0.0);
+        (report[n.to_string()][kind].as_f64().unwrap_or(1.0) - call).max(1.0)
     };
-    let all: Vec<f64> = SIZES
+    let values: Vec<f64> = figures
         .iter()
-        .flat_map(|&n| KINDS.iter().map(move |&kind| ns(n, kind)))
+        .flat_map(|(_, report)| {
+            SIZES
+                .iter()
+                .flat_map(move |&n| KINDS.iter().map(move |&kind| dispatch(report, n, kind)))
+        })
         .collect();
-    let low = all.iter().copied().fold(f64::MAX, f64::min).log10().floor();
-    let high = all.iter().copied().fold(0.0, f64::max).log10().ceil();
-    let x = |n: usize| {
-        let (first, last) = ((SIZES[0] as f64).log2(), (SIZES[2] as f64).log2());
-        left + ((n as f64).log2() - first) / (last - first) * (width - left - right)
-    };
-    let y =
-        |value: f64| top + (high - value.log10()) / (high - low).max(1.0) * (height - top - bottom);
-    let colours = ["#1b7837", "#b2182b", "#2166ac"];
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        svg,
-        r#"<text x="{}" y="20" text-anchor="middle" font-size="14">Dispatch time (ns per call, minus a plain call) against number of integer cases</text>"#,
-        width / 2.0
-    );
-    let mut decade = low;
-    while decade <= high {
-        let at = y(10f64.powf(decade));
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{left}" y1="{at:.1}" x2="{:.1}" y2="{at:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{} ns</text>"##,
-            width - right,
-            left - 6.0,
-            at + 4.0,
-            10f64.powf(decade)
-        );
-        decade += 1.0;
-    }
-    for n in SIZES {
-        let _ = writeln!(
-            svg,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{n}</text>"#,
-            x(n),
-            height - bottom + 18.0
-        );
-    }
-    let _ = writeln!(
-        svg,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">cases (log scale)</text>"#,
-        (left + width - right) / 2.0,
-        height - 10.0
-    );
-    // Line labels at the right end, pushed apart where lines end close together.
-    let mut label_at: Vec<(f64, usize)> = KINDS
-        .iter()
-        .enumerate()
-        .map(|(index, kind)| (y(ns(SIZES[2], kind)), index))
-        .collect();
-    label_at.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for i in 1..label_at.len() {
-        label_at[i].0 = label_at[i].0.max(label_at[i - 1].0 + 15.0);
-    }
-    for (index, (kind, colour)) in KINDS.iter().zip(colours).enumerate() {
-        let points: Vec<String> = SIZES
-            .iter()
-            .map(|&n| format!("{:.1},{:.1}", x(n), y(ns(n, kind))))
-            .collect();
-        let _ = writeln!(
-            svg,
-            r#"<polyline points="{}" fill="none" stroke="{colour}" stroke-width="2"/>"#,
-            points.join(" ")
-        );
-        for &n in &SIZES {
-            let _ = writeln!(
-                svg,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#,
-                x(n),
-                y(ns(n, kind))
-            );
+    // Whole decades around the data, so that every tick label is a round number.
+    let low = 10f64.powf(values.iter().copied().fold(f64::MAX, f64::min).log10().floor());
+    let high = 10f64.powf(values.iter().copied().fold(1.0, f64::max).log10().ceil());
+    let area = SVGBackend::new(out, (900, 560)).into_drawing_area();
+    area.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&area)
+        .caption(
+            "Dispatch time (ns per call, minus a plain call) against number of integer cases",
+            ("sans-serif", 18),
+        )
+        .margin(20)
+        .x_label_area_size(45)
+        .y_label_area_size(90)
+        .build_cartesian_2d(
+            (SIZES[0] as f64..SIZES[2] as f64).log_scale(),
+            (low..high).log_scale(),
+        )?;
+    chart
+        .configure_mesh()
+        .x_desc("cases")
+        .y_desc("ns")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .draw()?;
+    let colours = [RGBColor(0x1b, 0x78, 0x37), RGBColor(0xb2, 0x18, 0x2b), RGBColor(0x21, 0x66, 0xac)];
+    for (target_index, (target, report)) in figures.iter().enumerate() {
+        for (kind, colour) in KINDS.iter().zip(colours) {
+            let points: Vec<(f64, f64)> = SIZES
+                .iter()
+                .map(|&n| (n as f64, dispatch(report, n, kind)))
+                .collect();
+            let style = colour.stroke_width(2);
+            let label = format!("{kind}, {target}");
+            let legend = move |(x, y): (i32, i32)| {
+                PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2))
+            };
+            match target_index {
+                0 => chart
+                    .draw_series(LineSeries::new(points.clone(), style))?
+                    .label(label)
+                    .legend(legend),
+                1 => chart
+                    .draw_series(DashedLineSeries::new(points.clone(), 8, 4, style))?
+                    .label(label)
+                    .legend(legend),
+                _ => chart
+                    .draw_series(DashedLineSeries::new(points.clone(), 2, 4, style))?
+                    .label(label)
+                    .legend(legend),
+            };
+            let marker = points.into_iter().map(move |p| Circle::new(p, 3, colour.filled()));
+            chart.draw_series(marker)?;
         }
-        let last = label_at
-            .iter()
-            .find(|(_, i)| *i == index)
-            .map_or(0.0, |(at, _)| *at);
-        let _ = writeln!(
-            svg,
-            r#"<text x="{:.1}" y="{:.1}" fill="{colour}">{kind} ({:.0} ns)</text>"#,
-            width - right + 8.0,
-            last + 4.0,
-            ns(SIZES[2], kind)
-        );
     }
-    svg.push_str("</svg>\n");
-    svg
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
+    area.present()?;
+    Ok(())
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,9 @@ from gotopy._bytecode import Body, BytecodeError, code_objects, replace_nested
 from gotopy._lower import Lowering, LowerError
 
 Span = tuple[int, int, int, int]
+
+# The recursion limit while CPython converts between its tree and `ast` objects.
+_AST_DEPTH = 20_000
 
 REPORT = "this is a bug in gotopy; please report it with the file that triggers it"
 
@@ -77,14 +81,28 @@ def compile_source(
     if not the_plan["scopes"] and edit is None:
         # Nothing to rewrite: CPython's own compile, byte for byte.
         return compile(data, path, "exec", dont_inherit=True, optimize=optimize)
-    tree = ast.parse(data, path)
+    limit = sys.getrecursionlimit()
+    # CPython's conversions between its syntax tree and `ast` objects count against the
+    # recursion limit, which a long `elif` chain reaches on 3.11 (each `elif` nests).
+    sys.setrecursionlimit(max(limit, _AST_DEPTH))
     try:
+        tree = ast.parse(data, path)
         _prepare.apply(tree, the_plan)
+        if edit is not None:
+            edit(tree, the_plan)
+        code = compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
     except _prepare.PlanMismatch as mismatch:
         raise _internal(path, str(mismatch)) from None
-    if edit is not None:
-        edit(tree, the_plan)
-    code = compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
+    except (RecursionError, MemoryError) as error:
+        message = (
+            f"CPython {_versions.VERSION[0]}.{_versions.VERSION[1]}'s `ast` module cannot hold "
+            f"this module, which nests too deeply ({type(error).__name__}: {error}); gotopy "
+            "compiles CPython's own syntax tree, so split the deepest statement (a long `elif` "
+            "chain nests one level per `elif`)"
+        )
+        raise refusal(path, data, message, 1, 1) from None
+    finally:
+        sys.setrecursionlimit(limit)
     places = (_prepare.with_items(tree), _prepare.finally_bodies(tree))
     return lower_module(code, the_plan, path, data, places)
 

@@ -128,12 +128,21 @@ class _Editor:
         self.cases: dict[tuple[int, int], Span] = {}
         self.dispatches = 0
 
-    def visit_body(self, body: list[ast.stmt]) -> None:
+    def visit_body(self, root: list[ast.stmt]) -> None:
+        """Edits ``root`` and every body nested in it, each after the bodies nested in it
+        (a trampoline copies a `finally` body already edited, a switch wraps a body whose
+        cases are already markers). Iterative: an `elif` chain nests as deep as it is long."""
+        order = [root]
+        for body in order:
+            for stmt in body:
+                order.extend(child_bodies(stmt))
+        for body in reversed(order):
+            self.edit_body(body)
+
+    def edit_body(self, body: list[ast.stmt]) -> None:
         at = 0
         while at < len(body):
             stmt = body[at]
-            for inner in _child_bodies(stmt):
-                self.visit_body(inner)
             span = _span(stmt)
             start = (stmt.lineno, stmt.col_offset)
             if isinstance(stmt, ast.While) and start in self.switches:
@@ -178,7 +187,7 @@ def _trampoline(stmt: ast.stmt, trampoline: dict[str, Any]) -> ast.stmt:
     return _at(ast.If(test=_name("label", span), body=body, orelse=[]), span)
 
 
-def _child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+def child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
     bodies = []
     for field in ("body", "orelse", "finalbody"):
         value = getattr(stmt, field, None)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from importlib import _bootstrap_external as _external_module  # type: ignore[attr-defined]
 from typing import Any
 
-from gotopy import _compile, _hook
+from gotopy import _compile, _hook, _prepare
 from gotopy._bytecode import Body, code_objects
 from gotopy._cli import _reason
 from gotopy._lower import NAME_LOADS, name_of
@@ -69,36 +69,34 @@ def standalone(tree: ast.Module, plan: dict[str, Any]) -> None:
     plan["standalone"] = removed
 
 
-def _strip_body(body: list[ast.stmt], prefix: str, rewritten: set[str], removed: set[str]) -> None:
-    kept: list[ast.stmt] = []
-    for stmt in body:
-        if isinstance(stmt, ast.Import) and all(a.name.split(".")[0] in PACKAGES for a in stmt.names):
-            removed.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-            continue
-        if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] in PACKAGES:
-            removed.update(a.asname or a.name for a in stmt.names)
-            continue
-        if _is_install(stmt):
-            continue
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            qualname = prefix + stmt.name
-            if qualname in rewritten:
-                _drop_opt_in(stmt)
-            _strip_body(stmt.body, qualname + ".<locals>.", rewritten, removed)
-        elif isinstance(stmt, ast.ClassDef):
-            _strip_body(stmt.body, prefix + stmt.name + ".", rewritten, removed)
-        else:
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(stmt, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    _strip_body(inner, prefix, rewritten, removed)
-            for handler in getattr(stmt, "handlers", ()):
-                _strip_body(handler.body, prefix, rewritten, removed)
-            for case in getattr(stmt, "cases", ()):
-                _strip_body(case.body, prefix, rewritten, removed)
-        kept.append(stmt)
-    # A body left empty by the removals still needs a statement.
-    body[:] = kept or [ast.copy_location(ast.Pass(), body[0])]
+def _strip_body(root: list[ast.stmt], prefix: str, rewritten: set[str], removed: set[str]) -> None:
+    """Strips ``root`` and every body nested in it (iteratively: an `elif` chain nests as
+    deep as it is long), each with the qualified-name prefix of its scope."""
+    work = [(root, prefix)]
+    while work:
+        body, prefix = work.pop()
+        kept: list[ast.stmt] = []
+        for stmt in body:
+            if isinstance(stmt, ast.Import) and all(a.name.split(".")[0] in PACKAGES for a in stmt.names):
+                removed.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+                continue
+            if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] in PACKAGES:
+                removed.update(a.asname or a.name for a in stmt.names)
+                continue
+            if _is_install(stmt):
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualname = prefix + stmt.name
+                if qualname in rewritten:
+                    _drop_opt_in(stmt)
+                work.append((stmt.body, qualname + ".<locals>."))
+            elif isinstance(stmt, ast.ClassDef):
+                work.append((stmt.body, prefix + stmt.name + "."))
+            else:
+                work.extend((inner, prefix) for inner in _prepare.child_bodies(stmt))
+            kept.append(stmt)
+        # A body left empty by the removals still needs a statement.
+        body[:] = kept or [ast.copy_location(ast.Pass(), body[0])]
 
 
 def _is_install(stmt: ast.stmt) -> bool:
