@@ -152,13 +152,20 @@ fn on_cpython(python: &Path) -> serde_json::Value {
         .arg(&script)
         .status()
         .expect("the interpreter runs");
-    assert!(status.success(), "the benchmark program failed on {}", python.display());
+    assert!(
+        status.success(),
+        "the benchmark program failed on {}",
+        python.display()
+    );
     read_report(&report)
 }
 
 /// Dispatch time (per call, minus a plain call) against number of cases, both axes
 /// logarithmic: a colour per form, a line style per target.
-fn chart(figures: &[(String, serde_json::Value)], out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+fn chart(
+    figures: &[(String, serde_json::Value)],
+    out: &Path,
+) -> Result<(), Box<dyn std::error::Error>> {
     let dispatch = |report: &serde_json::Value, n: usize, kind: &str| {
         let call = report["call_ns"].as_f64().unwrap_or(0.0);
         (report[n.to_string()][kind].as_f64().unwrap_or(1.0) - call).max(1.0)
@@ -172,7 +179,14 @@ fn chart(figures: &[(String, serde_json::Value)], out: &Path) -> Result<(), Box<
         })
         .collect();
     // Whole decades around the data, so that every tick label is a round number.
-    let low = 10f64.powf(values.iter().copied().fold(f64::MAX, f64::min).log10().floor());
+    let low = 10f64.powf(
+        values
+            .iter()
+            .copied()
+            .fold(f64::MAX, f64::min)
+            .log10()
+            .floor(),
+    );
     let high = 10f64.powf(values.iter().copied().fold(1.0, f64::max).log10().ceil());
     let area = SVGBackend::new(out, (900, 560)).into_drawing_area();
     area.fill(&WHITE)?;
@@ -195,7 +209,11 @@ fn chart(figures: &[(String, serde_json::Value)], out: &Path) -> Result<(), Box<
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()?;
-    let colours = [RGBColor(0x1b, 0x78, 0x37), RGBColor(0xb2, 0x18, 0x2b), RGBColor(0x21, 0x66, 0xac)];
+    let colours = [
+        RGBColor(0x1b, 0x78, 0x37),
+        RGBColor(0xb2, 0x18, 0x2b),
+        RGBColor(0x21, 0x66, 0xac),
+    ];
     for (target_index, (target, report)) in figures.iter().enumerate() {
         for (kind, colour) in KINDS.iter().zip(colours) {
             let points: Vec<(f64, f64)> = SIZES
@@ -221,7 +239,9 @@ fn chart(figures: &[(String, serde_json::Value)], out: &Path) -> Result<(), Box<
                     .label(label)
                     .legend(legend),
             };
-            let marker = points.into_iter().map(move |p| Circle::new(p, 3, colour.filled()));
+            let marker = points
+                .into_iter()
+                .map(move |p| Circle::new(p, 3, colour.filled()));
             chart.draw_series(marker)?;
         }
     }

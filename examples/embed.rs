@@ -9,34 +9,8 @@ use std::process::ExitCode;
 use gotopy::embed::InterpreterBuilderExt as _;
 use rustpython_vm::{Interpreter, Settings};
 
-const SCRIPT: &str = r#"
-import scheduler
-from goto import goto
-
-print("first free 2-hour slot:", scheduler.first_free([1, 0, 1, 1, 0, 1, 1], 2))
-
-# Code compiled without gotopy: the decorator rewrites it at run time.
-source = '''
-def collatz_steps(n):
-    steps = 0
-    label .again
-    if n == 1:
-        return steps
-    n = n // 2 if n % 2 == 0 else 3 * n + 1
-    steps += 1
-    goto .again
-'''
-namespace = {}
-exec(compile(source, "<user code>", "exec"), namespace)
-steps = goto(namespace["collatz_steps"])
-print("collatz steps for 27:", steps(27))
-
-try:
-    exec(compile("def broken():\n    goto .nowhere\n", "<user code>", "exec"), namespace)
-    goto(namespace["broken"])
-except SyntaxError as error:
-    print("refused:", error.msg.split(":")[0], "at line", error.lineno)
-"#;
+/// The script, shared with `examples/embed_cpython`.
+const SCRIPT: &str = include_str!("embed/script.py");
 
 fn main() -> ExitCode {
     let modules = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/embed");

@@ -12,46 +12,20 @@ use std::process::ExitCode;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-const SCRIPT: &std::ffi::CStr = c"
-import sys
-sys.path.insert(0, MODULES)
-import scheduler
-from goto import goto
-
-print('first free 2-hour slot:', scheduler.first_free([1, 0, 1, 1, 0, 1, 1], 2))
-
-# Code compiled without gotopy: the decorator rewrites it at run time.
-source = '''
-def collatz_steps(n):
-    steps = 0
-    label .again
-    if n == 1:
-        return steps
-    n = n // 2 if n % 2 == 0 else 3 * n + 1
-    steps += 1
-    goto .again
-'''
-namespace = {}
-exec(compile(source, '<user code>', 'exec'), namespace)
-steps = goto(namespace['collatz_steps'])
-print('collatz steps for 27:', steps(27))
-
-try:
-    exec(compile('def broken():\\n    goto .nowhere\\n', '<user code>', 'exec'), namespace)
-    goto(namespace['broken'])
-except SyntaxError as error:
-    print('refused:', error.msg.split(':')[0], 'at line', error.lineno)
-";
+/// The script, shared with `examples/embed.rs`.
+const SCRIPT: &str = include_str!("../../embed/script.py");
 
 fn main() -> ExitCode {
     _gotopy::embed::register();
     Python::initialize();
     let modules = concat!(env!("CARGO_MANIFEST_DIR"), "/../embed");
+    let script = std::ffi::CString::new(SCRIPT).expect("the script has no NUL byte");
     let ran = Python::attach(|py| -> PyResult<()> {
         _gotopy::embed::install(py)?;
-        let globals = PyDict::new(py);
-        globals.set_item("MODULES", modules)?;
-        py.run(SCRIPT, Some(&globals), None)
+        py.import("sys")?
+            .getattr("path")?
+            .call_method1("insert", (0, modules))?;
+        py.run(&script, Some(&PyDict::new(py)), None)
     });
     match ran {
         Ok(()) => ExitCode::SUCCESS,
