@@ -19,26 +19,11 @@
 
 use std::ffi::CStr;
 
+use gotopy::compile::package::MODULES;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// The packages' modules by name, as the Python package ships them.
-const SOURCES: [(&str, &str); 12] = [
-    ("gotopy", include_str!("../gotopy/__init__.py")),
-    ("gotopy.__main__", include_str!("../gotopy/__main__.py")),
-    ("gotopy._bytecode", include_str!("../gotopy/_bytecode.py")),
-    ("gotopy._cli", include_str!("../gotopy/_cli.py")),
-    ("gotopy._compile", include_str!("../gotopy/_compile.py")),
-    ("gotopy._hook", include_str!("../gotopy/_hook.py")),
-    ("gotopy._lower", include_str!("../gotopy/_lower.py")),
-    ("gotopy._prepare", include_str!("../gotopy/_prepare.py")),
-    ("gotopy._pyc", include_str!("../gotopy/_pyc.py")),
-    ("gotopy._runtime", include_str!("../gotopy/_runtime.py")),
-    ("gotopy._versions", include_str!("../gotopy/_versions.py")),
-    ("goto", include_str!("../goto/__init__.py")),
-];
-
-/// A finder and loader for the modules in `SOURCES` (a dict the caller binds), put first on
+/// A finder and loader for the package's modules (`SOURCES`, a dict the caller binds), put first on
 /// `sys.meta_path`, with the built-in `_gotopy` as `gotopy._gotopy`; then the import hook,
 /// whose cache names carry `REVISION` (the hook cannot digest files that are not there).
 const INSTALL: &CStr = c"
@@ -90,7 +75,7 @@ pub fn register() {
 /// interpreter, which [`register`] prepared.
 pub fn install(py: Python<'_>) -> PyResult<()> {
     let sources = PyDict::new(py);
-    for (name, text) in SOURCES {
+    for (name, text) in MODULES {
         sources.set_item(name, text)?;
     }
     let globals = PyDict::new(py);
@@ -105,7 +90,7 @@ fn revision() -> String {
     // FNV-1a, 64 bits: stable across builds, which a cache name needs.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let version = env!("CARGO_PKG_VERSION");
-    for text in SOURCES
+    for text in MODULES
         .iter()
         .flat_map(|(name, text)| [*name, *text])
         .chain([version])

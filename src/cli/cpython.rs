@@ -9,44 +9,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use gotopy::compile::package::{MODULES, file_of};
+
 use super::BAD_INPUT;
 
-/// The package's modules, by file name, and the stand-in for its native module.
-const PACKAGE: [(&str, &str); 12] = [
-    (
-        "__init__.py",
-        include_str!("../../python/gotopy/__init__.py"),
-    ),
-    (
-        "__main__.py",
-        include_str!("../../python/gotopy/__main__.py"),
-    ),
-    (
-        "_bytecode.py",
-        include_str!("../../python/gotopy/_bytecode.py"),
-    ),
-    ("_cli.py", include_str!("../../python/gotopy/_cli.py")),
-    (
-        "_compile.py",
-        include_str!("../../python/gotopy/_compile.py"),
-    ),
-    ("_hook.py", include_str!("../../python/gotopy/_hook.py")),
-    ("_lower.py", include_str!("../../python/gotopy/_lower.py")),
-    (
-        "_prepare.py",
-        include_str!("../../python/gotopy/_prepare.py"),
-    ),
-    ("_pyc.py", include_str!("../../python/gotopy/_pyc.py")),
-    (
-        "_runtime.py",
-        include_str!("../../python/gotopy/_runtime.py"),
-    ),
-    (
-        "_versions.py",
-        include_str!("../../python/gotopy/_versions.py"),
-    ),
-    ("_gotopy.py", include_str!("_gotopy.py")),
-];
+/// The stand-in for the package's native module.
+const NATIVE_STAND_IN: &str = include_str!("_gotopy.py");
 
 /// What the interpreter runs: the version check first (the package needs 3.11), then the
 /// package's `compile` command with the arguments that follow the directory.
@@ -86,14 +54,16 @@ fn run(args: &PycArgs<'_>) -> Result<u8, String> {
         .map_err(|error| format!("cannot find the gotopy binary itself: {error}"))?;
     let directory = tempfile::tempdir()
         .map_err(|error| format!("cannot create a temporary directory: {error}"))?;
-    let package = directory.path().join("gotopy");
-    std::fs::create_dir(&package)
-        .and_then(|()| {
-            PACKAGE
-                .iter()
-                .try_for_each(|(name, text)| std::fs::write(package.join(name), text))
-        })
-        .map_err(|error| format!("cannot write the package to {}: {error}", package.display()))?;
+    let files = MODULES
+        .iter()
+        .map(|&(module, text)| (file_of(module), text))
+        .chain([("gotopy/_gotopy.py".to_owned(), NATIVE_STAND_IN)]);
+    for (file, text) in files {
+        let path = directory.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap_or(directory.path()))
+            .and_then(|()| std::fs::write(&path, text))
+            .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    }
     let mut command = Command::new(args.python);
     // Isolated: neither the user's site-packages nor PYTHONPATH (an installed gotopy of
     // another version) comes before the embedded package.

@@ -252,6 +252,7 @@ mod copies;
 mod dispatch;
 mod goto;
 mod lower;
+pub mod package;
 pub mod plan;
 mod prepare;
 mod sites;

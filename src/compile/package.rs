@@ -1,0 +1,50 @@
+//! The Python package's own modules (`python/gotopy`, `python/goto`), for programs that run
+//! them in a CPython where the package is not installed: `gotopy compile --python` (with a
+//! stand-in for the native module) and `gotopy-python`'s embedding (with the native module
+//! built in). One list, so that a module added to the package is added to both.
+
+/// Each module's qualified name and source, packages first.
+pub const MODULES: [(&str, &str); 12] = [
+    ("gotopy", include_str!("../../python/gotopy/__init__.py")),
+    ("goto", include_str!("../../python/goto/__init__.py")),
+    (
+        "gotopy.__main__",
+        include_str!("../../python/gotopy/__main__.py"),
+    ),
+    (
+        "gotopy._bytecode",
+        include_str!("../../python/gotopy/_bytecode.py"),
+    ),
+    ("gotopy._cli", include_str!("../../python/gotopy/_cli.py")),
+    (
+        "gotopy._compile",
+        include_str!("../../python/gotopy/_compile.py"),
+    ),
+    ("gotopy._hook", include_str!("../../python/gotopy/_hook.py")),
+    (
+        "gotopy._lower",
+        include_str!("../../python/gotopy/_lower.py"),
+    ),
+    (
+        "gotopy._prepare",
+        include_str!("../../python/gotopy/_prepare.py"),
+    ),
+    ("gotopy._pyc", include_str!("../../python/gotopy/_pyc.py")),
+    (
+        "gotopy._runtime",
+        include_str!("../../python/gotopy/_runtime.py"),
+    ),
+    (
+        "gotopy._versions",
+        include_str!("../../python/gotopy/_versions.py"),
+    ),
+];
+
+/// Where a module of [`MODULES`] goes in a directory on `sys.path`:
+/// `gotopy._compile` in `gotopy/_compile.py`, a package in its `__init__.py`.
+pub fn file_of(module: &str) -> String {
+    match module.split_once('.') {
+        Some((package, name)) => format!("{package}/{name}.py"),
+        None => format!("{module}/__init__.py"),
+    }
+}
