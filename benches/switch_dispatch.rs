@@ -1,5 +1,6 @@
-//! Switch dispatch against the same logic as an `if`/`elif` chain and as a `match`
-//! statement, for 16, 256 and 4,096 integer cases, timed inside one interpreter run: the
+//! Switch dispatch against the same logic as an `if`/`elif` chain, as a `match` statement
+//! and as the switch's own search tree written as nested `if`s, for 16, 256 and 4,096
+//! integer cases, timed inside one interpreter run: the
 //! same program on RustPython (gotopy's embedded interpreter) and on CPython 3.13 and 3.14
 //! (`python -m gotopy run`, with the package from the virtual environments
 //! `cargo test --test cpython` sets up under `target/cpython/`; a version without one is
@@ -19,7 +20,7 @@ use plotters::prelude::*;
 const CPYTHONS: [&str; 2] = ["3.13", "3.14"];
 
 const SIZES: [usize; 3] = [16, 256, 4096];
-const KINDS: [&str; 3] = ["switch", "if/elif", "match"];
+const KINDS: [&str; 4] = ["switch", "if tree", "if/elif", "match"];
 
 /// The three functions for `n` cases; each returns the index of the matching case.
 fn functions(n: usize, out: &mut String) {
@@ -29,7 +30,11 @@ fn functions(n: usize, out: &mut String) {
     for i in 0..n {
         let _ = writeln!(out, "        case[{}]\n        return {i}", value(i));
     }
-    let _ = writeln!(out, "    return -1\n\ndef chain_{n}(x):");
+    // The fastest dispatch plain Python can write without a table: the same balanced
+    // search as nested `if x < pivot:` statements, compiled by the target's own compiler.
+    let _ = writeln!(out, "    return -1\n\ndef tree_{n}(x):");
+    tree(0..n, 1, &value, out);
+    let _ = writeln!(out, "def chain_{n}(x):");
     for i in 0..n {
         let keyword = if i == 0 { "if" } else { "elif" };
         let _ = writeln!(out, "    {keyword} x == {}:\n        return {i}", value(i));
@@ -41,9 +46,34 @@ fn functions(n: usize, out: &mut String) {
     let _ = writeln!(
         out,
         "    return -1\n\nSUBJECTS_{n} = [(i * 7919) % {n} * 7 + 3 for i in range(2000)]\n\
-         assert [switch_{n}(x) for x in SUBJECTS_{n}] == [chain_{n}(x) for x in SUBJECTS_{n}] \
-         == [match_{n}(x) for x in SUBJECTS_{n}]\n"
+         assert [switch_{n}(x) for x in SUBJECTS_{n}] == [tree_{n}(x) for x in SUBJECTS_{n}] \
+         == [chain_{n}(x) for x in SUBJECTS_{n}] == [match_{n}(x) for x in SUBJECTS_{n}]\n"
     );
+}
+
+/// Nested `if` statements searching `cases` as the switch's tree does: `<` against the
+/// middle value, `==` at a leaf.
+fn tree(
+    cases: std::ops::Range<usize>,
+    depth: usize,
+    value: &dyn Fn(usize) -> usize,
+    out: &mut String,
+) {
+    let indent = "    ".repeat(depth);
+    if cases.len() == 1 {
+        let i = cases.start;
+        let _ = writeln!(
+            out,
+            "{indent}if x == {}:\n{indent}    return {i}\n{indent}return -1",
+            value(i)
+        );
+        return;
+    }
+    let middle = cases.start + cases.len() / 2;
+    let _ = writeln!(out, "{indent}if x < {}:", value(middle));
+    tree(cases.start..middle, depth + 1, value, out);
+    let _ = writeln!(out, "{indent}else:");
+    tree(middle..cases.end, depth + 1, value, out);
 }
 
 fn program(report: &str) -> String {
@@ -71,15 +101,15 @@ call = time_calls(baseline, SUBJECTS_16)
 results = {{"call_ns": call * 1e9}}
 print(f"ns per call, best of 15 runs over 2,000 subjects; calling a function that only")
 print(f"returns its argument costs {{call * 1e9:.0f}} ns; dispatch = per call minus that")
-print(f"{{'cases':>6}} {{'switch':>16}} {{'if/elif':>18}} {{'match':>18}}")
-print(f"{{'':>6}} {{'call dispatch':>16}} {{'call dispatch':>18}} {{'call dispatch':>18}}")
+print(f"{{'cases':>6}} {{'switch':>16}} {{'if tree':>16}} {{'if/elif':>18}} {{'match':>18}}")
+print(f"{{'':>6}} {{'call dispatch':>16}} {{'call dispatch':>16}} {{'call dispatch':>18}} {{'call dispatch':>18}}")
 for n in {sizes:?}:
     subjects = globals()[f"SUBJECTS_{{n}}"]
     row = {{}}
-    for kind, prefix in (("switch", "switch"), ("if/elif", "chain"), ("match", "match")):
+    for kind, prefix in (("switch", "switch"), ("if tree", "tree"), ("if/elif", "chain"), ("match", "match")):
         row[kind] = time_calls(globals()[f"{{prefix}}_{{n}}"], subjects) * 1e9
     results[str(n)] = row
-    cells = " ".join(f"{{row[k]:>9.0f}} {{row[k] - call * 1e9:>8.0f}}" for k in ("switch", "if/elif", "match"))
+    cells = " ".join(f"{{row[k]:>9.0f}} {{row[k] - call * 1e9:>8.0f}}" for k in {kinds:?})
     print(f"{{n:>6}} {{cells}}")
 r = results
 net = lambda n, kind: r[str(n)][kind] - r["call_ns"]
@@ -87,10 +117,13 @@ print(f"if/elif / switch at 256 cases: dispatch {{net(256, 'if/elif') / net(256,
       f"whole call {{r['256']['if/elif'] / r['256']['switch']:.1f}}x (goal >= 10)")
 print(f"switch 4096 / switch 16: dispatch {{net(4096, 'switch') / net(16, 'switch'):.2f}}, "
       f"whole call {{r['4096']['switch'] / r['16']['switch']:.2f}} (goal <= 3.5)")
+print("switch / the same tree as nested ifs, whole call: "
+      + ", ".join(f"{{n}} cases {{r[str(n)]['switch'] / r[str(n)]['if tree']:.2f}}" for n in {sizes:?}))
 with open({report:?}, "w") as f:
     json.dump(results, f)
 "#,
         sizes = SIZES,
+        kinds = KINDS,
     );
     out
 }
@@ -213,6 +246,7 @@ fn chart(
         RGBColor(0x1b, 0x78, 0x37),
         RGBColor(0xb2, 0x18, 0x2b),
         RGBColor(0x21, 0x66, 0xac),
+        RGBColor(0xe0, 0x8a, 0x14),
     ];
     for (target_index, (target, report)) in figures.iter().enumerate() {
         for (kind, colour) in KINDS.iter().zip(colours) {
