@@ -1,10 +1,9 @@
 //! Switch dispatch against the same logic as an `if`/`elif` chain, as a `match` statement
 //! and as the switch's own search tree written as nested `if`s, for 16, 256 and 4,096
-//! integer cases, timed inside one interpreter run: the
-//! same program on RustPython (gotopy's embedded interpreter) and on CPython 3.13 and 3.14
-//! (`python -m gotopy run`, with the package from the virtual environments
-//! `cargo test --test cpython` sets up under `target/cpython/`; a version without one is
-//! left out, and says so). Goals: the switch at least 10 times faster than `if`/`elif` at
+//! integer cases, timed inside one interpreter run: the same program on RustPython
+//! (gotopy's embedded interpreter) and on CPython 3.13 and 3.14 (`python -m gotopy run`,
+//! with the package from the virtual environments `cargo test --test cpython` sets up
+//! under `target/cpython/`; a version without one is left out, and says so). Goals: the switch at least 10 times faster than `if`/`elif` at
 //! 256 cases, and growing with log n (4,096 cases at most 3.5 times 16 cases).
 //!
 //! Run: `cargo bench --bench switch_dispatch`. Prints the tables and draws the chart the
@@ -22,7 +21,7 @@ const CPYTHONS: [&str; 2] = ["3.13", "3.14"];
 const SIZES: [usize; 3] = [16, 256, 4096];
 const KINDS: [&str; 4] = ["switch", "if tree", "if/elif", "match"];
 
-/// The three functions for `n` cases; each returns the index of the matching case.
+/// The four functions for `n` cases; each returns the index of the matching case.
 fn functions(n: usize, out: &mut String) {
     // Case values spread out, so that no form can index by value.
     let value = |i: usize| i * 7 + 3;
