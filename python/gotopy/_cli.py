@@ -111,9 +111,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """Runs FILE as ``__main__``, compiled with goto, with the import hook installed."""
-    import types
-
+    """Runs FILE as ``__main__``, compiled with goto, with the import hook installed, as
+    ``python FILE`` runs it: the same module globals, and an uncaught exception printed by
+    ``sys.excepthook`` from the program's own frames, exit status 1."""
     from gotopy import _compile, _hook
 
     path = os.path.abspath(args.file)
@@ -129,15 +129,54 @@ def _run(args: argparse.Namespace) -> int:
     except _compile.GotoSyntaxError as error:
         _write(sys.stderr, error.report or f"{error}\n")
         return FOUND_ERRORS
-    main = types.ModuleType("__main__")
-    main.__file__ = path
-    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
-    sys.modules["__main__"] = main
+    main = _main_module(path)
     sys.argv[:] = [args.file, *args.args]
     sys.path[0] = os.path.dirname(os.path.realpath(path))
     _hook.install()
-    exec(code, main.__dict__)
+    try:
+        exec(code, main.__dict__)
+    except SystemExit:
+        raise
+    except BaseException as error:  # noqa: BLE001 - printed as the interpreter prints it
+        # The first frame is this function's; the program's own start after it. CPython
+        # prints the exception's own traceback, so that is where it is dropped.
+        if error.__traceback__ is not None:
+            error.__traceback__ = error.__traceback__.tb_next
+        sys.excepthook(type(error), error, error.__traceback__)
+        if isinstance(error, KeyboardInterrupt):
+            _die_of_interrupt()
+        return FOUND_ERRORS
     return SUCCESS
+
+
+def _main_module(path: str):
+    """A new ``__main__`` with the globals ``python FILE`` gives it on this version."""
+    import builtins
+    import importlib.machinery
+    import types
+
+    main = types.ModuleType("__main__")
+    namespace = main.__dict__
+    if sys.version_info < (3, 14):
+        namespace["__annotations__"] = {}
+    namespace["__builtins__"] = builtins
+    if sys.version_info < (3, 15):
+        namespace["__cached__"] = None
+    namespace["__file__"] = path
+    namespace["__loader__"] = importlib.machinery.SourceFileLoader("__main__", path)
+    sys.modules["__main__"] = main
+    return main
+
+
+def _die_of_interrupt() -> None:
+    """Ends the process by SIGINT, as CPython does after an uncaught ``KeyboardInterrupt``,
+    so that a shell sees the interrupt."""
+    import signal
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def _compile_files(args: argparse.Namespace) -> int:

@@ -222,6 +222,47 @@ class Runtime(unittest.TestCase):
             )
             self.assertEqual((ours.stdout, ours.returncode), (python.stdout, python.returncode))
 
+    def test_run_gives_the_globals_and_the_traceback_of_python(self) -> None:
+        """The oracle is ``python FILE``: the main module's globals, and an uncaught
+        exception (chained, from a function) printed byte for byte as CPython prints it,
+        with none of gotopy's own frames, exit status 1."""
+        program = textwrap.dedent(
+            """
+            import sys
+            print(sorted(globals()), __name__, __spec__, __package__, __doc__)
+            print(type(__builtins__).__name__, type(__loader__).__name__, __loader__.name)
+            def inner(x):
+                return 1 / x
+            def outer():
+                try:
+                    inner(0)
+                except ZeroDivisionError as error:
+                    raise KeyError("again") from error
+            outer()
+            """
+        )
+        with tempfile.TemporaryDirectory() as directory:
+            script = Path(directory, "fails.py")
+            script.write_text(program)
+            ours = subprocess.run(
+                [sys.executable, "-m", "gotopy", "run", str(script)], capture_output=True, text=True
+            )
+            python = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+        self.assertIn("KeyError: 'again'", python.stderr)
+        self.assertEqual(
+            (ours.stdout, ours.stderr, ours.returncode), (python.stdout, python.stderr, python.returncode)
+        )
+
+    def test_run_reports_a_rejected_program_and_exits_one(self) -> None:
+        path = FIXTURES / "err" / "unknown_label.py"
+        ours = subprocess.run(
+            [sys.executable, "-m", "gotopy", "run", str(path)], capture_output=True, text=True
+        )
+        self.assertEqual(ours.returncode, 1, ours.stderr)
+        self.assertEqual(ours.stdout, "")
+        self.assertIn("error[G002]: unknown label", ours.stderr)
+        self.assertNotIn("Traceback", ours.stderr)
+
     def test_decorator_keeps_the_function_object(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
             module = Path(directory) / "decorated.py"
