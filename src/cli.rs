@@ -54,6 +54,10 @@ enum Command {
     /// (what `compile --python` asks for each file).
     #[command(hide = true)]
     Plan(PlanArgs),
+    /// The report of an error found in the code CPython compiled from a plan, for the module
+    /// on standard input, as JSON (what `compile --python` asks when its rewrite refuses).
+    #[command(hide = true)]
+    LateError(LateErrorArgs),
     /// Run a Python program in the embedded RustPython interpreter, compiled with goto.
     #[command(
         override_usage = "gotopy run [OPTIONS] <FILE | - | -c CODE | -m MODULE> [ARGS]...",
@@ -150,6 +154,28 @@ struct PlanArgs {
     /// Rewrite every scope that contains markers, module and class bodies included.
     #[arg(long)]
     all_scopes: bool,
+    /// Also rewrite the function whose definition starts on this line.
+    #[arg(long, value_name = "LINE")]
+    scope_line: Option<usize>,
+}
+
+#[derive(Debug, clap::Args)]
+struct LateErrorArgs {
+    /// The module's path, as diagnostics name it.
+    #[arg(value_name = "PATH")]
+    path: String,
+    /// A failure inside gotopy (`G900`) rather than a refusal by design (`G200`).
+    #[arg(long)]
+    internal: bool,
+    /// What cannot be rewritten, or what went wrong.
+    #[arg(long)]
+    message: String,
+    /// What to write instead (for a refusal by design).
+    #[arg(long, default_value = "")]
+    instead: String,
+    /// Where, in CPython's units: line, end line, UTF-8 byte column, end column.
+    #[arg(long, num_args = 4, value_names = ["LINE", "END_LINE", "COLUMN", "END_COLUMN"])]
+    span: Vec<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -267,6 +293,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
             None => compile(&args, styles),
         },
         Command::Plan(args) => plan(&args, styles),
+        Command::LateError(args) => late_error(&args, styles),
         Command::Dis(args) => dis(&args, styles),
         Command::Run(args) => run_program(args, styles),
     })
@@ -413,18 +440,44 @@ fn compile_reporting(
 
 /// Prints the plan of the module on standard input (`gotopy::compile::plan::plan_json`).
 fn plan(args: &PlanArgs, styles: Styles) -> u8 {
+    let options = Options::new()
+        .all_scopes(args.all_scopes)
+        .scope_line(args.scope_line);
+    answer_for_stdin(&args.path, |source| {
+        gotopy::compile::plan::plan_json(source, options, styles.stdout)
+    })
+}
+
+/// Prints the report of an error in the code CPython compiled from the plan of the module on
+/// standard input (`gotopy::compile::plan::late_error_json`).
+fn late_error(args: &LateErrorArgs, styles: Styles) -> u8 {
+    let &[line, end_line, column, end_column] = args.span.as_slice() else {
+        eprintln!("gotopy: error: --span takes four numbers");
+        return BAD_INPUT;
+    };
+    answer_for_stdin(&args.path, |source| {
+        gotopy::compile::plan::late_error_json(
+            source,
+            args.internal,
+            &args.message,
+            &args.instead,
+            (line, end_line, column, end_column),
+            styles.stdout,
+        )
+    })
+}
+
+/// Prints `answer` of the module on standard input, reported under `path`, for the Python
+/// modules `compile --python` runs.
+fn answer_for_stdin(path: &str, answer: impl FnOnce(&Source) -> String) -> u8 {
     let mut data = Vec::new();
     if let Err(error) = std::io::stdin().read_to_end(&mut data) {
         eprintln!("gotopy: error: <stdin>: cannot read: {error}");
         return BAD_INPUT;
     }
-    match Source::from_bytes(&args.path, &data) {
+    match Source::from_bytes(path, &data) {
         Ok(source) => {
-            let options = Options::new().all_scopes(args.all_scopes);
-            print!(
-                "{}",
-                gotopy::compile::plan::plan_json(&source, options, styles.stdout)
-            );
+            print!("{}", answer(&source));
             SUCCESS
         }
         Err(error) => {

@@ -71,7 +71,7 @@ pub use source::Source;
 pub fn check_source(source: &Source, options: Options) -> Vec<Diagnostic> {
     match parse::parse(source) {
         Ok(parsed) => {
-            let module = scan::scan(parsed.syntax(), parsed.tokens(), options);
+            let module = scan::scan(parsed.syntax(), parsed.tokens(), source, options);
             check::check(&module, source)
         }
         Err(syntax_error) => vec![syntax_error],

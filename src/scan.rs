@@ -19,6 +19,8 @@ use rustpython_compiler::ast::{
     self as ast, ExceptHandler, Expr, ExprContext, ModModule, Operator, Pattern, Stmt, UnaryOp,
 };
 
+use crate::source::Source;
+
 /// The names that make up gotopy's markers.
 pub const MARKER_NAMES: [&str; 4] = ["goto", "label", "switch", "case"];
 
@@ -40,6 +42,10 @@ pub struct Options {
     /// Rewrite every scope that contains markers, module and class bodies included.
     /// Without it only functions decorated with `goto`, `with_goto` or `switch` are.
     pub all_scopes: bool,
+    /// Also rewrite the function or class whose definition starts on this one-based line (its
+    /// first decorator's line, or its `def`'s or `class`'s: CPython's `co_firstlineno`),
+    /// decorated or not: the run-time decorator applied without `@`, as in `f = goto(f)`.
+    pub scope_line: Option<usize>,
 }
 
 impl Options {
@@ -52,6 +58,13 @@ impl Options {
     #[must_use]
     pub fn all_scopes(mut self, all_scopes: bool) -> Options {
         self.all_scopes = all_scopes;
+        self
+    }
+
+    /// Sets the field `scope_line`.
+    #[must_use]
+    pub fn scope_line(mut self, line: Option<usize>) -> Options {
+        self.scope_line = line;
         self
     }
 }
@@ -85,7 +98,7 @@ pub struct Scope {
     pub qualname: String,
     /// The name in the `def` or `class` header; empty at offset 0 for the module.
     pub name_range: TextRange,
-    /// Decorated with `goto`, `with_goto` or `switch`.
+    /// Decorated with `goto`, `with_goto` or `switch`, or named by [`Options::scope_line`].
     pub decorated: bool,
     /// Whether gotopy rewrites this scope's code object.
     pub rewritten: bool,
@@ -340,10 +353,11 @@ impl Scope {
     }
 }
 
-/// Scans a parsed module.
-pub fn scan(module: &ModModule, tokens: &Tokens, options: Options) -> Module {
+/// Scans a parsed module; `source` gives the lines [`Options::scope_line`] names.
+pub fn scan(module: &ModModule, tokens: &Tokens, source: &Source, options: Options) -> Module {
     let mut scanner = Scanner {
         tokens,
+        source,
         options,
         scopes: Vec::new(),
         state: ScopeState::default(),
@@ -381,6 +395,7 @@ struct ScopeState {
 
 struct Scanner<'a> {
     tokens: &'a Tokens,
+    source: &'a Source,
     options: Options,
     scopes: Vec<Scope>,
     state: ScopeState,
@@ -575,7 +590,8 @@ impl<'a> Scanner<'a> {
         let decorated = def
             .decorator_list
             .iter()
-            .any(|decorator| is_goto_decorator(&decorator.expression));
+            .any(|decorator| is_goto_decorator(&decorator.expression))
+            || self.asked_for(def.range);
         let qualname = self.child_qualname(&def.name.id);
         let id = self.open_scope(ScopeKind::Function, qualname, def.name.range, decorated);
         for parameter in def.parameters.iter() {
@@ -587,6 +603,15 @@ impl<'a> Scanner<'a> {
         self.scope_body(id, &def.body);
     }
 
+    /// Whether the caller asked for the definition at `range` to be rewritten
+    /// ([`Options::scope_line`]); a definition's range starts at its first decorator, where
+    /// CPython's first line of its code is.
+    fn asked_for(&self, range: TextRange) -> bool {
+        self.options
+            .scope_line
+            .is_some_and(|line| self.source.location(range.start()).line == line)
+    }
+
     fn class(&mut self, class: &'a ast::StmtClassDef) {
         for decorator in &class.decorator_list {
             self.visit_expr(&decorator.expression);
@@ -596,7 +621,8 @@ impl<'a> Scanner<'a> {
         }
         self.bind(&class.name.id, class.name.range);
         let qualname = self.child_qualname(&class.name.id);
-        let id = self.open_scope(ScopeKind::Class, qualname, class.name.range, false);
+        let asked = self.asked_for(class.range);
+        let id = self.open_scope(ScopeKind::Class, qualname, class.name.range, asked);
         self.scope_body(id, &class.body);
     }
 

@@ -148,3 +148,40 @@ fn no_orphaned_snapshots() {
         );
     }
 }
+
+/// `Options::scope_line` rewrites the one undecorated function or class defined on that line
+/// (its first decorator's line), as the CPython decorator asks when called as `f = goto(f)`:
+/// its jump into a `for` body becomes an error, and the markers of the others stay a warning.
+#[test]
+fn scope_line_rewrites_the_scope_defined_there() {
+    let text = "\
+import functools
+@functools.cache
+def f():
+    goto .inside
+    for x in []:
+        label .inside
+class C:
+    goto .x
+    label .x
+def g():
+    goto .y
+    label .y
+";
+    let source = Source::new("scope_line.py", text);
+    let codes = |line| {
+        check_source(&source, gotopy::Options::new().scope_line(line))
+            .iter()
+            .map(|diagnostic| {
+                let at = source.location(diagnostic.range.start()).line;
+                (diagnostic.code.as_str(), at)
+            })
+            .collect::<Vec<_>>()
+    };
+    // Markers in scopes that are not rewritten: a warning each.
+    assert_eq!(codes(None), [("G102", 4), ("G102", 8), ("G102", 11)]);
+    assert_eq!(codes(Some(2)), [("G003", 4), ("G102", 8), ("G102", 11)]);
+    assert_eq!(codes(Some(7)), [("G102", 4), ("G102", 11)]);
+    // The `def` line of a decorated function is not its first line.
+    assert_eq!(codes(Some(3)), codes(None));
+}

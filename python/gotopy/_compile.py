@@ -47,15 +47,21 @@ def _error(path: str, text: str | None, error: dict[str, Any], report: str) -> G
     return exc
 
 
-def plan(data: bytes, path: str, all_scopes: bool = False, color: bool = False) -> dict[str, Any]:
+def plan(
+    data: bytes, path: str, all_scopes: bool = False, color: bool = False, scope_line: int | None = None
+) -> dict[str, Any]:
     """The front end's plan for a module, its warnings rendered under ``"warnings"``, or its
-    first error as ``GotoSyntaxError``."""
+    first error as ``GotoSyntaxError``; ``scope_line`` also rewrites the function or class
+    defined on that line, decorated or not."""
     if not _versions.SUPPORTED:
         raise RuntimeError(f"gotopy supports CPython 3.11 to 3.15, not {_versions.VERSION}")
-    answer = json.loads(_gotopy.plan(path, data, all_scopes=all_scopes, color=color))
+    answer = json.loads(
+        _gotopy.plan(path, data, all_scopes=all_scopes, color=color, scope_line=scope_line)
+    )
     if "plan" in answer:
         the_plan: dict[str, Any] = answer["plan"]
         the_plan["warnings"] = answer["warnings"]
+        the_plan["color"] = color  # for the errors found after planning
         return the_plan
     text = _gotopy.decode_source(data)
     if not answer["errors"]:
@@ -71,13 +77,15 @@ def compile_source(
     optimize: int = -1,
     the_plan: dict[str, Any] | None = None,
     edit: Callable[[ast.Module, dict[str, Any]], None] | None = None,
+    scope_line: int | None = None,
 ) -> types.CodeType:
     """Compiles a module's source with goto: ``compile(data, path, "exec")`` with every
     marker of every rewritten scope lowered; errors are ``SyntaxError``. ``the_plan`` is
     the module's plan when the caller has it; ``edit`` makes more edits to the prepared
-    tree (standalone ``.pyc`` files, ``gotopy._pyc``)."""
+    tree (standalone ``.pyc`` files, ``gotopy._pyc``); ``scope_line`` also rewrites the
+    function or class defined on that line (the decorator called as ``goto(f)``)."""
     if the_plan is None:
-        the_plan = plan(data, path, all_scopes)
+        the_plan = plan(data, path, all_scopes, scope_line=scope_line)
     if not the_plan["scopes"] and edit is None:
         # Nothing to rewrite: CPython's own compile, byte for byte.
         return compile(data, path, "exec", dont_inherit=True, optimize=optimize)
@@ -92,15 +100,17 @@ def compile_source(
             edit(tree, the_plan)
         code = compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
     except _prepare.PlanMismatch as mismatch:
-        raise _internal(path, str(mismatch)) from None
+        raise late_error(path, data, the_plan, str(mismatch), None) from None
     except (RecursionError, MemoryError) as error:
         message = (
             f"CPython {_versions.VERSION[0]}.{_versions.VERSION[1]}'s `ast` module cannot hold "
-            f"this module, which nests too deeply ({type(error).__name__}: {error}); gotopy "
-            "compiles CPython's own syntax tree, so split the deepest statement (a long `elif` "
-            "chain nests one level per `elif`)"
+            f"this module, which nests too deeply ({type(error).__name__}: {error})"
         )
-        raise refusal(path, data, message, 1, 1) from None
+        help = (
+            "gotopy compiles CPython's own syntax tree: split the deepest statement (a long "
+            "`elif` chain nests one level per `elif`)"
+        )
+        raise late_error(path, data, the_plan, message, None, help) from None
     finally:
         sys.setrecursionlimit(limit)
     places = (_prepare.with_items(tree), _prepare.finally_bodies(tree))
@@ -118,23 +128,53 @@ def lower_module(
     new: dict[int, types.CodeType] = {}
     for scope in the_plan["scopes"]:
         found = _find_scope(code, scope)
+        where = _first_marker(scope)
         if found is None:
-            raise _internal(path, f"cannot find the code object of `{scope['qualname']}`")
+            message = f"cannot find the code object of `{scope['qualname']}`"
+            raise late_error(path, data, the_plan, message, where)
         try:
             new[id(found)] = Lowering(Body.decode(found), scope, the_plan, *places).lower()
         except LowerError as error:
-            message, span = error.args
-            raise refusal(path, data, message, span[0], (span[2] or 0) + 1) from None
+            message, span, help = error.args
+            raise late_error(path, data, the_plan, message, span, help) from None
         except BytecodeError as error:
-            raise _internal(path, f"the rewritten `{scope['qualname']}` fails the check: {error}") from None
+            message = f"the rewritten `{scope['qualname']}` fails the check: {error}"
+            raise late_error(path, data, the_plan, message, where) from None
+        except Exception as error:  # noqa: BLE001 - any other failure is gotopy's own
+            message = f"rewriting `{scope['qualname']}` failed: {type(error).__name__}: {error}"
+            raise late_error(path, data, the_plan, message, where) from error
     return replace_nested(code, new)
 
 
-def refusal(path: str, data: bytes, message: str, line: int, column: int) -> GotoSyntaxError:
-    """A ``G200`` refusal at ``line`` and ``column`` (one-based) of the module."""
-    report = f"{path}:{line}:{column}: error[G200]: {message}\n"
-    error = {"code": "G200", "message": message, "line": line, "column": column}
-    return _error(path, _gotopy.decode_source(data), error, report)
+def late_error(
+    path: str,
+    data: bytes,
+    the_plan: dict[str, Any],
+    message: str,
+    span: Span | list[int | None] | None,
+    help: str | None = None,
+) -> GotoSyntaxError:
+    """An error in the code CPython compiled from the plan, rendered by the front end as
+    ``check`` renders its own: a construct refused by design (``G200``) when ``help`` says
+    what to write instead, else a failure inside gotopy (``G900``); at ``span`` (CPython's
+    ``(line, end_line, column, end_column)``), or the module's start."""
+    line, end_line, column, end_column = span if span is not None else (1, 1, 0, 0)
+    line = line or 1
+    where = (line, end_line or line, column or 0, end_column or column or 0)
+    color = bool(the_plan.get("color", False))
+    answer = json.loads(
+        _gotopy.late_error(
+            path, data, internal=help is None, message=message, help=help or "", span=where, color=color
+        )
+    )
+    return _error(path, _gotopy.decode_source(data), answer["errors"][0], answer["report"])
+
+
+def _first_marker(scope: dict[str, Any]) -> Span | None:
+    """Where a scope's first marker is, for an error about the whole scope."""
+    spans = [tuple(m["keyword"]) for m in scope["labels"] + scope["gotos"] + scope["computed"]]
+    spans += [tuple(switch["dispatch"]) for switch in scope["switches"]]
+    return min(spans) if spans else None  # type: ignore[return-value]
 
 
 def _find_scope(code: types.CodeType, scope: dict[str, Any]) -> types.CodeType | None:
@@ -148,7 +188,3 @@ def _find_scope(code: types.CodeType, scope: dict[str, Any]) -> types.CodeType |
     return candidates[0] if len(candidates) == 1 else None
 
 
-def _internal(path: str, message: str) -> SyntaxError:
-    exc = GotoSyntaxError(f"G900: internal error: {message} ({REPORT})", (path, 1, 1, None))
-    exc.code = "G900"
-    return exc

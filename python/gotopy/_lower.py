@@ -64,7 +64,25 @@ CONDITIONAL = {
 
 
 class LowerError(Exception):
-    """The rewrite cannot be proved correct: ``(message, span)``."""
+    """The rewrite cannot be proved correct: ``(message, span, help)``. With ``help`` (what
+    to write instead) it is a refusal by design (``G200``); without, something gotopy
+    expects of CPython's code did not hold, a failure inside gotopy (``G900``)."""
+
+    def __init__(self, message: str, span: Any, help: str | None = None) -> None:
+        super().__init__(message, span, help)
+
+
+# The help of every refusal of the rewrite without source.
+NO_SOURCE = (
+    "compile it with gotopy.compile_source, or import it through gotopy.install(): from the "
+    "source, gotopy rewrites every goto"
+)
+
+# The help of a label CPython removed before gotopy could see it.
+REMOVED = (
+    "CPython's compiler drops code under a condition it can prove false (`if False:`, "
+    "`while 0:`); move the label out of that block, or test a variable instead"
+)
 
 
 def name_of(code: types.CodeType, instr: Instr) -> str | None:
@@ -292,7 +310,7 @@ class Lowering:
         if kind == "goto":
             if plan["name"] in self.missing:
                 raise LowerError(
-                    f"CPython's compiler removed label `.{plan['name']}` as unreachable", plan["keyword"]
+                    f"CPython's compiler removed label `.{plan['name']}` as unreachable", plan["keyword"], REMOVED
                 )
             what = f"label `.{plan['name']}`"
             return self.choose(site, _left(stack[site] or 0, plan), self.candidates(plan), what, plan["keyword"])
@@ -313,6 +331,7 @@ class Lowering:
                 raise LowerError(
                     f"CPython's compiler removed label `.{target['name']}` as unreachable",
                     plan["keyword"],
+                    REMOVED,
                 )
             copy = self.choose(site, _left(base, target), self.candidates(target), f"label `.{target['name']}`", plan["keyword"])
             chosen.append((target, copy))
@@ -326,7 +345,7 @@ class Lowering:
     def choose_place(self, site: int, depth: int, span: list[int], what: str) -> Label:
         copies = self.places.get(tuple(span), [])
         if not copies:
-            raise LowerError(f"CPython's compiler removed {what} as unreachable", span)
+            raise LowerError(f"CPython's compiler removed {what} as unreachable", span, REMOVED)
         return copies[self.choose(site, depth, copies, what, span)]
 
     def choose(self, site: int, depth: int, candidates: list[Label], what: str, span: Any) -> int:
@@ -356,6 +375,9 @@ class Lowering:
             f"cannot tell which of CPython's {len(fitting)} copies of {what} belongs to this "
             "jump (CPython compiled the `finally` body around them more than once)",
             span,
+            "CPython compiles a `finally` body once for each way out of its `try`; move the "
+            "jump and its target out of the `finally` body (into a function it calls, for "
+            "example), or out of the code that copies it",
         )
 
     def decide(
@@ -933,7 +955,7 @@ def lower_without_source(code: types.CodeType) -> types.CodeType:
                 raise LowerError(
                     f"`{name_of(code, instr)}` used other than as `goto .name` or `label .name`: "
                     "without the source gotopy rewrites only those",
-                    instr.position,
+                    instr.position, NO_SOURCE,
                 )
     labels: dict[str, Instr] = {}
     for word, name, load in markers:
@@ -946,7 +968,7 @@ def lower_without_source(code: types.CodeType) -> types.CodeType:
         if first is not load and (
             first.position != load.position or not _same_block(instrs, *after, positions=True)
         ):
-            raise LowerError(f"label `.{name}` is defined twice", load.position)
+            raise LowerError(f"label `.{name}` is defined twice", load.position, NO_SOURCE)
     stack = depths(body)
     at_label = body._label_indices()
     loops = [
@@ -964,27 +986,27 @@ def lower_without_source(code: types.CodeType) -> types.CodeType:
                 f"label `.{name}` is not in the compiled code (it is not defined, or CPython "
                 "removed it as unreachable, which only compiling the source through gotopy "
                 "prevents)",
-                load.position,
+                load.position, NO_SOURCE,
             )
         site, there = index_of[id(load)], index_of[id(label)]
         if stack[site] is None or stack[there] is None:
-            raise LowerError(f"`goto .{name}` or its label is unreachable code", load.position)
+            raise LowerError(f"`goto .{name}` or its label is unreachable code", load.position, NO_SOURCE)
         if load.handler != label.handler:
             raise LowerError(
                 f"`goto .{name}` leaves or enters a `try`, `with` or `except` block: without "
                 "the source gotopy rewrites only gotos that leave nothing but `for` loops",
-                load.position,
+                load.position, NO_SOURCE,
             )
         leaving = 0
         for start, end in loops:
             inside_goto, inside_label = start < site < end, start < there < end
             if inside_label and not inside_goto:
-                raise LowerError(f"`goto .{name}` jumps into a `for` body", load.position)
+                raise LowerError(f"`goto .{name}` jumps into a `for` body", load.position, NO_SOURCE)
             leaving += inside_goto and not inside_label
         extra = (stack[site] or 0) - (stack[there] or 0)
         if extra != leaving * _versions.for_slots():
             raise LowerError(
-                f"cannot prove what `goto .{name}` leaves on the stack", load.position
+                f"cannot prove what `goto .{name}` leaves on the stack", load.position, NO_SOURCE
             )
         pops[id(load)] = extra
     targets: dict[str, Label] = {}

@@ -130,9 +130,9 @@ def _decorator_name(decorator: ast.expr) -> str | None:
     return None
 
 
-def still_needed(code: types.CodeType, names: set[str]) -> tuple[str, int, int] | None:
+def still_needed(code: types.CodeType, names: set[str]) -> tuple[str, Any] | None:
     """The first load, in any code object of the module, of a name the removed imports
-    bound: ``(name, line, column)``, or ``None``."""
+    bound: ``(name, position)``, or ``None``."""
     for inner in code_objects(code):
         for instr in Body.decode(inner).instrs():
             if instr.op not in NAME_LOADS or instr.name.startswith("LOAD_FAST"):
@@ -140,7 +140,7 @@ def still_needed(code: types.CodeType, names: set[str]) -> tuple[str, int, int] 
             name = name_of(inner, instr)
             if name in names:
                 line = instr.position[0] or inner.co_firstlineno
-                return name, line, (instr.position[2] or 0) + 1
+                return name, (line, *instr.position[1:])
     return None
 
 
@@ -151,15 +151,16 @@ def compile_standalone(data: bytes, path: str, all_scopes: bool, color: bool) ->
     code = _compile.compile_source(data, path, the_plan=plan, edit=standalone)
     needed = still_needed(code, plan["standalone"])
     if needed is not None:
-        name, line, column = needed
-        raise _compile.refusal(
+        name, position = needed
+        raise _compile.late_error(
             path,
             data,
+            plan,
             f"`{name}` is still needed at run time here, so this module cannot run where "
-            "gotopy is not installed (markers in a scope that is not rewritten, or the name "
-            "used as a value); decorate the function with `@goto` or compile with --all-scopes",
-            line,
-            column,
+            "gotopy is not installed",
+            position,
+            "this is a marker in a scope that is not rewritten, or the name used as a value: "
+            "decorate the function with `@goto`, or compile with --all-scopes",
         )
     return code, plan["warnings"]
 

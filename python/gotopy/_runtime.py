@@ -21,14 +21,19 @@ from gotopy._bytecode import code_objects
 from gotopy._bytecode import BytecodeError
 from gotopy._lower import LowerError, has_markers, lower_without_source
 
-_modules: dict[tuple[str, bytes], types.CodeType] = {}
+_modules: dict[tuple[str, bytes, int | None], types.CodeType] = {}
 
 
-def _module_code(path: str, data: bytes) -> types.CodeType:
-    key = (path, data)
+def _module_code(path: str, data: bytes, scope_line: int | None = None) -> types.CodeType:
+    """The module compiled through gotopy, with the scope defined on ``scope_line`` (a
+    function or class) rewritten too, decorated or not; ``0`` rewrites every scope."""
+    key = (path, data, scope_line)
     if key not in _modules:
-        _modules.clear()  # one module at a time: decorators run while a module loads
-        _modules[key] = _compile.compile_source(data, path)
+        if not any(k[:2] == (path, data) for k in _modules):
+            _modules.clear()  # one module at a time: decorators run while a module loads
+        _modules[key] = _compile.compile_source(
+            data, path, all_scopes=scope_line == 0, scope_line=scope_line or None
+        )
     return _modules[key]
 
 
@@ -45,8 +50,9 @@ def _same_function(new: types.CodeType, old: types.CodeType) -> bool:
 
 
 def rewrite_code(code: types.CodeType) -> types.CodeType:
-    """The code object of the same function compiled by gotopy, or ``code`` itself when it
-    has no markers left (it was compiled by gotopy, or never had any)."""
+    """The code object of the same function (or class or module body) compiled by gotopy
+    from its source file, or ``code`` itself when it has no markers left (it was compiled
+    by gotopy, or never had any)."""
     if not has_markers(code):
         return code
     path = code.co_filename
@@ -55,10 +61,21 @@ def rewrite_code(code: types.CodeType) -> types.CodeType:
             data = file.read()
     except OSError:
         return _without_source(code)
-    module = _module_code(os.fspath(path), data)
-    for candidate in code_objects(module):
-        if _same_function(candidate, code):
-            return candidate
+    path = os.fspath(path)
+    # As the source decorates it; else (`f = goto(f)`, a class body) asked for by its line;
+    # a module's code object asks for every scope, its own body included.
+    # `code` is CPython's compile of the same source: a scope gotopy did not rewrite compiles
+    # to the same bytes.
+    same: list[types.CodeType] = []
+    for scope_line in (None, 0 if code.co_qualname == "<module>" else code.co_firstlineno):
+        module = _module_code(path, data, scope_line)
+        same = [candidate for candidate in code_objects(module) if _same_function(candidate, code)]
+        for candidate in same:
+            if candidate.co_code != code.co_code:
+                return candidate
+    if same:
+        # The front end finds no marker in it (a global named `case`, say): nothing to do.
+        return code
     raise SyntaxError(
         f"G200: `{code.co_qualname}` is not in {path} as it is now (was the file changed after "
         "it was imported?)",
@@ -72,12 +89,12 @@ def _without_source(code: types.CodeType) -> types.CodeType:
     try:
         return lower_without_source(code)
     except LowerError as error:
-        message, position = error.args
+        message, position, help = error.args
         line = position[0] or code.co_firstlineno
+        # Without the source, CPython's byte column is the best column there is.
         column = (position[2] or 0) + 1
         raise SyntaxError(
-            f"G200: {message} (`{code.co_qualname}` has no source file; compile it with "
-            "gotopy.compile_source or import it through gotopy.install() for every goto)",
+            f"G200: {message} (`{code.co_qualname}` has no source file; {help})",
             (code.co_filename, line, column, None),
         ) from None
     except BytecodeError as error:

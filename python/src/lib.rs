@@ -5,7 +5,7 @@
 //! the `gotopy` binary calls, so both print the same diagnostics, JSON and summary. It knows
 //! nothing of the command line, the file system or colour detection.
 
-use gotopy::compile::plan::plan_json;
+use gotopy::compile::plan::{Span, late_error_json, plan_json};
 use gotopy::diagnostic::{report_json, report_text};
 use gotopy::{Diagnostic, Options, Source, check_source};
 use pyo3::exceptions::PyValueError;
@@ -81,15 +81,41 @@ fn render_json(checked: Vec<PyRef<'_, Checked>>) -> PyResult<String> {
 
 /// Decodes, checks and plans one module for CPython's compiler, as
 /// `gotopy::compile::plan::plan_json` gives it; `ValueError` when it cannot be decoded.
+/// `scope_line` also rewrites the function or class defined on that line (`f = goto(f)`).
 #[pyfunction]
-#[pyo3(signature = (path, data, *, all_scopes = false, color = false))]
-fn plan(path: &str, data: &[u8], all_scopes: bool, color: bool) -> PyResult<String> {
+#[pyo3(signature = (path, data, *, all_scopes = false, color = false, scope_line = None))]
+fn plan(
+    path: &str,
+    data: &[u8],
+    all_scopes: bool,
+    color: bool,
+    scope_line: Option<usize>,
+) -> PyResult<String> {
     let source =
         Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))?;
-    Ok(plan_json(
-        &source,
-        Options::new().all_scopes(all_scopes),
-        color,
+    let options = Options::new().all_scopes(all_scopes).scope_line(scope_line);
+    Ok(plan_json(&source, options, color))
+}
+
+/// An error the compile path finds in the code CPython compiled from the plan, as
+/// `gotopy::compile::plan::late_error_json` gives it: a refusal by design (`G200`, `help`
+/// says what to write instead) or, with `internal`, a failure inside gotopy (`G900`), at
+/// `span` (CPython's `(line, end_line, column, end_column)`, columns in UTF-8 bytes).
+#[pyfunction]
+#[pyo3(signature = (path, data, *, internal, message, help, span, color = false))]
+fn late_error(
+    path: &str,
+    data: &[u8],
+    internal: bool,
+    message: &str,
+    help: &str,
+    span: Span,
+    color: bool,
+) -> PyResult<String> {
+    let source =
+        Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))?;
+    Ok(late_error_json(
+        &source, internal, message, help, span, color,
     ))
 }
 
@@ -98,5 +124,5 @@ pub mod embed;
 #[pymodule]
 mod _gotopy {
     #[pymodule_export]
-    use super::{Checked, check, decode_source, plan, render_json, render_text};
+    use super::{Checked, check, decode_source, late_error, plan, render_json, render_text};
 }

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import traceback
 import unittest
 from pathlib import Path
 
@@ -55,7 +56,48 @@ class Fixtures(unittest.TestCase):
                 self.assertTrue(codes, "an err fixture names its codes in its header")
                 self.assertTrue(any(code in str(error.msg) for code in codes), error.msg)
                 self.assertEqual(error.filename, str(path))
-                self.assertGreater(error.lineno or 0, 0)
+                # Where `check` puts the first error, in characters, as CPython counts a
+                # SyntaxError's offsets.
+                report = subprocess.run(
+                    [sys.executable, "-m", "gotopy", "check", "--format", "json"]
+                    + (["--all-scopes"] if all_scopes else [])
+                    + [str(path)],
+                    capture_output=True,
+                    text=True,
+                )
+                first = next(d for d in json.loads(report.stdout) if d["severity"] == "error")
+                self.assertEqual(
+                    (error.lineno, error.offset, error.end_lineno, error.end_offset),
+                    (first["line"], first["column"], first["end_line"], first["end_column"]),
+                )
+                self.assertEqual(error.text, text.splitlines()[first["line"] - 1] + "\n")
+
+    def test_refusals_point_at_characters_and_say_what_to_write_instead(self) -> None:
+        """A refusal found in CPython's code (a label its compiler removed) is rendered as
+        ``check`` renders a diagnostic, with help, and its ``SyntaxError`` counts columns in
+        characters, so CPython's traceback puts the caret under the marker."""
+        source = (
+            "from goto import goto, label\n@goto\ndef skip():\n"
+            '    s = "ééé"; goto .hidden\n    if False:\n        label .hidden\n    return s\n'
+        )
+        with self.assertRaises(gotopy.GotoSyntaxError) as raised:
+            gotopy.compile_source(source.encode(), "removed.py")
+        error = raised.exception
+        self.assertEqual((error.code, error.lineno, error.offset), ("G200", 4, 16))
+        self.assertEqual(error.text, '    s = "ééé"; goto .hidden\n')
+        shown = "".join(traceback.format_exception_only(type(error), error))
+        self.assertIn('s = "ééé"; goto .hidden\n' + " " * 15 + "^", shown)
+        self.assertIn("error[G200]: cannot rewrite: CPython's compiler removed label `.hidden`", error.report)
+        self.assertIn("= help: ", error.report)
+        self.assertIn(" --> removed.py:4:16", error.report)
+
+    def test_refused_fixtures_are_refused_by_design(self) -> None:
+        for path in sorted((FIXTURES / "refused").glob("*.py")):
+            with self.subTest(path.name):
+                with self.assertRaises(gotopy.GotoSyntaxError) as raised:
+                    gotopy.compile_source(path.read_bytes(), str(path))
+                self.assertEqual(raised.exception.code, "G200", raised.exception.msg)
+                self.assertIn("= help: ", raised.exception.report)
 
 
 class Differential(unittest.TestCase):
@@ -298,6 +340,113 @@ class Runtime(unittest.TestCase):
             self.assertEqual(count.__kwdefaults__, {"step": 1})
             self.assertEqual(count.__annotations__["n"], int)
             self.assertEqual(count.__qualname__, "outer.<locals>.count")
+
+    def test_decorator_keeps_everything_as_without_gotopy(self) -> None:
+        """SPEC section 6 on the decorator's own path (a module CPython compiled itself):
+        the oracle is the same module without goto (markers as ``pass``, the decorator the
+        identity), loaded by this CPython. Every attribute of every function agrees, and
+        the decorator returns the function object it was given, also called as ``goto(f)``
+        without ``@`` and on a module's code object."""
+        template = textwrap.dedent(
+            '''
+            import functools
+            from gotopy import goto, label
+
+            def outer(k):
+                @functools.wraps(print)
+                @goto
+                def inner(a: int, b=2, *args, c: str = "c", d, **kw) -> list:
+                    """Counts down."""
+                    out = []
+                    label .top
+                    if a <= 0:
+                        return out + [k, b, c, d]
+                    out.append(a)
+                    a -= 1
+                    goto .top
+                inner.extra = "kept"
+                return inner
+
+            class C:
+                @goto
+                @staticmethod
+                def s(x=1):
+                    goto .end
+                    x = 0
+                    label .end
+                    return x
+
+                @classmethod
+                @goto
+                def c(cls, y=2):
+                    goto .end
+                    y = 0
+                    label .end
+                    return cls.__name__, y
+
+            def undecorated(n):
+                total = 0
+                label .loop
+                if n:
+                    total += n
+                    n -= 1
+                    goto .loop
+                return total
+
+            before = undecorated
+            undecorated = goto(undecorated)
+            same = before is undecorated
+            '''
+        )
+        plain = re.sub(r"(goto|label) \.\w+", "pass", template).replace(
+            "from gotopy import goto, label", "goto = lambda f: f"
+        )
+        shown = textwrap.dedent(
+            """
+            import inspect
+            f = module.outer(10)
+            for g in (f, module.C.s, module.C.c, module.undecorated):
+                code = g.__code__
+                print(g.__name__, g.__qualname__, g.__doc__, g.__defaults__, g.__kwdefaults__,
+                      g.__annotations__, g.__dict__.get("extra"), getattr(g, "__wrapped__", None),
+                      code.co_argcount, code.co_kwonlyargcount, code.co_varnames,
+                      code.co_freevars, code.co_firstlineno, inspect.signature(g))
+            print([c.cell_contents for c in f.__closure__], module.same)
+            """
+        )
+        results = []
+        for name, text in (("with_goto", template), ("without_goto", plain)):
+            with tempfile.TemporaryDirectory() as directory:
+                Path(directory, "functions.py").write_text(text)
+                script = f"import importlib.util as u\nspec = u.spec_from_file_location('functions', {str(Path(directory, 'functions.py'))!r})\n"
+                script += "module = u.module_from_spec(spec); spec.loader.exec_module(module)\n" + shown
+                run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+                self.assertEqual(run.returncode, 0, f"{name}: {run.stderr}")
+                results.append(run.stdout)
+        self.assertEqual(results[0], results[1])
+        # And what the rewritten functions compute, against the same loops without goto.
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "functions.py").write_text(template)
+            spec = importlib.util.spec_from_file_location("functions_run", Path(directory, "functions.py"))
+            assert spec and spec.loader
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            self.assertTrue(module.same)
+            self.assertEqual(module.outer("k")(3, d=4), [3, 2, 1, "k", 2, "c", 4])
+            self.assertEqual((module.C.s(), module.C.c()), (1, ("C", 2)))
+            self.assertEqual(module.undecorated(4), 10)
+
+    def test_decorator_on_a_module_code_object_rewrites_every_scope(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory, "script.py")
+            path.write_text("n = 3\nout = []\nlabel .top\nif n:\n    out.append(n)\n    n -= 1\n    goto .top\n")
+            code = compile(path.read_bytes(), str(path), "exec")
+            rewritten = gotopy.goto(code)
+            self.assertIsNot(rewritten, code)
+            self.assertIs(gotopy.goto(rewritten), rewritten)
+            scope: dict = {"goto": gotopy.goto, "label": gotopy.label}
+            exec(rewritten, scope)
+            self.assertEqual(scope["out"], [3, 2, 1])
 
     def test_decorator_without_source_rewrites_what_the_bytecode_proves(self) -> None:
         source = textwrap.dedent(

@@ -182,7 +182,7 @@ struct Checked {
 /// Parses, scans and checks a module; its errors as a rejection.
 fn checked(source: &Source, options: Options) -> Result<Checked, CompileError> {
     let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
-    let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), options);
+    let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), source, options);
     let diagnostics = crate::check::check(&module, source);
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(rejected(diagnostics, source));
@@ -481,6 +481,7 @@ pub(crate) fn generate_prepared(text: &str) -> Generated {
     let module = crate::scan::scan(
         parsed.syntax(),
         parsed.tokens(),
+        &source,
         Options::new().all_scopes(true),
     );
     let file = SourceFileBuilder::new(source.path(), source.text()).finish();

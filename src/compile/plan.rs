@@ -8,14 +8,14 @@
 //! The Python package applies the edits to `ast.parse`'s tree, compiles it with the running
 //! interpreter and lowers the markers it finds at those positions (see ARCHITECTURE.md).
 
-use ruff_source_file::LineIndex;
+use ruff_source_file::{LineIndex, OneIndexed};
 use ruff_text_size::{TextRange, TextSize};
 use serde::Serialize;
 
 use super::dispatch::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
 use super::prepare::{frames_left, prepare};
 use super::{Checked, CompileError, checked, lost_track, rejected};
-use crate::diagnostic::{Diagnostic, render_text};
+use crate::diagnostic::{Code, Diagnostic, render_text};
 use crate::scan::{
     CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
 };
@@ -189,28 +189,64 @@ pub fn plan_json(source: &Source, options: Options, color: bool) -> String {
             serde_json::json!({ "plan": plan, "warnings": warnings })
         }
         Err(CompileError::Rejected { diagnostics, .. }) => {
-            let errors: Vec<_> = diagnostics
-                .iter()
-                .filter(|d| d.is_error())
-                .map(|d| {
-                    let start = source.location(d.range.start());
-                    let end = source.location(d.range.end());
-                    serde_json::json!({
-                        "code": d.code.as_str(),
-                        "message": d.message,
-                        "line": start.line,
-                        "column": start.column,
-                        "end_line": end.line,
-                        "end_column": end.column,
-                    })
-                })
-                .collect();
-            let report = render_text(&diagnostics, source, color);
-            serde_json::json!({ "errors": errors, "report": report })
+            rejected_json(&diagnostics, source, color)
         }
         Err(other) => serde_json::json!({ "errors": [], "report": other.to_string() }),
     };
     json.to_string()
+}
+
+/// An error found after planning, in the code CPython compiled from the plan, as the JSON
+/// [`plan_json`] gives for a rejected module: a construct gotopy refuses by design
+/// (`internal` false: `G200`, with `help` saying what to write instead) or a failure inside
+/// gotopy (`G900`, whose help says so), at `span` in CPython's units.
+pub fn late_error_json(
+    source: &Source,
+    internal: bool,
+    message: &str,
+    help: &str,
+    span: Span,
+    color: bool,
+) -> String {
+    let positions = Positions::new(source.text());
+    let (line, end_line, column, end_column) = span;
+    let start = positions.offset(line, column);
+    let end = positions.offset(end_line, end_column).max(start);
+    let range = TextRange::new(start, end);
+    let diagnostic = if internal {
+        lost_track(range, message)
+    } else {
+        Diagnostic::new(
+            Code::CannotRewrite,
+            range,
+            format!("cannot rewrite: {message}"),
+        )
+        .help(help)
+    };
+    rejected_json(&[diagnostic], source, color).to_string()
+}
+
+/// `{"errors": [...], "report": text}`: each error with its code, message and one-based line
+/// and character column, and all the diagnostics rendered.
+fn rejected_json(diagnostics: &[Diagnostic], source: &Source, color: bool) -> serde_json::Value {
+    let errors: Vec<_> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| {
+            let start = source.location(d.range.start());
+            let end = source.location(d.range.end());
+            serde_json::json!({
+                "code": d.code.as_str(),
+                "message": d.message,
+                "line": start.line,
+                "column": start.column,
+                "end_line": end.line,
+                "end_column": end.column,
+            })
+        })
+        .collect();
+    let report = render_text(diagnostics, source, color);
+    serde_json::json!({ "errors": errors, "report": report })
 }
 
 /// Checks a module and plans its compilation by CPython.
@@ -473,6 +509,21 @@ impl<'t> Positions<'t> {
         let line = self.index.line_index(offset);
         let start = self.index.line_start(line, self.text);
         (line.get(), (offset - start).to_usize())
+    }
+
+    /// The offset of a one-based line and a byte column in it, clamped to the line (without
+    /// its line end) and to a character boundary: positions CPython gives are inside the
+    /// text, but they are read from code objects, not trusted.
+    fn offset(&self, line: usize, column: usize) -> TextSize {
+        let count = self.index.line_count();
+        let line = OneIndexed::new(line.clamp(1, count.max(1))).unwrap_or(OneIndexed::MIN);
+        let start = self.index.line_start(line, self.text).to_usize();
+        let end = self.index.line_end_exclusive(line, self.text).to_usize();
+        let mut at = (start + column).min(end);
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        TextSize::try_from(at).unwrap_or_default()
     }
 
     fn span(&self, range: TextRange) -> Span {
