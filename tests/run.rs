@@ -359,7 +359,8 @@ print(count(), len(log), log[-1])
     );
 }
 
-/// Jumps across more than 65,536 code units need two `EXTENDED_ARG` prefixes.
+/// Jumps across more than 65,536 code units need two `EXTENDED_ARG` prefixes, on RustPython
+/// and on every CPython.
 #[test]
 fn long_jumps_both_ways() {
     let filler = "        x += 1\n".repeat(40_000);
@@ -402,6 +403,36 @@ fn long_jumps_both_ways() {
     );
     // Every goto skips the filler: x stays 0.
     assert_eq!(String::from_utf8_lossy(&output.stdout), "0 0\n");
+    // On CPython: the longest jump of the rewritten `f`, in code units, as `dis` reads it,
+    // and what the program prints.
+    let longest_jump = "import dis, sys, gotopy\n\
+        code = gotopy.compile_source(open(sys.argv[1], 'rb').read(), sys.argv[1])\n\
+        f = next(c for c in code.co_consts if getattr(c, 'co_name', '') == 'f')\n\
+        jumps = set(dis.hasjrel) | set(getattr(dis, 'hasjabs', []))\n\
+        print(max(abs(i.argval - i.offset) // 2 for i in dis.get_instructions(f)\n\
+                  if i.opcode in jumps))\n";
+    for (version, python) in cpython::installed() {
+        let distance = cpython::run(
+            "the longest jump",
+            Command::new(python).args(["-c", longest_jump]).arg(&path),
+        );
+        let distance: usize = String::from_utf8_lossy(&distance.stdout)
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(distance > 65_536, "CPython {version}: {distance}");
+        let output = cpython::run(
+            "python -m gotopy run",
+            Command::new(python)
+                .args(["-m", "gotopy", "run"])
+                .arg(&path),
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "0 0\n",
+            "CPython {version}"
+        );
+    }
 }
 
 /// Rewriting keeps everything else about functions: names, defaults, keyword-only defaults,
@@ -805,7 +836,7 @@ async def leave():
 }
 
 /// Tracebacks from rewritten code name the true lines: in a finally body run by a goto, and
-/// after a label reached by a backward goto.
+/// after a label reached by a backward goto, on RustPython and on every CPython.
 #[test]
 fn tracebacks_in_rewritten_code_point_at_source_lines() {
     let path = write(
@@ -829,13 +860,26 @@ fn tracebacks_in_rewritten_code_point_at_source_lines() {
              print(e.__traceback__.tb_next.tb_lineno)\n\
          again([1, 2])\n",
     );
-    let output = gotopy_run(&path, &[]);
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "7\n");
-    assert_eq!(output.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("line 18, in <module>"), "{stderr}");
-    assert!(stderr.contains("line 12, in again"), "{stderr}");
-    assert!(stderr.contains("IndexError"), "{stderr}");
+    let mut runs = vec![("RustPython".to_owned(), gotopy_run(&path, &[]))];
+    for (version, python) in cpython::installed() {
+        let output = Command::new(python)
+            .args(["-m", "gotopy", "run"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        runs.push((format!("CPython {version}"), output));
+    }
+    for (target, output) in runs {
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "7\n", "{target}");
+        assert_eq!(output.status.code(), Some(1), "{target}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("line 18, in <module>"),
+            "{target}: {stderr}"
+        );
+        assert!(stderr.contains("line 12, in again"), "{target}: {stderr}");
+        assert!(stderr.contains("IndexError"), "{target}: {stderr}");
+    }
 }
 
 /// `gotopy` run in `dir`, colour off, UTF-8 output.
