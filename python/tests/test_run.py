@@ -646,6 +646,57 @@ class Runtime(unittest.TestCase):
             )
             self.assertEqual(run.stdout.strip(), "[-3, -2, -1]", run.stderr)
 
+    def test_import_hook_and_plain_cpython_never_take_each_others_cache(self) -> None:
+        """A module that gives one answer under plain CPython (its ``goto`` raises) and
+        another through the hook (module asks for all scopes, so an undecorated function is
+        rewritten), imported in both orders: each interpreter answers as it must, whichever
+        cache file is there. The hook's second import reads its cache (its compiler is
+        gone), and with ``PYTHONDONTWRITEBYTECODE`` it writes none."""
+        module = textwrap.dedent(
+            """\
+            # gotopy: all-scopes
+            from goto import goto, label
+
+            def answer():
+                try:
+                    goto .rewritten
+                except RuntimeError:
+                    return "plain"
+                label .rewritten
+                return "gotopy"
+            """
+        )
+        plain = "import m; print(m.answer())"
+        hooked = "import gotopy; gotopy.install(); import m; print(m.answer())"
+        cached_only = (
+            "import gotopy, gotopy._compile as c; gotopy.install(); c.compile_source = None; "
+            "import m; print(m.answer())"
+        )
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+        def answer(script: str, directory: str, **extra: str) -> str:
+            run = subprocess.run(
+                [sys.executable, "-c", script],
+                capture_output=True,
+                cwd=directory,
+                text=True,
+                env={**env, **extra},
+            )
+            self.assertEqual(run.returncode, 0, run.stderr)
+            return run.stdout.strip()
+
+        for order in ((plain, hooked), (hooked, plain)):
+            with tempfile.TemporaryDirectory() as directory:
+                Path(directory, "m.py").write_text(module)
+                for script in (*order, *order):
+                    self.assertEqual(answer(script, directory), "plain" if script is plain else "gotopy")
+                self.assertEqual(answer(cached_only, directory), "gotopy")
+                self.assertEqual(len(list(Path(directory, "__pycache__").iterdir())), 2)
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "m.py").write_text(module)
+            self.assertEqual(answer(hooked, directory, PYTHONDONTWRITEBYTECODE="1"), "gotopy")
+            self.assertFalse(Path(directory, "__pycache__").exists())
+
 
 TOOLS_PROGRAM = '''\
 from goto import goto, label
