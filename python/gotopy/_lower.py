@@ -91,8 +91,8 @@ def name_of(code: types.CodeType, instr: Instr) -> str | None:
     arg = instr.arg
     if name == "LOAD_GLOBAL":
         arg >>= 1
-    elif name == "LOAD_ATTR" and _versions.VERSION >= (3, 12):
-        arg >>= 1
+    elif name == "LOAD_ATTR":
+        arg = _versions.attribute_name_index(arg)
     if name.endswith(("_DEREF", "_FAST", "_FAST_CHECK", "_FAST_BORROW")) or name == "LOAD_CLASSDEREF":
         return code._varname_from_oparg(arg)  # type: ignore[attr-defined]
     if name in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_FROM_DICT_OR_GLOBALS") or name in (
@@ -233,7 +233,7 @@ class Lowering:
                 index += 3
                 continue
             following = items[index + 1] if index + 1 < len(items) else item
-            if word == "goto" and span in placeholders and _named(following, *_CONVERSIONS):
+            if word == "goto" and span in placeholders and _named(following, *_versions.CONVERSIONS):
                 self.placeholder_of[id(placeholders[span])] = item
             if word == "goto" and span in gotos:
                 name = self.marker_at(index, "goto")
@@ -271,7 +271,7 @@ class Lowering:
             else:
                 out[at : at + 4] = self.lower_computed(out[at - 1], out[at + 1], plan, targets)
         _jumps_on_their_labels_side(self.body)
-        if _versions.VERSION >= (3, 12):
+        if _versions.UNCHECKED_LOCAL_LOADS:
             check_local_loads(self.body)
         return self.body.assemble()
 
@@ -585,10 +585,8 @@ class Lowering:
             kind = leave["kind"]
             # Dropping a slot, restoring the previous exception and unbinding a name cannot
             # raise: those need no handler.
-            if kind == "for":
-                cleanup += [_bare(site, "POP_TOP") for _ in range(_versions.for_slots())]
-            elif kind == "async for":
-                cleanup.append(_bare(site, "POP_TOP"))
+            if kind in ("for", "async for"):
+                cleanup += [_bare(site, "POP_TOP") for _ in range(_versions.slots(kind))]
             elif kind == "except":
                 cleanup.append(_bare(site, "POP_EXCEPT"))
                 if leave["name"]:
@@ -756,10 +754,6 @@ def _own_reference(value: Item) -> None:
 def _left(depth: int, plan: dict[str, Any]) -> int:
     """The stack depth a goto leaves from ``depth`` once it has left its frames."""
     return depth - sum(_versions.slots(leave["kind"]) for leave in plan["leaves"])
-
-
-# What formats a computed goto's value for its error: 3.11 and 3.12, and 3.13 on.
-_CONVERSIONS = ("FORMAT_VALUE", "CONVERT_VALUE")
 
 
 def _case_value(case: dict[str, Any]) -> int | str | bytes:
@@ -1004,7 +998,7 @@ def lower_without_source(code: types.CodeType) -> types.CodeType:
                 raise LowerError(f"`goto .{name}` jumps into a `for` body", load.position, NO_SOURCE)
             leaving += inside_goto and not inside_label
         extra = (stack[site] or 0) - (stack[there] or 0)
-        if extra != leaving * _versions.for_slots():
+        if extra != leaving * _versions.slots("for"):
             raise LowerError(
                 f"cannot prove what `goto .{name}` leaves on the stack", load.position, NO_SOURCE
             )
@@ -1033,6 +1027,6 @@ def lower_without_source(code: types.CodeType) -> types.CodeType:
         index += 3
     body.items = out
     _jumps_on_their_labels_side(body)
-    if _versions.VERSION >= (3, 12):
+    if _versions.UNCHECKED_LOCAL_LOADS:
         check_local_loads(body)
     return body.assemble()

@@ -4,7 +4,8 @@ tables of a code object that hold offsets, and the instructions that leave a fra
 The exception-table and location-table formats are the same from 3.11 to 3.15
 (``Objects/exception_handling_notes.txt``, ``Objects/locations.md``); the slots a ``for``
 loop keeps on the stack are not (one before 3.14, two from 3.14). Each fact is checked on
-that version's own compiler output by ``tests/test_versions.py``.
+that version's own compiler output by the class ``Versions`` of ``python/tests/test_run.py``;
+nothing else in gotopy compares version numbers.
 """
 
 from __future__ import annotations
@@ -31,6 +32,21 @@ def stack_effect_fix(name: str, effect: int) -> int:
 # the position of its item's context expression (3.13 and later).
 WITH_EXIT_AT_ITEM = VERSION >= (3, 13)
 
+# From 3.12, `LOAD_FAST` does not check that the local is bound: the compiler uses it where
+# its own flow graph proves the local bound, and `LOAD_FAST_CHECK` elsewhere. A goto adds
+# paths that graph did not have, so the lowering checks every such load again.
+UNCHECKED_LOCAL_LOADS = VERSION >= (3, 12)
+
+# What formats a computed goto's value for its error message: `FORMAT_VALUE` (3.11, 3.12)
+# or `CONVERT_VALUE` (3.13 and later).
+CONVERSIONS = ("FORMAT_VALUE", "CONVERT_VALUE")
+
+
+def attribute_name_index(arg: int) -> int:
+    """The index in ``co_names`` of the name a ``LOAD_ATTR`` loads: from 3.12 the low bit of
+    its argument says whether it loads a method."""
+    return arg >> 1 if VERSION >= (3, 12) else arg
+
 
 def common_constants() -> list[object]:
     """The constants ``LOAD_COMMON_CONSTANT`` (3.15) loads, by argument."""
@@ -38,10 +54,10 @@ def common_constants() -> list[object]:
 
 
 def slots(frame: str) -> int:
-    """The stack slots a frame's body runs above: ``for`` (its iterator, and from 3.14 the
-    index or ``NULL`` beside it), ``async for`` (its iterator), ``with``/``async with``
-    (the bound ``__exit__``, and from 3.14 its ``self``), ``except`` (the exception it
-    replaced)."""
+    """The stack slots a frame's body runs above, which a goto out of it drops: ``for``
+    (its iterator, and from 3.14 the index or ``NULL`` beside it), ``async for`` (its
+    iterator), ``with``/``async with`` (the bound ``__exit__``, and from 3.14 its
+    ``self``), ``except`` (the exception it replaced)."""
     if frame == "for":
         return for_slots()
     if frame in ("with", "async with"):

@@ -228,7 +228,79 @@ class Versions(unittest.TestCase):
             self.assertEqual(position, item)
         else:
             self.assertEqual((position[0], position[2]), statement_start)
-        self.assertEqual(_versions.slots("with"), 2 if sys.version_info >= (3, 14) else 1)
+
+    def test_slots_are_what_each_frame_keeps_under_its_body(self) -> None:
+        """Every statement of a function starts on an empty stack, so the depth where a
+        frame's body starts is what the frame keeps there: what a goto out of it drops."""
+        from gotopy import _versions
+        from gotopy._bytecode import Body, depths
+
+        frames = {
+            "for": "def f(xs):\n    for x in xs:\n        probe()\n",
+            "async for": "async def f(xs):\n    async for x in xs:\n        probe()\n",
+            "with": "def f(m):\n    with m as v:\n        probe()\n",
+            "async with": "async def f(m):\n    async with m as v:\n        probe()\n",
+            "except": "def f():\n    try:\n        risky()\n    except E as e:\n        probe()\n",
+        }
+        for kind, source in frames.items():
+            with self.subTest(kind):
+                scope: dict = {}
+                exec(compile(source, "probe.py", "exec"), scope)
+                body = Body.decode(scope["f"].__code__)
+                instrs = body.instrs()
+                at = next(i for i, instr in enumerate(instrs) if name_loaded(scope["f"].__code__, instr) == "probe")
+                self.assertEqual(depths(body)[at], _versions.slots(kind))
+
+    def test_attribute_loads_name_what_they_load(self) -> None:
+        from gotopy import _versions
+
+        source = "def f(o):\n    o.plain\n    o.method()\n"
+        code = next(c for c in compile(source, "probe.py", "exec").co_consts if hasattr(c, "co_names"))
+        names = [
+            code.co_names[_versions.attribute_name_index(instr.arg)]
+            if instr.name == "LOAD_ATTR"
+            else code.co_names[instr.arg]  # 3.11's own instruction for a method
+            for instr in self.instructions(source)
+            if instr.name in ("LOAD_ATTR", "LOAD_METHOD")
+        ]
+        self.assertEqual(names, ["plain", "method"])
+
+    def test_unchecked_local_loads_are_where_the_compiler_proves_a_local_bound(self) -> None:
+        from gotopy import _versions
+
+        maybe = "def f(c):\n    if c:\n        x = 1\n    return x\n"
+        surely = "def f():\n    x = 1\n    return x\n"
+        loads = [
+            [i.name for i in self.instructions(source) if i.name.startswith("LOAD_FAST")][-1]
+            for source in (maybe, surely)
+        ]
+        self.assertEqual(loads[0] != loads[1], _versions.UNCHECKED_LOCAL_LOADS, loads)
+
+    def test_a_computed_gotos_error_formats_its_value_with_a_conversion(self) -> None:
+        from gotopy import _versions
+
+        names = [i.name for i in self.instructions("def f(x):\n    return f'{x!r}'\n")]
+        self.assertEqual(len(set(names) & set(_versions.CONVERSIONS)), 1, names)
+
+    def test_generators_start_with_what_the_stack_effect_fix_says(self) -> None:
+        """``RETURN_GENERATOR``'s value is dropped by the ``POP_TOP`` after it: with the fix,
+        the depth analysis of a generator and a coroutine holds, and assembling them again
+        gives CPython's own stack size."""
+        from gotopy._bytecode import Body, depths
+
+        for source in ("def f():\n    yield 1\n", "async def f():\n    await g()\n"):
+            scope: dict = {}
+            exec(compile(source, "probe.py", "exec"), scope)
+            code = scope["f"].__code__
+            body = Body.decode(code)
+            self.assertIsNotNone(depths(body)[-1])
+            self.assertEqual(body.assemble().co_stacksize, code.co_stacksize)
+
+
+def name_loaded(code, instr) -> str | None:
+    from gotopy._lower import name_of
+
+    return name_of(code, instr)
 
 
 class MarkerFree(unittest.TestCase):
