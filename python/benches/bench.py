@@ -4,7 +4,9 @@
   best of 7 runs each, alternated);
 - compile path: ``gotopy.compile_source`` (check, plan, CPython's compiler, lowering where
   there is something to lower) against ``compile()`` over every ``*.py`` file of the
-  standard library (best of 3 passes each).
+  standard library (best of 3 passes each); and the whole path as if every code object had
+  something to lower: CPython's syntax tree prepared and compiled (``ast.parse``, the
+  plan's edits, ``compile()`` of the tree), then every code object decoded and assembled.
 
 Run: ``python python/benches/bench.py`` with the package installed (README, Performance).
 """
@@ -17,6 +19,7 @@ import time
 from pathlib import Path
 
 import gotopy
+from gotopy._bytecode import Body, code_objects
 
 LOOPS = '''
 @goto
@@ -97,13 +100,24 @@ def compile_path() -> None:
             except SyntaxError:
                 pass
 
-    p, g = [], []
+    def whole_path() -> None:
+        for path, data in files:
+            try:
+                code = gotopy.compile_source(data, path, edit=lambda tree, plan: None)
+            except SyntaxError:
+                continue
+            for inner in code_objects(code):
+                Body.decode(inner).assemble()
+
+    p, g, w = [], [], []
     for _ in range(3):
         p.append(best(plain, runs=1))
         g.append(best(through_gotopy, runs=1))
+        w.append(best(whole_path, runs=1))
     print(
         f"compile path over {len(files)} files ({refused} rejected by the front end): "
-        f"gotopy {min(g):.2f} s, compile() {min(p):.2f} s: {min(g) / min(p):.2f}x"
+        f"gotopy {min(g):.2f} s, compile() {min(p):.2f} s: {min(g) / min(p):.2f}x; "
+        f"every code object through the whole path {min(w):.2f} s: {min(w) / min(p):.2f}x"
     )
 
 

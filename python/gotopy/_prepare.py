@@ -132,11 +132,7 @@ class _Editor:
         """Edits ``root`` and every body nested in it, each after the bodies nested in it
         (a trampoline copies a `finally` body already edited, a switch wraps a body whose
         cases are already markers). Iterative: an `elif` chain nests as deep as it is long."""
-        order = [root]
-        for body in order:
-            for stmt in body:
-                order.extend(child_bodies(stmt))
-        for body in reversed(order):
+        for body in reversed(bodies(root)):
             self.edit_body(body)
 
     def edit_body(self, body: list[ast.stmt]) -> None:
@@ -188,25 +184,36 @@ def _trampoline(stmt: ast.stmt, trampoline: dict[str, Any]) -> ast.stmt:
 
 
 def child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    bodies = []
+    found = []
     for field in ("body", "orelse", "finalbody"):
         value = getattr(stmt, field, None)
         if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-            bodies.append(value)
+            found.append(value)
     for handler in getattr(stmt, "handlers", ()):
-        bodies.append(handler.body)
+        found.append(handler.body)
     for case in getattr(stmt, "cases", ()):
-        bodies.append(case.body)
-    return bodies
+        found.append(case.body)
+    return found
+
+
+def bodies(root: list[ast.stmt]) -> list[list[ast.stmt]]:
+    """``root`` and every body of statements nested in it, outermost first; statements
+    hold statements only through bodies (a ``lambda`` holds an expression)."""
+    order = [root]
+    for body in order:
+        for stmt in body:
+            order.extend(child_bodies(stmt))
+    return order
 
 
 def with_items(tree: ast.Module) -> dict[tuple[int, int], list[Span]]:
     """The span of each context expression of every ``with`` statement, by where the
     statement starts: from 3.13 the exit of each item carries that span."""
     found: dict[tuple[int, int], list[Span]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.With, ast.AsyncWith)):
-            found[(node.lineno, node.col_offset)] = [_span(item.context_expr) for item in node.items]
+    for body in bodies(tree.body):
+        for node in body:
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                found[(node.lineno, node.col_offset)] = [_span(item.context_expr) for item in node.items]
     return found
 
 
@@ -214,9 +221,10 @@ def finally_bodies(tree: ast.Module) -> list[Span]:
     """The span of every ``finally`` body: from its first statement's start to its last
     statement's end (the copies gotopy or CPython make of one have the same positions)."""
     found: set[Span] = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "finalbody", None)
-        if isinstance(node, _TRY) and body:
-            first, last = _span(body[0]), _span(body[-1])
-            found.add((first[0], last[1], first[2], last[3]))
+    for body in bodies(tree.body):
+        for node in body:
+            final = getattr(node, "finalbody", None)
+            if isinstance(node, _TRY) and final:
+                first, last = _span(final[0]), _span(final[-1])
+                found.add((first[0], last[1], first[2], last[3]))
     return sorted(found)

@@ -157,17 +157,9 @@ class Bytecode(unittest.TestCase):
         same code, location table, exception table and stack size."""
         from gotopy._bytecode import Body, code_objects
 
-        library = Path(os.__file__).parent
-        # The top-level modules; with GOTOPY_STDLIB=1 (as `.ci/run` sets) the whole library.
-        files = library.rglob("*.py") if os.environ.get("GOTOPY_STDLIB") else library.glob("*.py")
         checked = 0
-        for path in sorted(files):
-            if "site-packages" in path.parts:
-                continue
-            try:
-                module = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
-            except (OSError, SyntaxError, ValueError):  # Debian links sitecustomize to /etc
-                continue
+        for path, data in standard_library():
+            module = compile(data, path, "exec", dont_inherit=True)
             for code in code_objects(module):
                 new = Body.decode(code).assemble()
                 for field in ("co_code", "co_linetable", "co_exceptiontable", "co_stacksize"):
@@ -303,22 +295,67 @@ def name_loaded(code, instr) -> str | None:
     return name_of(code, instr)
 
 
+def standard_library() -> list[tuple[str, bytes]]:
+    """The standard library's modules that this CPython compiles: the top-level ones, or
+    with GOTOPY_STDLIB=1 (as `.ci/run` sets) the whole library."""
+    library = Path(os.__file__).parent
+    paths = library.rglob("*.py") if os.environ.get("GOTOPY_STDLIB") else library.glob("*.py")
+    found = []
+    for path in sorted(paths):
+        if "site-packages" in path.parts:
+            continue
+        try:
+            data = path.read_bytes()
+            compile(data, str(path), "exec", dont_inherit=True)
+        except (OSError, SyntaxError, ValueError):  # Debian links sitecustomize to /etc
+            continue
+        found.append((str(path), data))
+    return found
+
+
 class MarkerFree(unittest.TestCase):
+    """The oracle is CPython's own ``compile()`` of the same source. Code objects compare
+    code, constants (nested code included), names, line and exception tables."""
+
     def test_modules_without_markers_compile_to_what_cpython_gives(self) -> None:
-        library = Path(os.__file__).parent
+        """Through the short cut (nothing to rewrite, so ``compile()`` itself), and through
+        the path a module with goto takes: CPython's tree parsed, prepared (no edit to
+        make) and compiled. (Decoding and assembling every code object again is the
+        ``Bytecode`` test.)"""
         compared = 0
-        for path in sorted(library.glob("*.py")):
-            try:
-                data = path.read_bytes()
-                plain = compile(data, str(path), "exec", dont_inherit=True)
-            except (OSError, SyntaxError, ValueError):
-                continue
-            ours = gotopy.compile_source(data, str(path))
-            # Code objects compare code, constants (nested code included), names, lines,
-            # exception tables; marshal's bytes would also depend on reference counts.
-            self.assertEqual(ours, plain, str(path))
+        for path, data in standard_library():
+            plain = compile(data, path, "exec", dont_inherit=True)
+            self.assertEqual(gotopy.compile_source(data, path), plain, path)
+            whole = gotopy.compile_source(data, path, edit=lambda tree, plan: None)
+            self.assertEqual(whole, plain, path)
             compared += 1
         self.assertGreater(compared, 100)
+
+    def test_what_gotopy_does_not_rewrite_is_cpythons_own(self) -> None:
+        """A module with a rewritten function: every other code object is the one CPython
+        compiles from the same source (the top-level modules, each with a goto loop added)."""
+        from gotopy._bytecode import code_objects
+
+        added = (
+            b"\n\n@goto\ndef _gotopy_probe(n):\n    label .top\n    if n:\n"
+            b"        n -= 1\n        goto .top\n    return n\n"
+        )
+        compared = 0
+        library = Path(os.__file__).parent
+        for path, data in standard_library():
+            if Path(path).parent != library:
+                continue
+            source = data + added
+            plain = code_objects(compile(source, path, "exec", dont_inherit=True))
+            ours = code_objects(gotopy.compile_source(source, path))
+            self.assertEqual(len(ours), len(plain), path)
+            for mine, theirs in zip(ours, plain):
+                if mine.co_qualname in ("<module>", "_gotopy_probe"):
+                    self.assertNotEqual(mine, theirs, path)
+                else:
+                    self.assertEqual(mine, theirs, f"{path}: {mine.co_qualname}")
+                    compared += 1
+        self.assertGreater(compared, 1000)
 
 
 class Runtime(unittest.TestCase):
