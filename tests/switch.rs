@@ -86,9 +86,10 @@ fn value(rng: &mut Rng, kind: Kind) -> String {
     }
 }
 
-/// One random switch, its reference and the subjects to try, as Python source.
-fn switch_function(rng: &mut Rng, index: usize, size: usize, out: &mut String) {
-    let kind = *rng.pick(&[Kind::Int, Kind::Str, Kind::Bytes]);
+/// One random switch of `kind` (a random one for `None`), its reference and the subjects to
+/// try, as Python source.
+fn switch_function(rng: &mut Rng, index: usize, size: usize, kind: Option<Kind>, out: &mut String) {
+    let kind = kind.unwrap_or_else(|| *rng.pick(&[Kind::Int, Kind::Str, Kind::Bytes]));
     let mut values: Vec<String> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut attempts = 0;
@@ -168,13 +169,20 @@ fn switch_function(rng: &mut Rng, index: usize, size: usize, out: &mut String) {
 fn property_program(seed: u64, programs: usize) -> String {
     let mut rng = Rng(seed);
     let mut out = String::from("from goto import goto, label, switch, case\nchecks = []\n\n");
-    let fixed = [1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 100, 257, 1000, 5000];
+    // Small sizes of a random kind, then the largest of each kind, then random ones.
+    let small = [1, 2, 3, 4, 5, 7, 8, 9, 16, 31, 64, 100, 257];
+    let largest = [Kind::Int, Kind::Str, Kind::Bytes].map(|kind| (5000, Some(kind)));
+    let fixed: Vec<(usize, Option<Kind>)> = small
+        .into_iter()
+        .map(|size| (size, None))
+        .chain(largest)
+        .collect();
     for index in 0..programs {
-        let size = match fixed.get(index) {
-            Some(&size) => size,
-            None => 1 + rng.below(300) as usize,
+        let (size, kind) = match fixed.get(index) {
+            Some(&planned) => planned,
+            None => (1 + rng.below(300) as usize, None),
         };
-        switch_function(&mut rng, index, size, &mut out);
+        switch_function(&mut rng, index, size, kind, &mut out);
     }
     out.push_str(
         "count = 0\nfor switch_f, reference_f, subjects in checks:\n    for s in subjects:\n        got, want = switch_f(s), reference_f(s)\n        count += 1\n        if got != want:\n            print('MISMATCH', switch_f.__name__, repr(s), got, want)\nprint('checked', count)\n",
@@ -468,7 +476,8 @@ def run(program):
     );
 }
 
-/// The dispatch is a search tree: the number of comparisons grows with log2 of the cases.
+/// The dispatch is a search tree: the number of comparisons grows with log2 of the cases, on
+/// RustPython and on every CPython.
 #[test]
 fn dispatch_is_a_balanced_search() {
     let mut source = String::from(
@@ -498,6 +507,26 @@ fn dispatch_is_a_balanced_search() {
         .collect();
     assert_eq!(less.len(), 1023);
     assert!(less[0].ends_with("LOAD_CONST(512)"), "{}", less[0]);
+    // The same tree on every CPython, as its own `dis` reads it: the `<` comparisons with the
+    // constants they compare against (root first, none repeated), and the `==` leaves.
+    let shape = "import dis, sys, gotopy\n\
+        code = gotopy.compile_source(open(sys.argv[1], 'rb').read(), sys.argv[1])\n\
+        f = next(c for c in code.co_consts if getattr(c, 'co_name', '') == 'f')\n\
+        ins = list(dis.get_instructions(f))\n\
+        less = [ins[i - 1].argval for i, x in enumerate(ins) if x.opname == 'COMPARE_OP' and x.argval == '<']\n\
+        equal = [x for x in ins if x.opname == 'COMPARE_OP' and x.argval == '==']\n\
+        print(len(less), len(set(less)), len(equal), less[0])\n";
+    for (version, python) in cpython::installed() {
+        let output = cpython::run(
+            "the tree's shape",
+            Command::new(python).args(["-c", shape]).arg(&path),
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "1023 1023 1024 512\n",
+            "CPython {version}"
+        );
+    }
     let path = write(
         "tree_run.py",
         &format!("{source}print([f(n) for n in (0, 511, 512, 1023, 1024, -1, None)])\n"),

@@ -22,6 +22,7 @@ import dis
 import opcode
 import sys
 import types
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from gotopy import _versions
@@ -145,15 +146,16 @@ class Body:
                 distance = -arg if op in BACKWARD else arg
                 instr.target = labels.setdefault(end + 2 * distance, Label())
             instrs.append(instr)
+        offsets = [start for start, _, _, _ in starts]
         for entry in _versions.exception_entries(code.co_exceptiontable):
             begin, end, target, depth, lasti = entry
             handler = Handler(labels.setdefault(target, Label()), depth, lasti)
-            for instr, (start, _, _, _) in zip(instrs, starts):
-                if begin <= start < end:
-                    instr.handler = handler
+            # The instructions that start in [begin, end): a run, found by bisection (a
+            # switch's search alternates handlers, so the table can be as long as the code).
+            for instr in instrs[bisect_left(offsets, begin) : bisect_left(offsets, end)]:
+                instr.handler = handler
         items: list[Item] = []
-        offsets = {start for start, _, _, _ in starts}
-        missing = set(labels) - offsets
+        missing = set(labels) - set(offsets)
         if missing:
             raise BytecodeError(f"a jump or handler lands inside an instruction at {min(missing)}")
         for instr, (start, _, _, _) in zip(instrs, starts):
