@@ -219,10 +219,13 @@ fn assert_all_agree(seed: u64, path: &std::path::Path, target: &str, output: Out
 /// What both versions of the `switch_rules` program do with their functions.
 const SWITCH_CALLS: &str = r#"
 def drive(coroutine):
+    yielded, value = [], None
     try:
-        coroutine.send(None)
+        while True:
+            yielded.append(coroutine.send(value))
+            value = len(yielded)
     except StopIteration as stop:
-        return stop.value
+        return stop.value, yielded
 
 for n in [0, 1, 3, 10, 11, 12, None, "0", 1.0, True]:
     print(repr(n), classify(n))
@@ -231,7 +234,7 @@ for a, b in [("x", 1), ("x", 2), ("x", 3), ("y", 2), ("z", 0), ("w", 0), (1, 1)]
     print(a, b, nested(a, b))
 print(enter(1, False), enter(2, False), enter(1, True), enter(9, True))
 print(list(numbers(7)))
-print(drive(pick(b"a")), drive(pick("a")))
+print(drive(pick(b"a")), drive(pick(b"b")), drive(pick("a")))
 "#;
 
 #[test]
@@ -320,12 +323,25 @@ def numbers(n):
     if i < n:
         goto .next
 
+class Pause:
+    def __await__(self):
+        return (yield "paused")
+
 @goto
 async def pick(x):
+    out = []
+    label .again
     while switch *x:
         case[b"a"]
-        return "bytes a"
-    return "default"
+        out.append(await Pause())
+        case[b"b"]
+        out.append("b")
+        if len(out) < 4:
+            x = b"a"
+            goto .again
+        return out
+    out.append(await Pause())
+    return out
 
 "#
         .to_owned()
@@ -397,10 +413,23 @@ def numbers(n):
         elif i % 3 == 1:
             yield i
 
+class Pause:
+    def __await__(self):
+        return (yield "paused")
+
 async def pick(x):
-    if type(x) is bytes and x == b"a":
-        return "bytes a"
-    return "default"
+    out = []
+    while True:
+        if type(x) is bytes and x in (b"a", b"b"):
+            if x == b"a":
+                out.append(await Pause())
+            out.append("b")
+            if len(out) < 4:
+                x = b"a"
+                continue
+            return out
+        out.append(await Pause())
+        return out
 
 "#
         .to_owned()

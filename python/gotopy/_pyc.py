@@ -95,8 +95,8 @@ def _strip_body(root: list[ast.stmt], prefix: str, rewritten: set[str], removed:
             else:
                 work.extend((inner, prefix) for inner in _prepare.child_bodies(stmt))
             kept.append(stmt)
-        # A body left empty by the removals still needs a statement.
-        body[:] = kept or [ast.copy_location(ast.Pass(), body[0])]
+        # A body left empty by the removals still needs a statement (a module may be empty).
+        body[:] = kept or [ast.copy_location(ast.Pass(), stmt) for stmt in body[:1]]
 
 
 def _is_install(stmt: ast.stmt) -> bool:
@@ -179,6 +179,9 @@ def compile_job(job: Job, all_scopes: bool, mode: py_compile.PycInvalidationMode
         return Outcome(unreadable=f"{job.source}: {error}")
     except SyntaxError as error:
         report = getattr(error, "report", "") or f"{job.source}:{error.lineno}: error: {error.msg}\n"
+        return Outcome(report=report, failed=True)
+    except Exception as error:  # noqa: BLE001 - a failure inside gotopy stops this file only
+        report = f"{job.source}: error[G900]: internal error: {type(error).__name__}: {error} ({_compile.REPORT})\n"
         return Outcome(report=report, failed=True)
     if mode == py_compile.PycInvalidationMode.TIMESTAMP:
         pyc = _external._code_to_timestamp_pyc(code, status.st_mtime, status.st_size)

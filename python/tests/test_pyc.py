@@ -40,6 +40,29 @@ def _no_color() -> dict[str, str]:
     return dict(os.environ, NO_COLOR="1")
 
 
+def on_a_terminal(command: list[str]) -> str:
+    """What ``command`` writes to standard error when that is a terminal (a pseudo-terminal
+    of this test), its exit status checked."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    run = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the terminal closed: the command has ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    if run.wait() != 0:
+        raise AssertionError(f"{command} failed: {shown!r}")
+    return shown.decode("utf-8", "replace")
+
+
 class Standalone(unittest.TestCase):
     def test_the_plain_interpreter_cannot_import_gotopy(self) -> None:
         for module in ("gotopy", "goto"):
@@ -106,6 +129,111 @@ class Standalone(unittest.TestCase):
                     self.assertEqual(int.from_bytes(data[4:8], "little"), flag)
                     if flag:
                         self.assertEqual(data[8:16], importlib.util.source_hash(source.read_bytes()))
+
+    def test_each_invalidation_mode_is_honoured_by_plain_cpython(self) -> None:
+        """The oracle is plain CPython's own import: a timestamp or checked-hash file is taken
+        while the source is unchanged and dropped once it changes (CPython then compiles
+        the source itself, which cannot import `goto`); an unchecked-hash file is taken
+        whatever the source says."""
+        import importlib.util
+
+        for mode, after_change in (("timestamp", False), ("checked-hash", False), ("unchecked-hash", True)):
+            with self.subTest(mode), tempfile.TemporaryDirectory() as directory:
+                source = Path(directory, "loop.py")
+                shutil.copy(FIXTURES / "ok/label_after_while_true.py", source)
+                compiled = compile_("--invalidation-mode", mode, str(source))
+                self.assertEqual(compiled.returncode, 0, compiled.stderr)
+                data = Path(importlib.util.cache_from_source(str(source))).read_bytes()
+                if mode == "timestamp":
+                    status = source.stat()
+                    self.assertEqual(int.from_bytes(data[8:12], "little"), int(status.st_mtime) & 0xFFFFFFFF)
+                    self.assertEqual(int.from_bytes(data[12:16], "little"), status.st_size & 0xFFFFFFFF)
+                importing = [*WITHOUT_GOTOPY, "-c", f"import sys; sys.path.insert(0, {directory!r}); import loop"]
+                self.assertEqual(subprocess.run(importing, capture_output=True).returncode, 0)
+                with source.open("a") as file:
+                    file.write("# changed\n")
+                changed = subprocess.run(importing, capture_output=True, text=True)
+                self.assertEqual(changed.returncode == 0, after_change, changed.stderr)
+                if not after_change:
+                    self.assertIn("No module named 'goto'", changed.stderr)
+
+    def test_source_date_epoch_makes_checked_hash_files(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            source = Path(directory, "loop.py")
+            shutil.copy(FIXTURES / "ok/label_after_while_true.py", source)
+            compiled = subprocess.run(
+                [sys.executable, "-m", "gotopy", "compile", str(source)],
+                capture_output=True,
+                text=True,
+                env=dict(_no_color(), SOURCE_DATE_EPOCH="1700000000"),
+            )
+            self.assertEqual(compiled.returncode, 0, compiled.stderr)
+            import importlib.util
+
+            data = Path(importlib.util.cache_from_source(str(source))).read_bytes()
+            self.assertEqual(int.from_bytes(data[4:8], "little"), 3)
+
+    def test_optimized_files_are_named_and_taken_as_cpython_names_them(self) -> None:
+        """``python -O -m gotopy compile`` writes the ``.opt-1`` file, which ``python -O``
+        imports (and whose asserts are gone, as CPython's own ``-O`` drops them)."""
+        with tempfile.TemporaryDirectory() as directory:
+            source = Path(directory, "asserting.py")
+            source.write_text(
+                "from goto import goto, label\n\n@goto\ndef f():\n    goto .end\n"
+                "    label .end\n    assert False, 'asserts run'\n    return 'asserts dropped'\n\n"
+                "print(f())\n"
+            )
+            compiled = subprocess.run(
+                [sys.executable, "-O", "-m", "gotopy", "compile", str(source)],
+                capture_output=True,
+                text=True,
+                env=_no_color(),
+            )
+            self.assertEqual(compiled.returncode, 0, compiled.stderr)
+            cache = Path(directory, "__pycache__")
+            self.assertEqual([p.name.split(".")[-2] for p in cache.iterdir()], ["opt-1"])
+            importing = f"import sys; sys.path.insert(0, {directory!r}); import asserting"
+            got = subprocess.run([sys.executable, "-I", "-S", "-O", "-c", importing], capture_output=True, text=True)
+            self.assertEqual((got.returncode, got.stdout), (0, "asserts dropped\n"), got.stderr)
+
+    def test_out_dir_keeps_the_tree_and_its_packages_import_without_sources(self) -> None:
+        with tempfile.TemporaryDirectory() as directory:
+            sources = Path(directory, "src")
+            package = sources / "pkg" / "sub"
+            package.mkdir(parents=True)
+            (sources / "pkg" / "__init__.py").write_text("")
+            (package / "__init__.py").write_text("from .countdown import run\n")
+            shutil.copy(FIXTURES / "ok/switch_int_cases.py", package / "countdown.py")
+            (package / "countdown.py").write_text(
+                "from goto import goto, label\n\n@goto\ndef run(n):\n    out = []\n    label .top\n"
+                "    if n:\n        out.append(n)\n        n -= 1\n        goto .top\n    return out\n"
+            )
+            out = Path(directory, "out")
+            compiled = compile_("--out-dir", str(out), str(sources))
+            self.assertEqual(compiled.returncode, 0, compiled.stderr)
+            written = sorted(str(p.relative_to(out)) for p in out.rglob("*.pyc"))
+            self.assertEqual(written, ["pkg/__init__.pyc", "pkg/sub/__init__.pyc", "pkg/sub/countdown.pyc"])
+            importing = f"import sys; sys.path.insert(0, {str(out)!r}); import pkg.sub; print(pkg.sub.run(3))"
+            got = subprocess.run([*WITHOUT_GOTOPY, "-c", importing], capture_output=True, text=True)
+            self.assertEqual((got.returncode, got.stdout), (0, "[3, 2, 1]\n"), got.stderr)
+
+    def test_a_progress_bar_shows_on_a_terminal_only(self) -> None:
+        """From 32 files, on a terminal: the package's compile and, where the test has it
+        (GOTOPY_BIN), the binary's. Neither draws one into a pipe."""
+        commands = [[sys.executable, "-m", "gotopy", "compile"]]
+        if os.environ.get("GOTOPY_BIN"):
+            commands.append([os.environ["GOTOPY_BIN"], "compile", "--python", sys.executable])
+        with tempfile.TemporaryDirectory() as directory:
+            for index in range(40):
+                Path(directory, f"m{index}.py").write_text(f"x = {index}\n")
+            for command in commands:
+                with self.subTest(command[0]):
+                    out = Path(directory, "out")
+                    shown = on_a_terminal([*command, "--out-dir", str(out), directory])
+                    self.assertIn("40/40", shown)
+                    self.assertEqual(len(list(out.glob("*.pyc"))), 40)
+                    piped = subprocess.run([*command, "--out-dir", str(out), directory], capture_output=True, text=True)
+                    self.assertEqual((piped.returncode, piped.stderr), (0, ""))
 
     def test_errors_are_reported_and_the_other_files_still_written(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
