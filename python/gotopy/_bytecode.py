@@ -243,9 +243,18 @@ def _prefixes(arg: int) -> int:
     return 0 if arg < 1 << 8 else 1 if arg < 1 << 16 else 2 if arg < 1 << 24 else 3
 
 
+_EFFECTS: dict[tuple[int, int, bool], int] = {}
+
+
 def stack_effect(op: int, arg: int, jump: bool) -> int:
-    effect = dis.stack_effect(op, arg if op in _HASARG else None, jump=jump)
-    return _versions.stack_effect_fix(NAME[op], effect)
+    """``dis.stack_effect``, as fixed by ``_versions``; remembered, since the depth analysis
+    asks for the same few instructions again and again."""
+    key = (op, arg, jump)
+    effect = _EFFECTS.get(key)
+    if effect is None:
+        effect = dis.stack_effect(op, arg if op in _HASARG else None, jump=jump)
+        effect = _EFFECTS[key] = _versions.stack_effect_fix(NAME[op], effect)
+    return effect
 
 
 def successors(instrs: list[Instr], index: int, at_label: dict[int, int]) -> list[tuple[int, int]]:
@@ -260,14 +269,20 @@ def successors(instrs: list[Instr], index: int, at_label: dict[int, int]) -> lis
     return edges
 
 
-def depths(body: Body, seeds: dict[int, int] | None = None) -> list[int | None]:
+def depths(
+    body: Body, seeds: dict[int, int] | None = None, known: list[int | None] | None = None
+) -> list[int | None]:
     """The stack depth before each instruction (``None`` where unreachable), after the
-    check; ``seeds`` are more entry points (instruction index: depth)."""
-    return _check_depths(body.instrs(), body._label_indices(), seeds)[:-1]
+    check; ``seeds`` are more entry points (instruction index: depth). With ``known``, the
+    depths an earlier call gave for the same code, only what the seeds reach is added."""
+    return _check_depths(body.instrs(), body._label_indices(), seeds, known)[:-1]
 
 
 def _check_depths(
-    instrs: list[Instr], at_label: dict[int, int], seeds: dict[int, int] | None = None
+    instrs: list[Instr],
+    at_label: dict[int, int],
+    seeds: dict[int, int] | None = None,
+    known: list[int | None] | None = None,
 ) -> list[int | None]:
     """The stack depth before each instruction, the same along every edge, and last the
     greatest depth reached."""
@@ -277,14 +292,18 @@ def _check_depths(
                 raise BytecodeError(f"{instr.name} names a label that is not placed")
             if label is not None and at_label[id(label)] >= len(instrs):
                 raise BytecodeError(f"{instr.name} names a label after the last instruction")
-    depths: list[int | None] = [None] * len(instrs)
-    depths[0] = 0
-    work = [0]
+    depths: list[int | None]
+    if known is None:
+        depths = [None] * len(instrs)
+        depths[0] = 0
+        work = [0]
+    else:
+        depths, work = list(known), []
     for index, depth in (seeds or {}).items():
         if depths[index] is None:
             depths[index] = depth
             work.append(index)
-    highest = 0
+    highest = max((d for d in depths if d is not None), default=0)
 
     def reach(index: int, depth: int, source: Instr) -> None:
         if index >= len(instrs):

@@ -395,8 +395,10 @@ class Lowering:
         code that never runs: ``None``."""
         seeds: dict[int, int] = {}
         decided: dict[int, Any] = {}
+        stack: list[int | None] | None = None
         while True:
-            stack = depths(self.body, seeds)
+            # Seeds only add code that is reached: the earlier depths stay.
+            stack = depths(self.body, seeds, stack)
             self.analysis = (instrs, at_label, stack)
             more: dict[int, int] = {}
             # Trampolines start at the depth of their guard.
@@ -415,7 +417,7 @@ class Lowering:
                         more[at_label[id(label)]] = depth
             if not more:
                 break
-            seeds.update(more)
+            seeds = more
         result = []
         for number, (at, kind, plan) in enumerate(sites):
             targets = decided.get(number)
@@ -630,12 +632,11 @@ class Lowering:
         start = items.index(site)
         found = []
         for index in range(len(items) - 3):
+            first = items[index]
+            if not isinstance(first, Instr) or first.position[0] != line or first.position[2] != column:
+                continue
             window = items[index : index + 3]
             if not all(isinstance(i, Instr) and _is_none(self.body, i) for i in window):
-                continue
-            first = items[index]
-            assert isinstance(first, Instr)
-            if first.position[0] != line or first.position[2] != column:
                 continue
             end = next(
                 (
