@@ -1,6 +1,8 @@
 //! Switch dispatch against the same logic as an `if`/`elif` chain, as a `match` statement
 //! and as the switch's own search tree written as nested `if`s, for 16, 256 and 4,096
-//! integer cases, timed inside one interpreter run: the same program on RustPython
+//! integer cases, with subjects in random order and in a fixed cycle over the cases (whose
+//! branches a processor learns to predict when the cases are few), timed inside one
+//! interpreter run: the same program on RustPython
 //! (gotopy's embedded interpreter) and on CPython 3.13 and 3.14 (`python -m gotopy run`,
 //! with the package from the virtual environments `cargo test --test cpython` sets up
 //! under `target/cpython/`; a version without one is left out, and says so). Goals: the switch at least 10 times faster than `if`/`elif` at
@@ -42,11 +44,18 @@ fn functions(n: usize, out: &mut String) {
     for i in 0..n {
         let _ = writeln!(out, "        case {}:\n            return {i}", value(i));
     }
+    // The same 2,000 subjects for every form: each case's value, in a random order (seeded)
+    // or in a cycle that steps through the cases the same way every time.
     let _ = writeln!(
         out,
-        "    return -1\n\nSUBJECTS_{n} = [(i * 7919) % {n} * 7 + 3 for i in range(2000)]\n\
-         assert [switch_{n}(x) for x in SUBJECTS_{n}] == [tree_{n}(x) for x in SUBJECTS_{n}] \
-         == [chain_{n}(x) for x in SUBJECTS_{n}] == [match_{n}(x) for x in SUBJECTS_{n}]\n"
+        "    return -1\n\n_order = random.Random({n})\n\
+         SUBJECTS_{n} = {{\n\
+         \x20   'random': [_order.randrange({n}) * 7 + 3 for i in range(2000)],\n\
+         \x20   'cycle': [(i * 7919) % {n} * 7 + 3 for i in range(2000)],\n\
+         }}\n\
+         for _subjects in SUBJECTS_{n}.values():\n\
+         \x20   assert [switch_{n}(x) for x in _subjects] == [tree_{n}(x) for x in _subjects] \
+         == [chain_{n}(x) for x in _subjects] == [match_{n}(x) for x in _subjects]\n"
     );
 }
 
@@ -76,7 +85,7 @@ fn tree(
 }
 
 fn program(report: &str) -> String {
-    let mut out = String::from("from goto import goto, switch, case\nimport json, time\n\n");
+    let mut out = String::from("from goto import goto, switch, case\nimport json, random, time\n\n");
     for n in SIZES {
         functions(n, &mut out);
     }
@@ -96,28 +105,30 @@ def time_calls(f, subjects):
         best = elapsed if best is None else min(best, elapsed)
     return best
 
-call = time_calls(baseline, SUBJECTS_16)
+call = time_calls(baseline, SUBJECTS_16["random"])
 results = {{"call_ns": call * 1e9}}
 print(f"ns per call, best of 15 runs over 2,000 subjects; calling a function that only")
 print(f"returns its argument costs {{call * 1e9:.0f}} ns; dispatch = per call minus that")
-print(f"{{'cases':>6}} {{'switch':>16}} {{'if tree':>16}} {{'if/elif':>18}} {{'match':>18}}")
-print(f"{{'':>6}} {{'call dispatch':>16}} {{'call dispatch':>16}} {{'call dispatch':>18}} {{'call dispatch':>18}}")
-for n in {sizes:?}:
-    subjects = globals()[f"SUBJECTS_{{n}}"]
-    row = {{}}
-    for kind, prefix in (("switch", "switch"), ("if tree", "tree"), ("if/elif", "chain"), ("match", "match")):
-        row[kind] = time_calls(globals()[f"{{prefix}}_{{n}}"], subjects) * 1e9
-    results[str(n)] = row
-    cells = " ".join(f"{{row[k]:>9.0f}} {{row[k] - call * 1e9:>8.0f}}" for k in {kinds:?})
-    print(f"{{n:>6}} {{cells}}")
-r = results
-net = lambda n, kind: r[str(n)][kind] - r["call_ns"]
-print(f"if/elif / switch at 256 cases: dispatch {{net(256, 'if/elif') / net(256, 'switch'):.1f}}x, "
-      f"whole call {{r['256']['if/elif'] / r['256']['switch']:.1f}}x (goal >= 10)")
-print(f"switch 4096 / switch 16: dispatch {{net(4096, 'switch') / net(16, 'switch'):.2f}}, "
-      f"whole call {{r['4096']['switch'] / r['16']['switch']:.2f}} (goal <= 3.5)")
-print("switch / the same tree as nested ifs, whole call: "
-      + ", ".join(f"{{n}} cases {{r[str(n)]['switch'] / r[str(n)]['if tree']:.2f}}" for n in {sizes:?}))
+for order in ("random", "cycle"):
+    print(f"subjects in {{'a random order' if order == 'random' else 'a fixed cycle'}}:")
+    print(f"{{'cases':>6}} {{'switch':>16}} {{'if tree':>16}} {{'if/elif':>18}} {{'match':>18}}")
+    print(f"{{'':>6}} {{'call dispatch':>16}} {{'call dispatch':>16}} {{'call dispatch':>18}} {{'call dispatch':>18}}")
+    r = results[order] = {{}}
+    for n in {sizes:?}:
+        subjects = globals()[f"SUBJECTS_{{n}}"][order]
+        row = {{}}
+        for kind, prefix in (("switch", "switch"), ("if tree", "tree"), ("if/elif", "chain"), ("match", "match")):
+            row[kind] = time_calls(globals()[f"{{prefix}}_{{n}}"], subjects) * 1e9
+        r[str(n)] = row
+        cells = " ".join(f"{{row[k]:>9.0f}} {{row[k] - call * 1e9:>8.0f}}" for k in {kinds:?})
+        print(f"{{n:>6}} {{cells}}")
+    net = lambda n, kind: r[str(n)][kind] - results["call_ns"]
+    print(f"if/elif / switch at 256 cases: dispatch {{net(256, 'if/elif') / net(256, 'switch'):.1f}}x, "
+          f"whole call {{r['256']['if/elif'] / r['256']['switch']:.1f}}x (goal >= 10)")
+    print(f"switch 4096 / switch 16: dispatch {{net(4096, 'switch') / net(16, 'switch'):.2f}}, "
+          f"whole call {{r['4096']['switch'] / r['16']['switch']:.2f}} (goal <= 3.5)")
+    print("switch / the same tree as nested ifs, whole call: "
+          + ", ".join(f"{{n}} cases {{r[str(n)]['switch'] / r[str(n)]['if tree']:.2f}}" for n in {sizes:?}))
 with open({report:?}, "w") as f:
     json.dump(results, f)
 "#,
@@ -198,9 +209,10 @@ fn chart(
     figures: &[(String, serde_json::Value)],
     out: &Path,
 ) -> Result<(), Box<dyn std::error::Error>> {
+    // Subjects in a random order: no form gains from branches a processor learns.
     let dispatch = |report: &serde_json::Value, n: usize, kind: &str| {
         let call = report["call_ns"].as_f64().unwrap_or(0.0);
-        (report[n.to_string()][kind].as_f64().unwrap_or(1.0) - call).max(1.0)
+        (report["random"][n.to_string()][kind].as_f64().unwrap_or(1.0) - call).max(1.0)
     };
     let values: Vec<f64> = figures
         .iter()
@@ -224,14 +236,16 @@ fn chart(
     area.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&area)
         .caption(
-            "Dispatch time (ns per call, minus a plain call) against number of integer cases",
+            "Dispatch time (ns per call, minus a plain call, subjects in random order)",
             ("sans-serif", 18),
         )
         .margin(20)
         .x_label_area_size(45)
         .y_label_area_size(90)
         .build_cartesian_2d(
-            (SIZES[0] as f64..SIZES[2] as f64).log_scale(),
+            (SIZES[0] as f64..SIZES[2] as f64)
+                .log_scale()
+                .with_key_points(SIZES.iter().map(|&n| n as f64).collect()),
             (low..high).log_scale(),
         )?;
     chart
@@ -255,8 +269,17 @@ fn chart(
                 .collect();
             let style = colour.stroke_width(2);
             let label = format!("{kind}, {target}");
+            // The legend draws each line in its own style: three segments of the target's
+            // dash pattern (solid, dashed, dotted).
+            let (dash, gap) = [(8, 0), (6, 3), (2, 4)][target_index.min(2)];
             let legend = move |(x, y): (i32, i32)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2))
+                let segment = |at: i32| {
+                    PathElement::new(vec![(at, 0), (at + dash, 0)], colour.stroke_width(2))
+                };
+                EmptyElement::at((x, y))
+                    + segment(0)
+                    + segment(dash + gap)
+                    + segment(2 * (dash + gap))
             };
             match target_index {
                 0 => chart
