@@ -85,7 +85,8 @@ fn tree(
 }
 
 fn program(report: &str) -> String {
-    let mut out = String::from("from goto import goto, switch, case\nimport json, random, time\n\n");
+    let mut out =
+        String::from("from goto import goto, switch, case\nimport json, random, time\n\n");
     for n in SIZES {
         functions(n, &mut out);
     }
@@ -212,7 +213,11 @@ fn chart(
     // Subjects in a random order: no form gains from branches a processor learns.
     let dispatch = |report: &serde_json::Value, n: usize, kind: &str| {
         let call = report["call_ns"].as_f64().unwrap_or(0.0);
-        (report["random"][n.to_string()][kind].as_f64().unwrap_or(1.0) - call).max(1.0)
+        (report["random"][n.to_string()][kind]
+            .as_f64()
+            .unwrap_or(1.0)
+            - call)
+            .max(1.0)
     };
     let values: Vec<f64> = figures
         .iter()
