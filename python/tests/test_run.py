@@ -148,6 +148,9 @@ class Differential(unittest.TestCase):
         self.assertEqual(wrong, [], "rule-breaking programs not rejected as expected")
         self.assertEqual(mismatches[:5], [], f"{len(mismatches)} calls disagree with the reference")
         self.assertGreater(len(got), count // 2)
+        # Refusals by design are the exception (1 to 3% of these finally-heavy programs on
+        # seeds 1 to 50; 3.11, which copies fewer exit blocks, the most): a rise is a fault.
+        self.assertLess(refused, count // 20, "refused by design")
 
 
 class Bytecode(unittest.TestCase):
