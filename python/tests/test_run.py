@@ -863,6 +863,17 @@ class Tools(unittest.TestCase):
         self.assertNotIn("label", names)
         self.assertTrue(any(i.opname == "JUMP_BACKWARD" for i in instructions))
         self.assertEqual(self.module.countdown(3), [3, 2, 1])
+        # `dis.dis` itself: every source line of the body but the label's (which is gone)
+        # starts instructions, and the marker names appear nowhere.
+        import io
+
+        listing = io.StringIO()
+        dis.dis(self.module.countdown, file=listing)
+        starts = {i.positions.lineno for i in instructions if i.positions and i.positions.lineno}
+        first = self.module.countdown.__code__.co_firstlineno
+        self.assertEqual(sorted(starts - {first}), [first + n for n in (2, 4, 5, 6, 7, 8)])
+        self.assertNotIn("goto", listing.getvalue())
+        self.assertNotIn("label", listing.getvalue())
 
     def test_inspect_source_and_signature(self) -> None:
         import inspect
