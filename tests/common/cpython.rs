@@ -1,11 +1,10 @@
 //! The Python package installed for CPython 3.11 to 3.15, for the tests that run programs
 //! on the CPython backend (`tests/cpython.rs`, `tests/run.rs`).
 //!
-//! Builds the package's wheel once per test process with maturin, installs it into a
-//! virtual environment for each interpreter `tools/pythons` gives, with the tools the
-//! package's tests use (coverage, mypy). Everything lives under `target/cpython/`: `tools/`
-//! (a venv with maturin), `cargo/` (the extension's own target directory), `wheels/` and
-//! `venv-3.X/`. A venv is reused, and the wheel reinstalled only when its digest changed.
+//! Builds the package's wheel once per test process as `pip install ./python` does, installs
+//! it into a virtual environment for each interpreter `tools/pythons` gives, with the tools
+//! the package's tests use (coverage, mypy). Everything lives under `target/cpython/`:
+//! `cargo/` (the extension's own target directory), `wheels/` and `venv-3.X/`. A venv is reused, and the wheel reinstalled only when its digest changed.
 //! Needs network on the first run (Debian packages for 3.14 and 3.15, maturin, coverage
 //! and mypy from PyPI, the extension's crates).
 
@@ -103,18 +102,6 @@ pub fn pythons() -> Vec<(String, PathBuf)> {
     versions
 }
 
-/// The build back end the package asks for (`python/pyproject.toml`), so that the test
-/// builds with what `pip install ./python` would.
-fn maturin_requirement() -> String {
-    let pyproject = std::fs::read_to_string(root().join("python/pyproject.toml")).unwrap();
-    pyproject
-        .lines()
-        .find_map(|line| line.trim().strip_prefix("requires = [\""))
-        .and_then(|rest| rest.strip_suffix("\"]"))
-        .expect("python/pyproject.toml names its build requirement on one line")
-        .to_owned()
-}
-
 /// A venv made by `python` at `dir`, unless it is there already; its interpreter.
 fn venv(python: &Path, dir: &Path) -> PathBuf {
     let interpreter = dir.join("bin/python");
@@ -127,29 +114,20 @@ fn venv(python: &Path, dir: &Path) -> PathBuf {
     interpreter
 }
 
-/// Builds the wheel with maturin (installed into `tools/`); its path.
+/// Builds the wheel as `pip install ./python` does (pip runs the build back end the package
+/// names, maturin, in an environment of its own), with the extension's build kept in
+/// `cargo/` between runs; its path.
 fn build_wheel(work: &Path, python: &Path) -> PathBuf {
-    let tools = venv(python, &work.join("tools"));
-    let maturin = work.join("tools/bin/maturin");
-    if !maturin.exists() {
-        run(
-            "pip install maturin",
-            Command::new(&tools).args(["-m", "pip", "install", "--quiet", &maturin_requirement()]),
-        );
-    }
     let wheels = work.join("wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     let started = Instant::now();
     run(
-        "maturin build",
-        Command::new(&maturin)
-            .args(["build", "--release", "--locked", "-m", "python/Cargo.toml"])
-            .arg("--target-dir")
-            .arg(work.join("cargo"))
-            .arg("--out")
+        "pip wheel ./python",
+        Command::new(python)
+            .args(["-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir"])
             .arg(&wheels)
-            .arg("--interpreter")
-            .arg(python),
+            .arg("./python")
+            .env("CARGO_TARGET_DIR", work.join("cargo")),
     );
     println!("wheel built in {:.1?}", started.elapsed());
     let built: Vec<PathBuf> = std::fs::read_dir(&wheels)
@@ -158,7 +136,7 @@ fn build_wheel(work: &Path, python: &Path) -> PathBuf {
         .map(|entry| entry.path())
         .filter(|path| path.extension().is_some_and(|extension| extension == "whl"))
         .collect();
-    assert_eq!(built.len(), 1, "maturin must build one wheel: {built:?}");
+    assert_eq!(built.len(), 1, "pip must build one wheel: {built:?}");
     built.into_iter().next().unwrap()
 }
 
