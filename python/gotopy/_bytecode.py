@@ -346,15 +346,22 @@ def code_objects(code: types.CodeType) -> list[types.CodeType]:
     return found
 
 
-def replace_nested(code: types.CodeType, new: dict[int, types.CodeType]) -> types.CodeType:
-    """``code`` with every nested code object whose id is in ``new`` replaced, at any depth."""
-    if id(code) in new:
+def replace_nested(
+    code: types.CodeType, new: dict[int, types.CodeType], placed: list[types.CodeType] | None = None
+) -> types.CodeType:
+    """``code`` with every nested code object whose id is in ``new`` replaced, at any depth;
+    ``placed`` gets each replacement as it ends up in the tree (a copy, where something
+    nested in it was replaced too)."""
+    replaced = id(code) in new
+    if replaced:
         code = new[id(code)]
     consts = tuple(
-        replace_nested(c, new) if isinstance(c, types.CodeType) else c for c in code.co_consts
+        replace_nested(c, new, placed) if isinstance(c, types.CodeType) else c for c in code.co_consts
     )
     if any(a is not b for a, b in zip(consts, code.co_consts)):
         code = code.replace(co_consts=consts)
+    if replaced and placed is not None:
+        placed.append(code)
     return code
 
 

@@ -9,6 +9,7 @@ import ast
 import json
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -143,7 +144,21 @@ def lower_module(
         except Exception as error:  # noqa: BLE001 - any other failure is gotopy's own
             message = f"rewriting `{scope['qualname']}` failed: {type(error).__name__}: {error}"
             raise late_error(path, data, the_plan, message, where) from error
-    return replace_nested(code, new)
+    placed: list[types.CodeType] = []
+    module = replace_nested(code, new, placed)
+    for rewritten in placed:
+        _REWRITTEN[id(rewritten)] = rewritten
+    return module
+
+
+# The code objects gotopy rewrote and that are still alive, by identity: the decorator
+# leaves them as they are without looking into them.
+_REWRITTEN: weakref.WeakValueDictionary[int, types.CodeType] = weakref.WeakValueDictionary()
+
+
+def rewritten_by_gotopy(code: types.CodeType) -> bool:
+    """Whether this very code object is one gotopy rewrote (in this process)."""
+    return _REWRITTEN.get(id(code)) is code
 
 
 def late_error(

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import types
-from typing import Any
+from typing import Any, NoReturn
 
 from gotopy import _compile
 from gotopy._bytecode import code_objects
 from gotopy._bytecode import BytecodeError
-from gotopy._lower import LowerError, has_markers, lower_without_source
+from gotopy._lower import NO_SOURCE, LowerError, has_markers, lower_without_source, misused_markers
 
 _modules: dict[tuple[str, bytes, int | None], types.CodeType] = {}
 
@@ -53,13 +53,22 @@ def rewrite_code(code: types.CodeType) -> types.CodeType:
     """The code object of the same function (or class or module body) compiled by gotopy
     from its source file, or ``code`` itself when it has no markers left (it was compiled
     by gotopy, or never had any)."""
-    if not has_markers(code):
+    if _compile.rewritten_by_gotopy(code):
         return code
+    misuse = None
+    if not has_markers(code):
+        # Nothing to rewrite, unless the markers are there but misused: then the source
+        # says what is wrong (check's own error), or the rewrite without source refuses.
+        misuse = misused_markers(code)
+        if misuse is None:
+            return code
     path = code.co_filename
     try:
         with open(path, "rb") as file:
             data = file.read()
     except OSError:
+        if misuse is not None:
+            _refuse_without_source(code, misuse[0], misuse[1], NO_SOURCE)
         return _without_source(code)
     path = os.fspath(path)
     # As the source decorates it; else (`f = goto(f)`, a class body) asked for by its line;
@@ -89,20 +98,23 @@ def _without_source(code: types.CodeType) -> types.CodeType:
     try:
         return lower_without_source(code)
     except LowerError as error:
-        message, position, help = error.args
-        line = position[0] or code.co_firstlineno
-        # Without the source, CPython's byte column is the best column there is.
-        column = (position[2] or 0) + 1
-        raise SyntaxError(
-            f"G200: {message} (`{code.co_qualname}` has no source file; {help})",
-            (code.co_filename, line, column, None),
-        ) from None
+        _refuse_without_source(code, *error.args)
     except BytecodeError as error:
         raise SyntaxError(
             f"G900: internal error: the rewritten `{code.co_qualname}` fails the check: "
             f"{error} ({_compile.REPORT})",
             (code.co_filename, code.co_firstlineno, 1, None),
         ) from None
+
+
+def _refuse_without_source(code: types.CodeType, message: str, position: Any, help: str) -> NoReturn:
+    line = position[0] or code.co_firstlineno
+    # Without the source, CPython's byte column is the best column there is.
+    column = (position[2] or 0) + 1
+    raise SyntaxError(
+        f"G200: {message} (`{code.co_qualname}` has no source file; {help})",
+        (code.co_filename, line, column, None),
+    ) from None
 
 
 class Marker:

@@ -17,7 +17,9 @@ only.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import re
@@ -559,6 +561,34 @@ class Runtime(unittest.TestCase):
             scope: dict = {"goto": gotopy.goto, "label": gotopy.label}
             exec(rewritten, scope)
             self.assertEqual(scope["out"], [3, 2, 1])
+
+    def test_decorator_without_source_never_accepts_what_check_rejects(self) -> None:
+        """SPEC section 6: every `err` fixture whose errors are in decorated functions,
+        compiled by CPython from a string (no source file) and run, is refused by the
+        decorator with ``SyntaxError`` (a jump it cannot prove, a misused marker, a marker
+        name bound as a local), never left to run."""
+        for path in sorted((FIXTURES / "err").glob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            if "# gotopy: all-scopes" in text[:500] or "syntax_error" in path.name:
+                continue
+            with self.subTest(path.name):
+                with self.assertRaises(SyntaxError) as raised:
+                    exec(compile(text, "<string>", "exec"), {"__name__": "fixture"})
+                self.assertIn("G200", str(raised.exception.msg))
+                self.assertIn("has no source file", str(raised.exception.msg))
+
+    def test_decorator_accepts_gotopys_own_code_without_source(self) -> None:
+        """Every `ok` fixture compiled by gotopy from bytes under a name that is no file, then
+        run: the decorators see code gotopy rewrote and leave it, and the fixture's own
+        assertions hold."""
+        for path in sorted((FIXTURES / "ok").glob("*.py")):
+            text = path.read_bytes()
+            all_scopes = b"# gotopy: all-scopes" in text[:500]
+            with self.subTest(path.name):
+                code = gotopy.compile_source(text, "<no file>", all_scopes=all_scopes)
+                scope = {"__name__": "__main__"}
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(code, scope)
 
     def test_decorator_without_source_rewrites_what_the_bytecode_proves(self) -> None:
         source = textwrap.dedent(
