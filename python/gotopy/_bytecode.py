@@ -321,9 +321,9 @@ def _check_depths(
     while work:
         index = work.pop()
         instr = instrs[index]
-        known = depths[index]
-        assert known is not None
-        depth = known
+        reached = depths[index]
+        assert reached is not None
+        depth = reached
         highest = max(highest, depth)
         if instr.handler is not None:
             if instr.handler.depth > depth:

@@ -146,12 +146,12 @@ def misused_markers(code: types.CodeType) -> tuple[str, Any] | None:
             return f"`{word}` is a local variable of `{code.co_qualname}`", (code.co_firstlineno, None, None, None)
     instrs = Body.decode(code).instrs()
     for index, load in enumerate(instrs):
-        word = name_of(code, load) if load.op in NAME_LOADS else None
-        if word not in ("goto", "label"):
+        loaded = name_of(code, load) if load.op in NAME_LOADS else None
+        if loaded not in ("goto", "label"):
             continue
         after = [i.name for i in instrs[index + 1 : index + 4]]
-        if after[:2] != ["LOAD_ATTR", "POP_TOP"] and not (word == "goto" and "BINARY_OP" in after):
-            return f"`{word}` used other than as `{word} .name`", load.position
+        if after[:2] != ["LOAD_ATTR", "POP_TOP"] and not (loaded == "goto" and "BINARY_OP" in after):
+            return f"`{loaded}` used other than as `{loaded} .name`", load.position
     return None
 
 
