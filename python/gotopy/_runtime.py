@@ -12,7 +12,6 @@ Without the module's source it refuses with ``SyntaxError``.
 
 from __future__ import annotations
 
-import os
 import types
 from typing import Any, NoReturn
 
@@ -70,11 +69,9 @@ def rewrite_code(code: types.CodeType) -> types.CodeType:
         if misuse is not None:
             _refuse_without_source(code, misuse[0], misuse[1], NO_SOURCE)
         return _without_source(code)
-    path = os.fspath(path)
-    # As the source decorates it; else (`f = goto(f)`, a class body) asked for by its line;
-    # a module's code object asks for every scope, its own body included.
-    # `code` is CPython's compile of the same source: a scope gotopy did not rewrite compiles
-    # to the same bytes.
+    # The function as the source decorates it; else (`f = goto(f)`, a class body) asked for
+    # by its line; a module's code object asks for every scope. `code` is CPython's compile
+    # of the same source, so a scope gotopy did not rewrite has the same bytes.
     same: list[types.CodeType] = []
     for scope_line in (None, 0 if code.co_qualname == "<module>" else code.co_firstlineno):
         module = _module_code(path, data, scope_line)
