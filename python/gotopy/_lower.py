@@ -136,22 +136,18 @@ def has_markers(code: types.CodeType) -> bool:
 
 def misused_markers(code: types.CodeType) -> tuple[str, Any] | None:
     """What ``check`` rejects in a function that has no marker ``has_markers`` sees: a marker
-    name bound as a local (G007), or ``goto``/``label`` loaded other than as the marker
-    statements ``goto .x``, ``label .x`` and ``goto *x`` (G005, G006: ``x = goto .a``, a
-    bare ``goto``, ``label .a.b``); ``(message, position)``, or ``None``. The rewrite
-    without source refuses those rather than leave them to run as plain Python."""
+    name bound as a local (G007), or any load of ``goto`` or ``label``, since none of them
+    is a marker statement (G005, G006: ``x = goto .a``, ``y = goto * x``, a bare ``goto``,
+    ``label .a.b``); ``(message, position)``, or ``None``. The rewrite without source
+    refuses those rather than leave them to run as plain Python."""
     bound = set(code.co_varnames) | set(code.co_cellvars)
     for word in ("goto", "label", "switch", "case"):
         if word in bound:
             return f"`{word}` is a local variable of `{code.co_qualname}`", (code.co_firstlineno, None, None, None)
-    instrs = Body.decode(code).instrs()
-    for index, load in enumerate(instrs):
+    for load in Body.decode(code).instrs():
         loaded = name_of(code, load) if load.op in NAME_LOADS else None
-        if loaded not in ("goto", "label"):
-            continue
-        after = [i.name for i in instrs[index + 1 : index + 4]]
-        if after[:2] != ["LOAD_ATTR", "POP_TOP"] and not (loaded == "goto" and "BINARY_OP" in after):
-            return f"`{loaded}` used other than as `{loaded} .name`", load.position
+        if loaded in ("goto", "label"):
+            return f"`{loaded}` used other than as a marker statement", load.position
     return None
 
 

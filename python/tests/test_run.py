@@ -33,6 +33,7 @@ import types
 import unittest
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import gotopy
 
@@ -612,16 +613,22 @@ class Runtime(unittest.TestCase):
 
     def test_decorator_accepts_gotopys_own_code_without_source(self) -> None:
         """Every `ok` fixture compiled by gotopy from bytes under a name that is no file, then
-        run: the decorators see code gotopy rewrote and leave it, and the fixture's own
-        assertions hold."""
+        run: the decorators know the code gotopy rewrote and leave it without decoding it
+        (a decode would fail here), and the fixture's own assertions hold."""
+        from gotopy import _runtime
+
+        def decoded(code: types.CodeType) -> bool:
+            raise AssertionError(f"{code.co_qualname} decoded: not known as gotopy's own")
+
         for path in sorted((FIXTURES / "ok").glob("*.py")):
             text = path.read_bytes()
             all_scopes = b"# gotopy: all-scopes" in text[:500]
             with self.subTest(path.name):
                 code = gotopy.compile_source(text, "<no file>", all_scopes=all_scopes)
                 scope = {"__name__": "__main__"}
-                with contextlib.redirect_stdout(io.StringIO()):
-                    exec(code, scope)
+                with mock.patch.object(_runtime, "has_markers", decoded):
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        exec(code, scope)
 
     def test_decorator_without_source_rewrites_what_the_bytecode_proves(self) -> None:
         source = textwrap.dedent(
@@ -648,6 +655,10 @@ class Runtime(unittest.TestCase):
                 label .s
                 return x
 
+            def multiplies(x):
+                y = goto * x
+                return y
+
             def switches(n):
                 while switch *n:
                     case[1]
@@ -667,6 +678,11 @@ class Runtime(unittest.TestCase):
         self.assertIn("no source file", str(raised.exception.msg))
         with self.assertRaises(UnboundLocalError):
             gotopy.goto(scope["skips"])()
+        # check: G005, a marker inside an expression; without source, refused, never run.
+        with self.assertRaises(SyntaxError) as raised:
+            gotopy.goto(scope["multiplies"])
+        self.assertIn("G200", str(raised.exception.msg))
+        self.assertIn("no source file", str(raised.exception.msg))
         with self.assertRaises(SyntaxError) as raised:
             gotopy.goto(scope["switches"])
         self.assertIn("G200", str(raised.exception.msg))
