@@ -274,8 +274,8 @@ fn chart(
                 .collect();
             let style = colour.stroke_width(2);
             let label = format!("{kind}, {target}");
-            // The legend draws each line in its own style: three segments of the target's
-            // dash pattern (solid, dashed, dotted).
+            // One dash pattern per target (solid, dashed, dotted: dash and gap in pixels),
+            // for its lines and for its legend, which draws three segments of it.
             let (dash, gap) = [(8, 0), (6, 3), (2, 4)][target_index.min(2)];
             let legend = move |(x, y): (i32, i32)| {
                 let segment = |at: i32| {
@@ -286,20 +286,12 @@ fn chart(
                     + segment(dash + gap)
                     + segment(2 * (dash + gap))
             };
-            match target_index {
-                0 => chart
-                    .draw_series(LineSeries::new(points.clone(), style))?
-                    .label(label)
-                    .legend(legend),
-                1 => chart
-                    .draw_series(DashedLineSeries::new(points.clone(), 8, 4, style))?
-                    .label(label)
-                    .legend(legend),
-                _ => chart
-                    .draw_series(DashedLineSeries::new(points.clone(), 2, 4, style))?
-                    .label(label)
-                    .legend(legend),
+            let series = if gap == 0 {
+                chart.draw_series(LineSeries::new(points.clone(), style))?
+            } else {
+                chart.draw_series(DashedLineSeries::new(points.clone(), dash, gap, style))?
             };
+            series.label(label).legend(legend);
             let marker = points
                 .into_iter()
                 .map(move |p| Circle::new(p, 3, colour.filled()));
