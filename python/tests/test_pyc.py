@@ -203,7 +203,6 @@ class Standalone(unittest.TestCase):
             package.mkdir(parents=True)
             (sources / "pkg" / "__init__.py").write_text("")
             (package / "__init__.py").write_text("from .countdown import run\n")
-            shutil.copy(FIXTURES / "ok/switch_int_cases.py", package / "countdown.py")
             (package / "countdown.py").write_text(
                 "from goto import goto, label\n\n@goto\ndef run(n):\n    out = []\n    label .top\n"
                 "    if n:\n        out.append(n)\n        n -= 1\n        goto .top\n    return out\n"

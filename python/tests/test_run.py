@@ -942,10 +942,8 @@ class Tools(unittest.TestCase):
         self.assertNotIn("label", names)
         self.assertTrue(any(i.opname == "JUMP_BACKWARD" for i in instructions))
         self.assertEqual(self.module.countdown(3), [3, 2, 1])
-        # `dis.dis` itself: every source line of the body but the label's (which is gone)
-        # starts instructions, and the marker names appear nowhere.
-        import io
-
+        # Every source line of the body but the label's (which is gone) starts instructions,
+        # and `dis.dis`'s listing names no marker.
         listing = io.StringIO()
         dis.dis(self.module.countdown, file=listing)
         starts = {i.positions.lineno for i in instructions if i.positions and i.positions.lineno}
