@@ -613,12 +613,12 @@ class Runtime(unittest.TestCase):
 
     def test_decorator_accepts_gotopys_own_code_without_source(self) -> None:
         """Every `ok` fixture compiled by gotopy from bytes under a name that is no file, then
-        run: the decorators know the code gotopy rewrote and leave it without decoding it
-        (a decode would fail here), and the fixture's own assertions hold."""
+        run: the decorators know the code gotopy rewrote and leave it without looking for
+        markers in it (that look fails here), and the fixture's own assertions hold."""
         from gotopy import _runtime
 
         def decoded(code: types.CodeType) -> bool:
-            raise AssertionError(f"{code.co_qualname} decoded: not known as gotopy's own")
+            raise AssertionError(f"{code.co_qualname} searched: not known as gotopy's own")
 
         for path in sorted((FIXTURES / "ok").glob("*.py")):
             text = path.read_bytes()
