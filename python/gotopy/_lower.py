@@ -112,14 +112,26 @@ def _is_none(body: Body, instr: Instr) -> bool:
     return False
 
 
+MARKERS = ("goto", "label", "switch", "case")
+
+
+def _names_a_marker(code: types.CodeType) -> bool:
+    """Whether a marker's name is among the names ``code`` (not its nested code objects)
+    loads or binds; when none is, it has no marker, used or misused, and is not decoded."""
+    names = (code.co_names, code.co_varnames, code.co_cellvars, code.co_freevars)
+    return any(word in table for table in names for word in MARKERS)
+
+
 def has_markers(code: types.CodeType) -> bool:
     """Whether ``code`` (not its nested code objects) still holds a marker: ``goto .x``,
     ``label .x``, ``goto *x``, or a load of ``switch`` or ``case`` from outside the function
     (``while switch *x:``, ``case[...]``); false once gotopy has lowered it."""
+    if not _names_a_marker(code):
+        return False
     instrs = Body.decode(code).instrs()
     for index, load in enumerate(instrs):
         word = name_of(code, load) if load.op in NAME_LOADS else None
-        if word not in ("goto", "label", "switch", "case"):
+        if word not in MARKERS:
             continue
         rest = instrs[index + 1 :]
         if word in ("switch", "case") and not load.name.startswith("LOAD_FAST"):
@@ -140,8 +152,10 @@ def misused_markers(code: types.CodeType) -> tuple[str, Any] | None:
     is a marker statement (G005, G006: ``x = goto .a``, ``y = goto * x``, a bare ``goto``,
     ``label .a.b``); ``(message, position)``, or ``None``. The rewrite without source
     refuses those rather than leave them to run as plain Python."""
+    if not _names_a_marker(code):
+        return None
     bound = set(code.co_varnames) | set(code.co_cellvars)
-    for word in ("goto", "label", "switch", "case"):
+    for word in MARKERS:
         if word in bound:
             return f"`{word}` is a local variable of `{code.co_qualname}`", (code.co_firstlineno, None, None, None)
     for load in Body.decode(code).instrs():
@@ -963,7 +977,7 @@ def lower_without_source(code: types.CodeType) -> types.CodeType:
             used.update((id(load), id(attr), id(pop)))
     for instr in instrs:
         if instr.op in NAME_LOADS and id(instr) not in used:
-            if name_of(code, instr) in ("goto", "label", "switch", "case"):
+            if name_of(code, instr) in MARKERS:
                 raise LowerError(
                     f"`{name_of(code, instr)}` used other than as `goto .name` or `label .name`: "
                     "without the source gotopy rewrites only those",

@@ -630,6 +630,26 @@ class Runtime(unittest.TestCase):
                     with contextlib.redirect_stdout(io.StringIO()):
                         exec(code, scope)
 
+
+    def test_decorator_leaves_code_naming_no_marker_undecoded(self) -> None:
+        """A decorated function that names no marker (no load, no local of that name) is
+        left as it is without being decoded (decoding fails here); one that does is still
+        looked at: a local named `label` is refused."""
+        from gotopy._bytecode import Body
+
+        def decoded(code: types.CodeType) -> Body:
+            raise AssertionError(f"{code.co_qualname} decoded")
+
+        scope: dict = {"goto": gotopy.goto}
+        source = "@goto\ndef plain(x):\n    y = [x, x]\n    return sum(y) + 1\n"
+        with mock.patch.object(Body, "decode", decoded):
+            exec(compile(source, "<string>", "exec"), scope)
+        original = compile(source, "<string>", "exec").co_consts
+        self.assertIn(scope["plain"].__code__, original)
+        self.assertEqual(scope["plain"](2), 5)
+        with self.assertRaises(SyntaxError) as raised:
+            exec(compile("@goto\ndef f(label):\n    return label\n", "<string>", "exec"), scope)
+        self.assertIn("`label` is a local variable", str(raised.exception.msg))
     def test_decorator_without_source_rewrites_what_the_bytecode_proves(self) -> None:
         source = textwrap.dedent(
             """
