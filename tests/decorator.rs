@@ -481,35 +481,6 @@ fn enclosing_scope(text: &str, offset: TextSize) -> Scope {
     }
 }
 
-/// Runs `programs.py`'s generator and reference interpreter (as its `__main__` does) with
-/// two statements left out that the run-time decorator always refuses: `while switch`
-/// (it needs the source) and `try`/`finally` (the finally body is compiled twice, so its
-/// labels are duplicated). Arguments: the generator's directory, seed, count, output
-/// directory.
-const GENERATE_WITHOUT_SOURCE_ONLY_STATEMENTS: &str = r#"
-import json, random, sys
-sys.path.insert(0, sys.argv[1])
-import programs
-
-class Rng(random.Random):
-    def choice(self, seq):
-        if "switch" in seq:
-            seq = [kind for kind in seq if kind not in ("switch", "try_finally")]
-        return super().choice(seq)
-
-programs.random.Random = Rng
-seed, count, out = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-found, invalid = programs.generate(seed, count)
-with open(f"{out}/programs.json", "w") as f:
-    json.dump(found, f)
-with open(f"{out}/invalid.json", "w") as f:
-    json.dump({str(index): codes for index, codes in invalid.items()}, f)
-with open(f"{out}/driver.py", "w") as f:
-    f.write(programs.DRIVER)
-with open(f"{out}/expected.txt", "w") as f:
-    f.write("\n".join(programs.reference(found, invalid)) + "\n")
-"#;
-
 /// The random programs of the differential test (`tests/differential/programs.py`, without
 /// `while switch` and `try`/`finally`), taken through the decorator's path instead of
 /// gotopy's compiler: each module is compiled plainly by the interpreter's `compile`, then
@@ -526,10 +497,10 @@ fn decorator_on_random_programs_matches_the_reference_or_refuses() {
     std::fs::create_dir_all(&dir).unwrap();
     succeed(
         Command::new("python3")
-            .args(["-c", GENERATE_WITHOUT_SOURCE_ONLY_STATEMENTS])
-            .arg(common::root().join("tests/differential"))
+            .arg(common::root().join("tests/differential/programs.py"))
             .args([seed.to_string(), count.to_string()])
-            .arg(&dir),
+            .arg(&dir)
+            .arg("without-source"),
         seed,
     );
     // The generator's own driver, with its compile step swapped for the decorator's path.

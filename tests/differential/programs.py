@@ -1,9 +1,10 @@
 """Random goto programs and an independent reference interpreter for them (issue 6).
 
-`python3 programs.py SEED COUNT OUT_DIR` writes `OUT_DIR/programs.py`, a module of COUNT
-random functions `f0`, `f1`, ... using goto in a small subset of Python, and
-`OUT_DIR/expected.txt`, one JSON line per function: its trace and outcome as this file's
-reference interpreter computes them. The interpreter walks the syntax tree (`ast`) and gives
+`python3 programs.py SEED COUNT OUT_DIR [without-source]` writes `OUT_DIR/programs.json`,
+the sources of COUNT random functions `f0`, `f1`, ... using goto in a small subset of
+Python, `invalid.json` (the codes each rule-breaking one must be rejected with),
+`driver.py` (compiles and runs them under `gotopy run`) and `expected.txt`, one JSON line
+per call: its trace and outcome as this file's reference interpreter computes them. The interpreter walks the syntax tree (`ast`) and gives
 goto its SPEC meaning directly: a goto unwinds like an exception until it reaches the block
 list that can enter the label, running each `finally` body and `__exit__` it passes, then
 resumes at the label (entering `if`, `while` and `try` bodies on the way). It shares nothing
@@ -58,8 +59,9 @@ class R:
 
 
 class Generator:
-    def __init__(self, rng, switches=True):
+    def __init__(self, rng, switches=True, finally_bodies=True):
         self.with_switches = switches
+        self.with_finally = finally_bodies
         self.rng = rng
         self.ids = 0
         self.labels = []  # (name, frames)
@@ -99,9 +101,12 @@ class Generator:
         else:
             weights = {"if": 1, "while": 1, "for": 1, "with": 1, "try_except": 1,
                        "try_finally": 1, "switch": 2}
+        # The decorator without source rewrites neither (a switch needs the source, and a
+        # `finally` body compiled twice duplicates its labels): programs for it have none.
         if not self.with_switches:
-            # Programs for a backend without `while switch` (CPython, until it has one).
             del weights["switch"]
+        if not self.with_finally:
+            del weights["try_finally"]
         choice = self.rng.choices(list(weights), list(weights.values()))[0]
         k = self.fresh()
         if choice == "if":
@@ -372,13 +377,14 @@ def render(statements, indent, out):
             render(s[2], indent + 1, out)
 
 
-def generate(seed, count, switches=True):
+def generate(seed, count, switches=True, finally_bodies=True):
     """COUNT function definitions, each `@goto def fN(t, x): ...`, as source strings, and
-    for the one in twelve that break SPEC section 4 on purpose, the codes expected."""
+    for the one in twelve that break SPEC section 4 on purpose, the codes expected;
+    without `while switch` or `try`/`finally` statements if asked."""
     rng = random.Random(seed)
     programs, invalid = [], {}
     for index in range(count):
-        g = Generator(rng, switches)
+        g = Generator(rng, switches, finally_bodies)
         body = g.block(0, rng.randint(3, 8))
         codes = g.resolve(invalid=rng.random() < 1 / 12)
         if codes:
@@ -627,9 +633,10 @@ def reference(programs, invalid):
 
 if __name__ == "__main__":
     seed, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    # A fourth argument `goto-only` leaves switches out.
-    switches = sys.argv[4:] != ["goto-only"]
-    programs, invalid = generate(seed, count, switches)
+    # A fourth argument `without-source` leaves out what the decorator without source
+    # never rewrites: `while switch` and `try`/`finally`.
+    full = sys.argv[4:] != ["without-source"]
+    programs, invalid = generate(seed, count, switches=full, finally_bodies=full)
     with open(f"{out}/programs.json", "w") as f:
         json.dump(programs, f)
     with open(f"{out}/invalid.json", "w") as f:
