@@ -203,7 +203,8 @@ for name, source in cases.items():
 }
 
 /// A package with submodules using goto, imported by a script `gotopy run` runs: the import
-/// hook compiles them with gotopy (a goto out of loops needs the full rewrite).
+/// hook compiles them with gotopy (the label follows a `return`, which only the full rewrite
+/// keeps: the decorator alone refuses it).
 #[test]
 fn import_hook_compiles_imported_modules() {
     let dir = std::env::temp_dir().join(format!("gotopy-hook-{}", std::process::id()));

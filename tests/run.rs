@@ -924,8 +924,9 @@ fn assert_same_output(ours: &std::process::Output, python: &std::process::Output
     assert!(!python.stdout.is_empty());
 }
 
-/// A package whose modules use goto: `search` (imported through the import hook), `mod`
-/// and `__main__` (run with `-m`); and the same package written without goto for python3.
+/// A package whose modules use goto: `search` (imported through the import hook: its label
+/// follows a `return`, so the decorator alone would refuse it), `mod` and `__main__` (run
+/// with `-m`); and the same package written without goto for python3.
 fn packages() -> (std::path::PathBuf, std::path::PathBuf) {
     const SEARCH: &str = "\
 from goto import goto, label

@@ -505,8 +505,9 @@ def run(program):
     );
 }
 
-/// The dispatch is a search tree: the number of comparisons grows with log2 of the cases, on
-/// RustPython and on every CPython.
+/// The dispatch is a balanced search tree: over 1,024 cases, 1,023 distinct `<` pivots in a
+/// tree of height 10 (so a value is found with at most 11 comparisons), on RustPython and on
+/// every CPython.
 #[test]
 fn dispatch_is_a_balanced_search() {
     let mut source = String::from(
@@ -534,27 +535,39 @@ fn dispatch_is_a_balanced_search() {
         .filter(|pair| pair[1].contains("COMPARE_OP(Less)"))
         .map(|pair| pair[0])
         .collect();
-    assert_eq!(less.len(), 1023);
     assert!(less[0].ends_with("LOAD_CONST(512)"), "{}", less[0]);
+    let pivots: Vec<i64> = less
+        .iter()
+        .map(|line| {
+            let constant = line.rsplit_once("LOAD_CONST(").map(|(_, rest)| rest);
+            let number = constant.and_then(|rest| rest.strip_suffix(')'));
+            number
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{line}"))
+        })
+        .collect();
+    assert_eq!(search_height(&pivots), Some(10), "RustPython");
     // The same tree on every CPython, as its own `dis` reads it: the `<` comparisons with the
-    // constants they compare against (root first, none repeated), and the `==` leaves.
+    // constants they compare against, and the `==` leaves.
     let shape = "import dis, sys, gotopy\n\
         code = gotopy.compile_source(open(sys.argv[1], 'rb').read(), sys.argv[1])\n\
         f = next(c for c in code.co_consts if getattr(c, 'co_name', '') == 'f')\n\
         ins = list(dis.get_instructions(f))\n\
         less = [ins[i - 1].argval for i, x in enumerate(ins) if x.opname == 'COMPARE_OP' and x.argval == '<']\n\
         equal = [x for x in ins if x.opname == 'COMPARE_OP' and x.argval == '==']\n\
-        print(len(less), len(set(less)), len(equal), less[0])\n";
+        print(len(equal), *less)\n";
     for (version, python) in cpython::installed() {
         let output = cpython::run(
             "the tree's shape",
             Command::new(python).args(["-c", shape]).arg(&path),
         );
-        assert_eq!(
-            String::from_utf8_lossy(&output.stdout),
-            "1023 1023 1024 512\n",
-            "CPython {version}"
-        );
+        let numbers: Vec<i64> = String::from_utf8_lossy(&output.stdout)
+            .split_whitespace()
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(numbers[0], 1024, "CPython {version}: `==` leaves");
+        assert_eq!(numbers[1], 512, "CPython {version}: the root");
+        assert_eq!(search_height(&numbers[1..]), Some(10), "CPython {version}");
     }
     let path = write(
         "tree_run.py",
@@ -567,6 +580,22 @@ fn dispatch_is_a_balanced_search() {
             "{target}"
         );
     }
+}
+
+/// The height of the binary search tree whose pivots `pivots` lists in code order, where
+/// each comparison comes before those of its subtrees (the dispatch jumps forward only), or
+/// `None` when a pivot repeats. A new pivot's parent is whichever of its neighbours in value
+/// order is deeper.
+fn search_height(pivots: &[i64]) -> Option<usize> {
+    let mut depths = std::collections::BTreeMap::new();
+    for &pivot in pivots {
+        let below = depths.range(..pivot).next_back().map_or(0, |(_, d)| *d);
+        let above = depths.range(pivot + 1..).next().map_or(0, |(_, d)| *d);
+        if depths.insert(pivot, 1 + below.max(above)).is_some() {
+            return None;
+        }
+    }
+    depths.values().copied().max()
 }
 
 /// `path` run by `gotopy run` and by `python -m gotopy run` on each CPython.
