@@ -4,11 +4,11 @@
 the sources of COUNT random functions `f0`, `f1`, ... using goto in a small subset of
 Python, `invalid.json` (the codes each rule-breaking one must be rejected with),
 `driver.py` (compiles and runs them under `gotopy run`) and `expected.txt`, one JSON line
-per call: its trace and outcome as this file's reference interpreter computes them. The interpreter walks the syntax tree (`ast`) and gives
-goto its SPEC meaning directly: a goto unwinds like an exception until it reaches the block
-list that can enter the label, running each `finally` body and `__exit__` it passes, then
-resumes at the label (entering `if`, `while` and `try` bodies on the way). It shares nothing
-with gotopy's lowering.
+per call: its trace and outcome as this file's reference interpreter computes them. The
+interpreter walks the syntax tree (`ast`) and gives goto its SPEC meaning directly: a goto
+unwinds like an exception until it reaches the block list that can enter the label,
+running each `finally` body and `__exit__` it passes, then resumes at the label (entering
+`if`, `while` and `try` bodies on the way). It shares nothing with gotopy's lowering.
 
 The subset: integer variables, `t.append(k)` to record a trace, `if`/`else`, `while` over a
 counter that never resets (so loops are bounded), `for` over `range(2)`, `with R(k)` (a
