@@ -56,10 +56,16 @@ fn line() -> impl Strategy<Value = (usize, &'static str)> {
     (0usize..4, statements)
 }
 
-fn program() -> impl Strategy<Value = String> {
-    proptest::collection::vec(line(), 1..30).prop_map(|lines| {
-        let mut text =
-            String::from("from goto import goto, label, switch, case\n@goto\ndef f(x, m, k, E):\n");
+/// A function of `line()`s. `well_formed` makes it `async` and turns into `pass` (or
+/// `return`) what `check` or Python rejects by itself (see `well_formed_line`), never
+/// leaves a `finally` or `except*` body by goto, and ends the function with every label no
+/// line defined, so that most programs get past `check` into the rewrite; otherwise all of
+/// that stays, for `check`.
+fn program(well_formed: bool) -> impl Strategy<Value = String> {
+    proptest::collection::vec(line(), 1..30).prop_map(move |lines| {
+        let mut text = String::from("from goto import goto, label, switch, case\n@goto\n");
+        text.push_str(if well_formed { "async def" } else { "def" });
+        text.push_str(" f(x, m, k, E):\n");
         // Mostly well formed: a block opener indents the next line, a line may dedent any
         // number of levels, and blocks that need a second clause get one when they close
         // (`try:` an `except E:`, `try: ` a `finally:`, `try:  ` an `except* E as e:`,
@@ -81,16 +87,25 @@ fn program() -> impl Strategy<Value = String> {
                 text.push_str(clause);
                 text.push('\n');
                 text.push_str(&"    ".repeat(at + 1));
-                text.push_str("goto .a\n");
+                // G004 and G014: no goto leaves those.
+                let stays = well_formed && matches!(clause, "finally:" | "except* E as e:");
+                text.push_str(if stays { "pass\n" } else { "goto .a\n" });
             }
         };
-        for (dedent, line) in lines {
+        let mut defined: Vec<&str> = Vec::new();
+        for (dedent, mut line) in lines {
             indent = if opened {
                 indent + 1
             } else {
                 indent.saturating_sub(dedent).max(1)
             };
             close(&mut open, indent, &mut text);
+            if well_formed {
+                line = well_formed_line(line, &open, indent, &defined);
+                if line.starts_with("label .") {
+                    defined.push(line);
+                }
+            }
             text.push_str(&"    ".repeat(indent));
             text.push_str(line.trim_end());
             text.push('\n');
@@ -104,8 +119,58 @@ fn program() -> impl Strategy<Value = String> {
             text.push_str("pass\n");
         }
         close(&mut open, 0, &mut text);
+        if well_formed {
+            for label in ["label .a", "label .b"] {
+                if !defined.contains(&label) {
+                    text.push_str("    ");
+                    text.push_str(label);
+                    text.push('\n');
+                }
+            }
+        }
         text
     })
+}
+
+/// `line` as `program(true)` writes it at `indent` inside the blocks `open` (innermost
+/// last), where the function itself is `async`: `pass` for a misused marker (`x = goto`,
+/// `print(label .a)`, a stray `@goto`), a `case` outside a switch body, a label defined
+/// again, `await` and `async` blocks outside an `async` function, `return` and `yield` in
+/// a class body, `break` outside a loop and `continue` outside a loop or in a switch;
+/// `return` for `return 1` where the function may be an async generator.
+fn well_formed_line(
+    line: &'static str,
+    open: &[(usize, &'static str)],
+    indent: usize,
+    defined: &[&str],
+) -> &'static str {
+    const SCOPES: [&str; 3] = ["def f():", "async def g():", "class C:"];
+    let openers = || open.iter().rev().map(|&(_, opener)| opener);
+    let scope = openers().find(|opener| SCOPES.contains(opener));
+    let is_async = matches!(scope, None | Some("async def g():"));
+    let is_loop = |opener: &&str| {
+        ["for ", "async for ", "while "]
+            .iter()
+            .any(|l| opener.starts_with(l))
+    };
+    let innermost_loop = openers()
+        .take_while(|opener| !SCOPES.contains(opener))
+        .find(is_loop);
+    let in_switch_body = open
+        .last()
+        .is_some_and(|&(at, opener)| at + 1 == indent && opener == "while switch *x:");
+    let keep = match line {
+        "x = goto" | "print(label .a)" | "@goto" => false,
+        "await x" | "async for i in x:" | "async with m:" => is_async,
+        "return 1" if is_async => return "return",
+        "return 1" | "yield x" => scope != Some("class C:"),
+        "break" => innermost_loop.is_some(),
+        "continue" => innermost_loop.is_some_and(|opener| opener != "while switch *x:"),
+        _ if line.starts_with("case[") => in_switch_body,
+        _ if line.starts_with("label .") => !defined.contains(&line),
+        _ => true,
+    };
+    if keep { line } else { "pass" }
 }
 
 /// Checks and compiles `text` both ways; panics (failing the case) on any panic inside.
@@ -181,7 +246,12 @@ proptest! {
     }
 
     #[test]
-    fn generated_python_never_panics(text in program()) {
+    fn generated_python_never_panics(text in program(false)) {
+        exercise(&text);
+    }
+
+    #[test]
+    fn well_formed_generated_python_never_panics(text in program(true)) {
         exercise(&text);
     }
 }

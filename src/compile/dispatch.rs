@@ -32,7 +32,7 @@ impl<'r> Lowering<'r, '_> {
         switch: SwitchId,
     ) -> Result<Vec<Item>, Diagnostic> {
         let scope = self.scope;
-        let (end, end_handler) = self.targets.end(switch, site.copy, scope, marker)?;
+        let (end, _) = self.targets.end(switch, site.copy, scope, marker)?;
         let start_instr = self.dispatch_start(&site, marker)?;
         let mut keys = Vec::new();
         for (value, case) in switch_cases(scope, switch) {
@@ -74,9 +74,10 @@ impl<'r> Lowering<'r, '_> {
             0,
             None,
         )));
-        let mut jump = outer(&start_instr, jump_op(), 0, Some(end));
-        jump.handler = end_handler;
-        items.push(Item::Instr(jump));
+        // The end is in the same blocks as the start, so the jump keeps the start's handler.
+        // (Not the end's: RustPython 0.5 can cover the code after a switch whose body never
+        // finishes with the handler of a `with` in the body, deeper than the stack there.)
+        items.push(Item::Instr(outer(&start_instr, jump_op(), 0, Some(end))));
         Ok(items)
     }
 
