@@ -535,6 +535,7 @@ fn dispatch_is_a_balanced_search() {
         .filter(|pair| pair[1].contains("COMPARE_OP(Less)"))
         .map(|pair| pair[0])
         .collect();
+    assert_eq!(less.len(), 1023);
     assert!(less[0].ends_with("LOAD_CONST(512)"), "{}", less[0]);
     let pivots: Vec<i64> = less
         .iter()
@@ -566,6 +567,7 @@ fn dispatch_is_a_balanced_search() {
             .map(|n| n.parse().unwrap())
             .collect();
         assert_eq!(numbers[0], 1024, "CPython {version}: `==` leaves");
+        assert_eq!(numbers.len(), 1 + 1023, "CPython {version}: `<` pivots");
         assert_eq!(numbers[1], 512, "CPython {version}: the root");
         assert_eq!(search_height(&numbers[1..]), Some(10), "CPython {version}");
     }
