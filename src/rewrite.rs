@@ -133,7 +133,8 @@ struct Decoration {
 
 fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
     let origin = Origin::of(code);
-    let body = Body::decode(code).map_err(|e| origin.internal(e))?;
+    let mut body = Body::decode(code).map_err(|e| origin.internal(e))?;
+    body.repair_handlers().map_err(|e| origin.internal(e))?;
     refuse_unsupported(&body, code).map_err(|(message, line)| origin.error(message, line))?;
     let found = find(&body, code);
     if found.is_empty() {

@@ -332,6 +332,63 @@ print(4)
     assert_same_as_cpython("decorator_legal", script, structured);
 }
 
+/// The code after a `with` whose body never finishes normally runs when `__exit__`
+/// suppresses the exception; RustPython 0.5 covers it with the `with` cleanup's handler,
+/// deeper than the stack there, and its VM panicked when that code raised. The decorator
+/// gives a function it rewrites the handler around the `with` there: the `NameError`
+/// reaches the `except`, as in CPython.
+#[test]
+fn code_after_a_with_that_never_finishes_raises_into_the_enclosing_handler() {
+    let script = r#"
+from goto import goto
+
+class Suppress:
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return True
+
+source = '''
+def after_with(n):
+    try:
+        with Suppress():
+            raise KeyError
+        label .again
+        n -= 1
+        if n:
+            goto .again
+        undefined_name
+    except NameError as error:
+        return (n, str(error))
+'''
+ns = {"Suppress": Suppress}
+exec(compile(source, "<user code>", "exec"), ns)
+goto(ns["after_with"])
+print(ns["after_with"](3))
+"#;
+    let structured = r#"
+class Suppress:
+    def __enter__(self):
+        return self
+    def __exit__(self, *exc):
+        return True
+
+def after_with(n):
+    try:
+        with Suppress():
+            raise KeyError
+        while True:
+            n -= 1
+            if not n:
+                break
+        undefined_name
+    except NameError as error:
+        return (n, str(error))
+print(after_with(3))
+"#;
+    assert_same_as_cpython("decorator_after_with", script, structured);
+}
+
 /// Every `fixtures/{ok,err}/*.py`, read from disk now: each code object of the plainly
 /// compiled module is given to the decorator's rewrite on its own (its nested code objects
 /// stripped), which must rewrite it or refuse it with the line of a marker, never panic or

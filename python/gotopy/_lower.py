@@ -4,8 +4,9 @@ The front end's plan says, for the scope, where each label and goto is (the span
 ``label``/``goto`` carries) and which frames each goto leaves; ``gotopy._prepare`` made the
 guards and trampolines. Here, on the instruction list (``gotopy._bytecode``):
 
-- a guard (``if label:`` around a ``return``/``raise``/``break``/``continue``, ``while
-  label:`` for a constant-true test) is deleted, so the statement is unconditional again;
+- a guard (``if label:`` around a ``return``/``raise``/``break``/``continue`` or the body of
+  a ``with`` a goto leaves, ``while label:`` for a constant-true test) is deleted, so the
+  statement is unconditional again;
   where its jump was "if true" (3.11's test at the bottom of a ``while``) it becomes a jump;
 - a trampoline's guard becomes a jump over the copy, so only gotos enter it;
 - a label (``LOAD label; LOAD_ATTR x; POP_TOP``) becomes a position, nothing runs;
@@ -685,29 +686,9 @@ class Lowering:
         if len(found) > skip:
             _, index, end = found[skip]
             return self.copy(items[index : end + 1], site)
-        if leave["kind"] == "with":
-            return self.synthesised_exit(site, leave, plan)
-        raise LowerError("cannot find this `async with` statement's exit in the compiled code", plan["keyword"])
-
-    def synthesised_exit(self, site: Instr, leave: dict[str, Any], plan: dict[str, Any]) -> list[Item]:
-        """The exit call of a `with` statement whose own normal exit CPython left out (its
-        body never ends normally): ``__exit__(None, None, None)`` as CPython's compiler
-        writes it for this version, under the handler around the statement (the one its
-        context expression is evaluated under)."""
-        line, _, column, _ = leave["header"]
-        spans = self.withs.get((line, column), [])
-        item = spans[len(spans) - 1 - leave["inner"]] if len(spans) > leave["inner"] else None
-        outer = next((i for i in self.body.instrs() if i.position == item), None)
-        if outer is None:
-            raise LowerError("cannot find this `with` statement's exit in the compiled code", plan["keyword"])
-        if None not in self.body.constants:
-            self.body.constants.append(None)
-        none = self.body.constants.index(None)
-        exit: list[Item] = []
-        for name, arg in _versions.with_exit_call(none):
-            instr = Instr(OP[name], arg, None, outer.handler, site.position, True)
-            exit.append(instr)
-        return exit
+        # The front end guards the body of every `with` a goto leaves, so CPython always
+        # compiles its normal exit.
+        raise LowerError(f"cannot find this `{leave['kind']}` statement's exit in the compiled code", plan["keyword"])
 
     def copy(self, region: list[Item], site: Instr) -> list[Item]:
         """``region`` with fresh labels for those placed in it, under the same handlers."""

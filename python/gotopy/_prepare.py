@@ -1,8 +1,9 @@
 """The front end's edits applied to CPython's own syntax tree.
 
 gotopy's front end (Rust) decides what the tree needs so that every label survives CPython's
-dead-code removal and every goto out of a ``try`` with ``finally`` has its copy of the
-``finally`` body; it names each place by its source position (``gotopy::compile::plan``).
+dead-code removal, every ``with`` statement a goto leaves has its normal exit compiled, and
+every goto out of a ``try`` with ``finally`` has its copy of the ``finally`` body; it names
+each place by its source position (``gotopy::compile::plan``).
 This module finds those places in ``ast.parse``'s tree of the same source and makes the
 edits, so that everything gotopy did not touch is compiled exactly as CPython compiles it.
 """
@@ -17,6 +18,7 @@ Span = tuple[int, int, int, int]
 Node = TypeVar("Node", bound=ast.AST)
 
 _GUARDED = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+_WITH = (ast.With, ast.AsyncWith)
 
 
 class PlanMismatch(Exception):
@@ -159,6 +161,12 @@ class _Editor:
             elif isinstance(stmt, _GUARDED) and span in self.guards:
                 guard = ast.If(test=_name("label", span), body=[stmt], orelse=[])
                 body[at] = _at(guard, span)
+                self.guarded.add(span)
+            elif isinstance(stmt, _WITH) and span in self.guards:
+                # A `with` statement a goto leaves: its body behind a guard, so that CPython
+                # compiles the normal exit each goto copies even when the body never ends.
+                guard = ast.If(test=_name("label", span), body=stmt.body, orelse=[])
+                stmt.body = [_at(guard, span)]  # type: ignore[attr-defined]
                 self.guarded.add(span)
             elif isinstance(stmt, ast.While) and _span(stmt.test) in self.guards:
                 self.guarded.add(_span(stmt.test))

@@ -65,19 +65,6 @@ def slots(frame: str) -> int:
     return 1
 
 
-def with_exit_call(none: int) -> list[tuple[str, int]]:
-    """``__exit__(None, None, None)`` and dropping its result, as the compiler writes a
-    ``with`` statement's normal exit (``none``: the index of ``None`` in ``co_consts``)."""
-    common = common_constants()
-    if "LOAD_COMMON_CONSTANT" in opcode.opmap and None in common:  # 3.15
-        nones = [("LOAD_COMMON_CONSTANT", common.index(None))] * 3
-    else:
-        nones = [("LOAD_CONST", none)] * 3
-    if VERSION < (3, 12):
-        return [*nones, ("PRECALL", 2), ("CALL", 2), ("POP_TOP", 0)]
-    return [*nones, ("CALL", 3 if VERSION >= (3, 14) else 2), ("POP_TOP", 0)]
-
-
 def for_slots() -> int:
     """The stack slots a ``for`` loop's body runs above: the iterator, and from 3.14 the
     index or ``NULL`` beside it (what ``POP_ITER`` pops)."""

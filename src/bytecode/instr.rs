@@ -38,8 +38,11 @@ impl Handler {
 
     /// Whether an instruction that runs with `depth` values on the stack can reach this
     /// handler. RustPython's code generator lets the cleanup handler of a `with` or `except`
-    /// cover a few instructions after the stack has shrunk below the handler's depth; those
-    /// instructions never raise into it, so such a handler is not an edge of theirs.
+    /// cover some instructions after the stack has shrunk below the handler's depth. Most
+    /// never raise (the `except` cleanup's own); the code after a `with` whose body never
+    /// finishes normally can, and RustPython's VM then panics, so the rewrites give those
+    /// instructions the enclosing handler ([`Body::repair_handlers`]). Anywhere else such a
+    /// handler is no edge of theirs.
     pub fn reached_at(self, depth: usize) -> bool {
         self.depth as usize <= depth
     }

@@ -49,6 +49,73 @@ impl Body {
             .collect())
     }
 
+    /// Gives every reachable instruction that a handler deeper than the stack covers the
+    /// handler of that handler's own code instead, outwards until one fits or none is left.
+    ///
+    /// RustPython 0.5 lets the cleanup handler of a `with` whose body never finishes
+    /// normally cover the code after the `with` (see [`Handler::reached_at`]). That code
+    /// runs when `__exit__` suppresses an exception, and if it raises, RustPython's VM
+    /// unwinds below its stack and panics. The cleanup's code is covered by the handler
+    /// around the whole `with` statement, which is the handler CPython's compiler gives
+    /// the code after it; so this gives it that one too. An instruction whose handler fits
+    /// its stack keeps it, so code without that flaw is unchanged. Both rewrites call this
+    /// on every body they decode, so no instruction of theirs keeps such a handler.
+    pub fn repair_handlers(&mut self) -> Result<(), BytecodeError> {
+        // A repaired instruction can make a handler's code reachable that was not, and
+        // that code may have the same flaw: repeat until nothing changes.
+        let bound = self.items.len();
+        for _ in 0..bound {
+            let depths = self.stack_depths()?;
+            let enclosing = self.handlers_at_labels();
+            let mut changed = false;
+            // Each step moves to the handler of a handler's code; a chain longer than the
+            // code is a cycle, left as it is for the verifier to report.
+            let fitting = |depth: usize, mut handler: Option<Handler>| {
+                for _ in 0..bound {
+                    match handler {
+                        Some(h) if !h.reached_at(depth) => {
+                            handler = enclosing.get(&h.target).copied().flatten();
+                        }
+                        _ => return Some(handler),
+                    }
+                }
+                None
+            };
+            for (item, depth) in self.items.iter_mut().zip(depths) {
+                let (Item::Instr(instr), Some(depth)) = (item, depth) else {
+                    continue;
+                };
+                if let Some(handler) = fitting(depth as usize, instr.handler)
+                    && handler != instr.handler
+                {
+                    instr.handler = handler;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The handler that covers the instruction each placed label names.
+    fn handlers_at_labels(&self) -> HashMap<Label, Option<Handler>> {
+        let mut at = HashMap::new();
+        let mut pending = Vec::new();
+        for item in &self.items {
+            match item {
+                Item::Label(label) => pending.push(*label),
+                Item::Instr(instr) => {
+                    for label in pending.drain(..) {
+                        at.insert(label, instr.handler);
+                    }
+                }
+            }
+        }
+        at
+    }
+
     /// The stack depth at each placed label that reachable code gets to (the depth before
     /// the instruction that follows it), by the verifier's analysis with the handlers whose
     /// target is in `unknown` left out: those are handlers whose depth is still to be

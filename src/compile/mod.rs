@@ -329,6 +329,8 @@ impl<'a> Rewriter<'a> {
     /// it placed.
     fn rewrite(&self, code: &mut CodeObject) -> Result<Vec<(ScopeId, MarkerId)>, Diagnostic> {
         let mut body = Body::decode(code).map_err(|e| internal(code, TextRange::default(), e))?;
+        body.repair_handlers()
+            .map_err(|e| internal(code, TextRange::default(), e))?;
         // Guards live only in scopes with labels, so removing them first changes nothing
         // in a code object without markers.
         sites::remove_guards(&mut body, &self.guards);

@@ -1,19 +1,22 @@
 //! Preparing the syntax tree before RustPython compiles it: guards that keep labels (and
-//! cases) reachable, trampolines for gotos that leave `try` statements with a `finally`
-//! clause, and switches, computed gotos and cases turned into marker-shaped statements the
-//! rewrite finds again by source range.
+//! cases) reachable and the normal exit of every `with` statement a goto leaves compiled,
+//! trampolines for gotos that leave `try` statements with a `finally` clause, and switches,
+//! computed gotos and cases turned into marker-shaped statements the rewrite finds again by
+//! source range.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::{self, Expr, ExprContext, ModModule, Stmt};
 
+use super::dispatch::computed_targets;
 use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, Scope, ScopeId, SwitchId};
 
 /// What preparing the AST added, for the rewrite to find again by source range.
 #[derive(Default)]
 pub(super) struct Prepared {
-    /// The test of every guard that keeps a label reachable.
+    /// The test of every guard: those that keep a label reachable, and those around the
+    /// body of each `with` statement a goto leaves.
     pub(super) guards: Vec<TextRange>,
     /// Every trampoline, by the source range its instructions carry.
     pub(super) trampolines: Vec<(TextRange, Trampoline)>,
@@ -47,12 +50,14 @@ pub(super) struct Trampoline {
     pub(super) frame: FrameId,
 }
 
-/// Adds the guards that keep labels reachable and the trampolines of gotos that leave
-/// `try` statements with a `finally` clause.
+/// Adds the guards that keep labels reachable and `with` exits compiled, and the
+/// trampolines of gotos that leave `try` statements with a `finally` clause.
 pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepared {
     let mut labels_by_scope: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
     // Gotos leaving each `try` statement, by the statement's start.
     let mut leaving: HashMap<TextSize, Vec<Trampoline>> = HashMap::new();
+    // The `with` statements some goto leaves, by their start.
+    let mut withs_left: HashSet<TextSize> = HashSet::new();
     let mut dispatches = Dispatches::default();
     for &id in rewritten {
         let scope = &module.scopes[id.0];
@@ -80,6 +85,10 @@ pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
             labels_by_scope.insert(scope.name_range.start(), labels);
         }
         for (index, marker) in scope.markers.iter().enumerate() {
+            withs_left.extend(
+                withs_left_by(scope, MarkerId(index))
+                    .map(|frame| scope.frame(frame).header.start()),
+            );
             let MarkerKind::Goto { name, .. } = &marker.kind else {
                 continue;
             };
@@ -96,6 +105,20 @@ pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
             }
         }
     }
+    // A trampoline is placed after its `try` statement, where the code generator removes it
+    // as unreachable when the statement never finishes normally (its body ends in `raise`,
+    // say). Guarding as if a label stood where the statement ends keeps it.
+    let mut ends = HashMap::new();
+    try_ends(&mut ast.body, &leaving, &mut ends);
+    for (start, trampolines) in &leaving {
+        for trampoline in trampolines {
+            let scope = &module.scopes[trampoline.scope.0];
+            labels_by_scope
+                .entry(scope.name_range.start())
+                .or_default()
+                .extend(ends.get(start));
+        }
+    }
     let mut prepared = Prepared::default();
     let module_labels = labels_by_scope.get(&TextSize::default()).cloned();
     guard_body(
@@ -110,7 +133,64 @@ pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
     if !leaving.is_empty() {
         add_trampolines(&mut ast.body, module, &leaving, &mut prepared.trampolines);
     }
+    if !withs_left.is_empty() {
+        guard_with_bodies(&mut ast.body, &withs_left, &mut prepared.guards);
+    }
     prepared
+}
+
+/// Where each `try` statement that starts at a key of `leaving` ends.
+fn try_ends(
+    body: &mut [Stmt],
+    leaving: &HashMap<TextSize, Vec<Trampoline>>,
+    ends: &mut HashMap<TextSize, TextSize>,
+) {
+    for stmt in body.iter_mut() {
+        if let Stmt::Try(statement) = stmt
+            && leaving.contains_key(&statement.range.start())
+        {
+            ends.insert(statement.range.start(), statement.range.end());
+        }
+        for inner in child_bodies(stmt) {
+            try_ends(inner, leaving, ends);
+        }
+    }
+}
+
+/// The `with` frames the goto or computed goto `marker` leaves on the way to any label it
+/// may reach (none for other markers).
+fn withs_left_by(scope: &Scope, marker: MarkerId) -> impl Iterator<Item = FrameId> + '_ {
+    let goto = scope.marker(marker);
+    let names: Vec<&str> = match &goto.kind {
+        MarkerKind::Goto { name, .. } => vec![name.as_str()],
+        // A computed goto the rewrite refuses leaves nothing.
+        MarkerKind::ComputedGoto { .. } => computed_targets(scope, marker).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    names
+        .into_iter()
+        .flat_map(move |name| frames_left(scope, goto.frame, name).unwrap_or_default())
+        .filter(|&frame| matches!(scope.frame(frame).kind, FrameKind::With { .. }))
+}
+
+/// Compiles the body of every `with` statement in `left` as `if label: <body>`. A goto
+/// leaving a `with` copies the statement's normal exit (`__exit__(None, None, None)`), which
+/// the code generator leaves out when the body never finishes normally (it ends in `return`
+/// or `raise`, say); behind the guard it always can. The rewrite deletes the test, so the
+/// body runs as written and that exit stays where nothing reaches it.
+fn guard_with_bodies(body: &mut [Stmt], left: &HashSet<TextSize>, guards: &mut Vec<TextRange>) {
+    for stmt in body.iter_mut() {
+        for inner in child_bodies(stmt) {
+            guard_with_bodies(inner, left, guards);
+        }
+        if let Stmt::With(with) = stmt
+            && left.contains(&with.range.start())
+        {
+            let inner = std::mem::take(&mut with.body);
+            with.body = vec![guarded(with.range, inner)];
+            guards.push(with.range);
+        }
+    }
 }
 
 /// Prepares switches, computed gotos and cases, so that each is found in the bytecode as a
