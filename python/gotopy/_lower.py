@@ -5,7 +5,7 @@ The front end's plan says, for the scope, where each label and goto is (the span
 guards and trampolines. Here, on the instruction list (``gotopy._bytecode``):
 
 - a guard (``if label:`` around a ``return``/``raise``/``break``/``continue`` or the body of
-  a ``with`` a goto leaves, ``while label:`` for a constant-true test) is deleted, so the
+  a ``with`` that may end abruptly, ``while label:`` for a constant-true test) is deleted, so the
   statement is unconditional again;
   where its jump was "if true" (3.11's test at the bottom of a ``while``) it becomes a jump;
 - a trampoline's guard becomes a jump over the copy, so only gotos enter it;
@@ -686,8 +686,8 @@ class Lowering:
         if len(found) > skip:
             _, index, end = found[skip]
             return self.copy(items[index : end + 1], site)
-        # The front end guards the body of every `with` a goto leaves, so CPython always
-        # compiles its normal exit.
+        # The front end guards every `with` body that may end abruptly, so CPython always
+        # compiles the normal exit.
         raise LowerError(f"cannot find this `{leave['kind']}` statement's exit in the compiled code", plan["keyword"])
 
     def copy(self, region: list[Item], site: Instr) -> list[Item]:

@@ -1,7 +1,7 @@
 """The front end's edits applied to CPython's own syntax tree.
 
 gotopy's front end (Rust) decides what the tree needs so that every label survives CPython's
-dead-code removal, every ``with`` statement a goto leaves has its normal exit compiled, and
+dead-code removal, every ``with`` statement has its normal exit compiled, and
 every goto out of a ``try`` with ``finally`` has its copy of the ``finally`` body; it names
 each place by its source position (``gotopy::compile::plan``).
 This module finds those places in ``ast.parse``'s tree of the same source and makes the
@@ -163,8 +163,8 @@ class _Editor:
                 body[at] = _at(guard, span)
                 self.guarded.add(span)
             elif isinstance(stmt, _WITH) and span in self.guards:
-                # A `with` statement a goto leaves: its body behind a guard, so that CPython
-                # compiles the normal exit each goto copies even when the body never ends.
+                # A `with` whose body may end abruptly: the body behind a guard, so that
+                # CPython compiles the normal exit a goto out of it copies.
                 guard = ast.If(test=_name("label", span), body=stmt.body, orelse=[])
                 stmt.body = [_at(guard, span)]  # type: ignore[attr-defined]
                 self.guarded.add(span)

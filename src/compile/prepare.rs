@@ -1,5 +1,5 @@
 //! Preparing the syntax tree before RustPython compiles it: guards that keep labels (and
-//! cases) reachable and the normal exit of every `with` statement a goto leaves compiled,
+//! cases) reachable and the end of every `with` body in a rewritten scope,
 //! trampolines for gotos that leave `try` statements with a `finally` clause, and switches,
 //! computed gotos and cases turned into marker-shaped statements the rewrite finds again by
 //! source range.
@@ -9,14 +9,13 @@ use std::collections::{HashMap, HashSet};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::{self, Expr, ExprContext, ModModule, Stmt};
 
-use super::dispatch::computed_targets;
 use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, Scope, ScopeId, SwitchId};
 
 /// What preparing the AST added, for the rewrite to find again by source range.
 #[derive(Default)]
 pub(super) struct Prepared {
     /// The test of every guard: those that keep a label reachable, and those around the
-    /// body of each `with` statement a goto leaves.
+    /// `with` bodies that may end abruptly.
     pub(super) guards: Vec<TextRange>,
     /// Every trampoline, by the source range its instructions carry.
     pub(super) trampolines: Vec<(TextRange, Trampoline)>,
@@ -56,8 +55,6 @@ pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
     let mut labels_by_scope: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
     // Gotos leaving each `try` statement, by the statement's start.
     let mut leaving: HashMap<TextSize, Vec<Trampoline>> = HashMap::new();
-    // The `with` statements some goto leaves, by their start.
-    let mut withs_left: HashSet<TextSize> = HashSet::new();
     let mut dispatches = Dispatches::default();
     for &id in rewritten {
         let scope = &module.scopes[id.0];
@@ -85,10 +82,6 @@ pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
             labels_by_scope.insert(scope.name_range.start(), labels);
         }
         for (index, marker) in scope.markers.iter().enumerate() {
-            withs_left.extend(
-                withs_left_by(scope, MarkerId(index))
-                    .map(|frame| scope.frame(frame).header.start()),
-            );
             let MarkerKind::Goto { name, .. } = &marker.kind else {
                 continue;
             };
@@ -133,9 +126,17 @@ pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
     if !leaving.is_empty() {
         add_trampolines(&mut ast.body, module, &leaving, &mut prepared.trampolines);
     }
-    if !withs_left.is_empty() {
-        guard_with_bodies(&mut ast.body, &withs_left, &mut prepared.guards);
-    }
+    let rewritten_scopes: HashSet<TextSize> = rewritten
+        .iter()
+        .map(|id| module.scopes[id.0].name_range.start())
+        .collect();
+    let module_rewritten = rewritten_scopes.contains(&TextSize::default());
+    guard_with_bodies(
+        &mut ast.body,
+        module_rewritten,
+        &rewritten_scopes,
+        &mut prepared.guards,
+    );
     prepared
 }
 
@@ -157,39 +158,53 @@ fn try_ends(
     }
 }
 
-/// The `with` frames the goto or computed goto `marker` leaves on the way to any label it
-/// may reach (none for other markers).
-fn withs_left_by(scope: &Scope, marker: MarkerId) -> impl Iterator<Item = FrameId> + '_ {
-    let goto = scope.marker(marker);
-    let names: Vec<&str> = match &goto.kind {
-        MarkerKind::Goto { name, .. } => vec![name.as_str()],
-        // A computed goto the rewrite refuses leaves nothing.
-        MarkerKind::ComputedGoto { .. } => computed_targets(scope, marker).unwrap_or_default(),
-        _ => Vec::new(),
-    };
-    names
-        .into_iter()
-        .flat_map(move |name| frames_left(scope, goto.frame, name).unwrap_or_default())
-        .filter(|&frame| matches!(scope.frame(frame).kind, FrameKind::With { .. }))
-}
-
-/// Compiles the body of every `with` statement in `left` as `if label: <body>`. A goto
-/// leaving a `with` copies the statement's normal exit (`__exit__(None, None, None)`), which
-/// the code generator leaves out when the body never finishes normally (it ends in `return`
-/// or `raise`, say); behind the guard it always can. The rewrite deletes the test, so the
-/// body runs as written and that exit stays where nothing reaches it.
-fn guard_with_bodies(body: &mut [Stmt], left: &HashSet<TextSize>, guards: &mut Vec<TextRange>) {
+/// Compiles the body of every `with` statement of a rewritten scope that may end without
+/// finishing normally as `if label: <body>` (`rewritten`: whether `body` is in one; `scopes`:
+/// where each rewritten scope's name starts). When nothing reaches the end of the body,
+/// RustPython's and CPython's code generators leave out the statement's normal exit, which a
+/// goto leaving the `with` copies, and RustPython 0.5 covers the code after the statement
+/// with the `with`'s own cleanup handler (inserted instructions fail the verifier there, and
+/// an exception raised there crashes its VM or calls `__exit__` again). Behind the guard the
+/// end is reachable, so both compile as for any `with`; the rewrite deletes the test, so the
+/// body runs as written and the exit stays where nothing reaches it.
+fn guard_with_bodies(
+    body: &mut [Stmt],
+    rewritten: bool,
+    scopes: &HashSet<TextSize>,
+    guards: &mut Vec<TextRange>,
+) {
     for stmt in body.iter_mut() {
+        let inner_rewritten = match stmt {
+            Stmt::FunctionDef(def) => scopes.contains(&def.name.range.start()),
+            Stmt::ClassDef(class) => scopes.contains(&class.name.range.start()),
+            _ => rewritten,
+        };
         for inner in child_bodies(stmt) {
-            guard_with_bodies(inner, left, guards);
+            guard_with_bodies(inner, inner_rewritten, scopes, guards);
         }
         if let Stmt::With(with) = stmt
-            && left.contains(&with.range.start())
+            && rewritten
+            && may_end_abruptly(&mut with.body)
         {
             let inner = std::mem::take(&mut with.body);
             with.body = vec![guarded(with.range, inner)];
             guards.push(with.range);
         }
+    }
+}
+
+/// Whether the code generator may find the end of `body` unreachable: its last statement
+/// returns, raises, leaves a loop or loops forever, or holds a body that may. Erring towards
+/// yes costs only a guard.
+fn may_end_abruptly(body: &mut [Stmt]) -> bool {
+    match body.last_mut() {
+        None => false,
+        Some(Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)) => true,
+        Some(Stmt::While(stmt)) if always_true(&stmt.test) => true,
+        Some(Stmt::FunctionDef(_) | Stmt::ClassDef(_)) => false,
+        Some(stmt) => child_bodies(stmt)
+            .into_iter()
+            .any(|inner| may_end_abruptly(inner)),
     }
 }
 
