@@ -159,7 +159,7 @@ fn try_ends(
 }
 
 /// Compiles the body of every `with` statement of a rewritten scope that may end without
-/// finishing normally as `if label: <body>` (`rewritten`: whether `body` is in one; `scopes`:
+/// finishing normally ([`may_end_abruptly`]) as `if label: <body>` (`rewritten`: whether `body` is in one; `scopes`:
 /// where each rewritten scope's name starts). When nothing reaches the end of the body,
 /// RustPython's and CPython's code generators leave out the statement's normal exit, which a
 /// goto leaving the `with` copies, and RustPython 0.5 covers the code after the statement
@@ -193,19 +193,18 @@ fn guard_with_bodies(
     }
 }
 
-/// Whether the code generator may find the end of `body` unreachable: its last statement
-/// returns, raises, leaves a loop or loops forever, or holds a body that may. Erring towards
-/// yes costs only a guard.
+/// Whether the code generator may find the end of `body` unreachable: it holds a `return`,
+/// `raise`, `break`, `continue` or `while True:` anywhere outside nested scopes (what
+/// follows one is dead even when it is not last). Erring towards yes costs only a guard.
 fn may_end_abruptly(body: &mut [Stmt]) -> bool {
-    match body.last_mut() {
-        None => false,
-        Some(Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)) => true,
-        Some(Stmt::While(stmt)) if always_true(&stmt.test) => true,
-        Some(Stmt::FunctionDef(_) | Stmt::ClassDef(_)) => false,
-        Some(stmt) => child_bodies(stmt)
+    body.iter_mut().any(|stmt| match stmt {
+        Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_) => true,
+        Stmt::While(stmt) if always_true(&stmt.test) => true,
+        Stmt::FunctionDef(_) | Stmt::ClassDef(_) => false,
+        _ => child_bodies(stmt)
             .into_iter()
             .any(|inner| may_end_abruptly(inner)),
-    }
+    })
 }
 
 /// Prepares switches, computed gotos and cases, so that each is found in the bytecode as a
