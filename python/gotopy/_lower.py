@@ -4,9 +4,9 @@ The front end's plan says, for the scope, where each label and goto is (the span
 ``label``/``goto`` carries) and which frames each goto leaves; ``gotopy._prepare`` made the
 guards and trampolines. Here, on the instruction list (``gotopy._bytecode``):
 
-- a guard (``if label:`` around a ``return``/``raise``/``break``/``continue`` or the body of
-  a ``with`` that may end abruptly, ``while label:`` for a constant-true test) is deleted, so the
-  statement is unconditional again;
+- a guard (``if label:`` around a ``return``/``raise``/``break``/``continue`` or the body
+  of a ``with`` that may end abruptly, ``while label:`` for a constant-true test) is
+  deleted, so the statement is unconditional again;
   where its jump was "if true" (3.11's test at the bottom of a ``while``) it becomes a jump;
 - a trampoline's guard becomes a jump over the copy, so only gotos enter it;
 - a label (``LOAD label; LOAD_ATTR x; POP_TOP``) becomes a position, nothing runs;

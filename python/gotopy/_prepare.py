@@ -1,7 +1,7 @@
 """The front end's edits applied to CPython's own syntax tree.
 
 gotopy's front end (Rust) decides what the tree needs so that every label survives CPython's
-dead-code removal, every ``with`` statement has its normal exit compiled, and
+dead-code removal, every ``with`` statement a goto may leave has its normal exit compiled, and
 every goto out of a ``try`` with ``finally`` has its copy of the ``finally`` body; it names
 each place by its source position (``gotopy::compile::plan``).
 This module finds those places in ``ast.parse``'s tree of the same source and makes the

@@ -34,9 +34,10 @@ pub struct Plan {
     #[serde(skip)]
     pub warnings: Vec<Diagnostic>,
     /// The statements (`return`, `raise`, `break`, `continue`) to compile as
-    /// `if label: <statement>`, the `with` statements whose body to compile as `if label:
-    /// <body>` (those that may end abruptly), and the constant `while` tests to compile as `label`, by
-    /// the span of the statement or the test: the guard's load of `label` carries that span.
+    /// `if label: <statement>`, the `with` statements whose body to compile as
+    /// `if label: <body>` (those that may end abruptly), and the constant `while` tests to
+    /// compile as `label`, by the span of the statement or the test: the guard's load of
+    /// `label` carries that span.
     pub guards: Vec<Span>,
     /// The copies of `finally` bodies to insert after `try` statements.
     pub trampolines: Vec<TrampolinePlan>,

@@ -1,8 +1,8 @@
-//! Preparing the syntax tree before RustPython compiles it: guards that keep labels (and
-//! cases) reachable and the end of every `with` body in a rewritten scope,
-//! trampolines for gotos that leave `try` statements with a `finally` clause, and switches,
-//! computed gotos and cases turned into marker-shaped statements the rewrite finds again by
-//! source range.
+//! Preparing the syntax tree before RustPython compiles it: guards that keep reachable the
+//! labels (and cases), the end of every `with` body of a rewritten scope that may end
+//! abruptly, and the code after each `try` statement a goto leaves; trampolines for gotos
+//! that leave `try` statements with a `finally` clause; and switches, computed gotos and
+//! cases turned into marker-shaped statements the rewrite finds again by source range.
 
 use std::collections::{HashMap, HashSet};
 
@@ -49,8 +49,9 @@ pub(super) struct Trampoline {
     pub(super) frame: FrameId,
 }
 
-/// Adds the guards that keep labels reachable and `with` exits compiled, and the
-/// trampolines of gotos that leave `try` statements with a `finally` clause.
+/// Adds the guards (for labels, `with` bodies that may end abruptly and the ends of `try`
+/// statements gotos leave) and the trampolines of gotos that leave `try` statements with a
+/// `finally` clause.
 pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepared {
     let mut labels_by_scope: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
     // Gotos leaving each `try` statement, by the statement's start.
