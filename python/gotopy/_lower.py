@@ -82,7 +82,8 @@ NO_SOURCE = (
 # The help of a label CPython removed before gotopy could see it.
 REMOVED = (
     "CPython's compiler drops code under a condition it can prove false (`if False:`, "
-    "`while 0:`); move the label out of that block, or test a variable instead"
+    "`while 0:`), and after a loop on a test it computes to be true (`while 1 + 1:`); move "
+    "the label, or test a variable instead"
 )
 
 

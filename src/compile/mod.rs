@@ -8,9 +8,10 @@
 //! first, then a jump.
 //!
 //! Label survival: the code generator drops code it proves unreachable (after `return`,
-//! `raise`, `break`, `continue`, or a `while True:` without `break`), and a label there would
-//! vanish with it. In a rewritten scope, each such statement that has a label after it is
-//! compiled as `if label: <statement>` (and such a `while True:` as `while label:`), where
+//! `raise`, `break`, `continue`, or a `while True:` without `break`, or a `while` on any
+//! other true constant: `"x"`, `...`, `not 0`), and a label there would vanish with it. In a
+//! rewritten scope, each such statement that has a label after it is compiled as
+//! `if label: <statement>` (and such a `while True:` as `while label:`), where
 //! the test is the name `label` with the statement's own source range. The code generator
 //! cannot fold that test, so what follows stays; the rewrite then deletes the test and its
 //! conditional jump, so the statement is unconditional again and nothing of the guard is

@@ -160,14 +160,15 @@ fn try_ends(
 }
 
 /// Compiles the body of every `with` statement of a rewritten scope that may end without
-/// finishing normally ([`may_end_abruptly`]) as `if label: <body>` (`rewritten`: whether `body` is in one; `scopes`:
-/// where each rewritten scope's name starts). When nothing reaches the end of the body,
-/// RustPython's and CPython's code generators leave out the statement's normal exit, which a
-/// goto leaving the `with` copies, and RustPython 0.5 covers the code after the statement
-/// with the `with`'s own cleanup handler (inserted instructions fail the verifier there, and
-/// an exception raised there crashes its VM or calls `__exit__` again). Behind the guard the
-/// end is reachable, so both compile as for any `with`; the rewrite deletes the test, so the
-/// body runs as written and the exit stays where nothing reaches it.
+/// finishing normally ([`may_end_abruptly`]) as `if label: <body>` (`rewritten`: whether
+/// `body` is in one; `scopes`: where each rewritten scope's name starts). When nothing
+/// reaches the end of the body, RustPython's and CPython's code generators leave out the
+/// statement's normal exit, which a goto leaving the `with` copies, and RustPython 0.5 covers
+/// the code after the statement with the `with`'s own cleanup handler (inserted instructions
+/// fail the verifier there, and an exception raised there crashes its VM or calls `__exit__`
+/// again). Behind the guard the end is reachable, so both compile as for any `with`; the
+/// rewrite deletes the test, so the body runs as written and the exit stays where nothing
+/// reaches it.
 fn guard_with_bodies(
     body: &mut [Stmt],
     rewritten: bool,
@@ -195,8 +196,9 @@ fn guard_with_bodies(
 }
 
 /// Whether the code generator may find the end of `body` unreachable: it holds a `return`,
-/// `raise`, `break`, `continue` or `while True:` anywhere outside nested scopes (what
-/// follows one is dead even when it is not last). Erring towards yes costs only a guard.
+/// `raise`, `break`, `continue` or a `while` on a true constant ([`always_true`]) anywhere
+/// outside nested scopes (what follows one is dead even when it is not last). Erring towards
+/// yes costs only a guard.
 fn may_end_abruptly(body: &mut [Stmt]) -> bool {
     body.iter_mut().any(|stmt| match stmt {
         Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_) => true,
@@ -478,14 +480,52 @@ fn guard_test(range: TextRange) -> Expr {
     })
 }
 
-/// `True` or a non-zero integer: tests the code generator folds away.
+/// Whether `test` is a constant that is true: a `while` with such a test never ends but by a
+/// jump, and both code generators drop what follows it (RustPython's and CPython's fold
+/// literals; CPython also folds `not`, signs and tuples of constants, in its syntax tree or
+/// in its flow graph). Only tests without any effect are taken, so that the rewrite may
+/// replace one with an unconditional loop.
 fn always_true(test: &Expr) -> bool {
-    match test {
-        Expr::BooleanLiteral(literal) => literal.value,
-        Expr::NumberLiteral(number) => match &number.value {
+    truth(test) == Some(true)
+}
+
+/// The truth value of a literal, a tuple of them, or `not`, `-` or `+` applied to one (signs
+/// only to numbers, which keep their truth); `None` for anything else.
+fn truth(expr: &Expr) -> Option<bool> {
+    match expr {
+        Expr::BooleanLiteral(literal) => Some(literal.value),
+        Expr::NoneLiteral(_) => Some(false),
+        Expr::EllipsisLiteral(_) => Some(true),
+        Expr::NumberLiteral(number) => Some(match &number.value {
             ast::Number::Int(int) => int.as_u64() != Some(0),
-            _ => false,
+            ast::Number::Float(value) => *value != 0.0,
+            ast::Number::Complex { real, imag } => *real != 0.0 || *imag != 0.0,
+        }),
+        Expr::StringLiteral(string) => Some(!string.value.is_empty()),
+        Expr::BytesLiteral(bytes) => Some(!bytes.value.is_empty()),
+        Expr::Tuple(tuple) => tuple
+            .elts
+            .iter()
+            .all(|element| truth(element).is_some())
+            .then_some(!tuple.elts.is_empty()),
+        Expr::UnaryOp(unary) => match unary.op {
+            ast::UnaryOp::Not => truth(&unary.operand).map(|operand| !operand),
+            ast::UnaryOp::USub | ast::UnaryOp::UAdd => {
+                truth(&unary.operand).filter(|_| numeric(&unary.operand))
+            }
+            ast::UnaryOp::Invert => None,
         },
+        _ => None,
+    }
+}
+
+/// A number or boolean literal, possibly signed.
+fn numeric(expr: &Expr) -> bool {
+    match expr {
+        Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
+        Expr::UnaryOp(unary) => {
+            matches!(unary.op, ast::UnaryOp::USub | ast::UnaryOp::UAdd) && numeric(&unary.operand)
+        }
         _ => false,
     }
 }
