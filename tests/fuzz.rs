@@ -39,6 +39,9 @@ fn line() -> impl Strategy<Value = (usize, &'static str)> {
         Just("if x: "),
         Just("if x:"),
         Just("while True:"),
+        // Other true constants the code generators fold as they fold `True`.
+        Just("while 'x':"),
+        Just("while not 0:"),
         Just("return 1"),
         Just("yield x"),
         Just("await x"),
