@@ -1,6 +1,7 @@
 """gotopy's compile path on CPython: check and plan (the Rust front end), prepare
-CPython's own tree (``_prepare``), compile it with the running interpreter, and lower the
-markers of every rewritten code object (``_lower``).
+CPython's own tree (``_prepare``) when the plan edits it, compile the tree or else the
+source itself with the running interpreter, and lower the markers of every rewritten code
+object (``_lower``).
 """
 
 from __future__ import annotations
@@ -87,9 +88,12 @@ def compile_source(
     function or class defined on that line (the decorator called as ``goto(f)``)."""
     if the_plan is None:
         the_plan = plan(data, path, all_scopes, scope_line=scope_line)
-    if not the_plan["scopes"] and edit is None:
-        # Nothing to rewrite: CPython's own compile, byte for byte.
-        return compile(data, path, "exec", dont_inherit=True, optimize=optimize)
+    if edit is None and not _edits_tree(the_plan):
+        # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
+        # same code objects as compiling the prepared tree, without the round trip through
+        # `ast` objects (which costs about twice the compile).
+        code = compile(data, path, "exec", dont_inherit=True, optimize=optimize)
+        return lower_module(code, the_plan, path, data) if the_plan["scopes"] else code
     limit = sys.getrecursionlimit()
     # CPython's conversions between its syntax tree and `ast` objects count against the
     # recursion limit, which a long `elif` chain reaches on 3.11 (each `elif` nests).
@@ -114,18 +118,20 @@ def compile_source(
         raise late_error(path, data, the_plan, message, None, help) from None
     finally:
         sys.setrecursionlimit(limit)
-    places = (_prepare.with_items(tree), _prepare.finally_bodies(tree))
-    return lower_module(code, the_plan, path, data, places)
+    return lower_module(code, the_plan, path, data)
 
 
-def lower_module(
-    code: types.CodeType,
-    the_plan: dict[str, Any],
-    path: str,
-    data: bytes,
-    places: tuple[dict[tuple[int, int], list[Span]], list[Span]],
-) -> types.CodeType:
+def _edits_tree(the_plan: dict[str, Any]) -> bool:
+    """Whether the plan makes any edit to the module's tree (``_prepare.apply``)."""
+    if the_plan["guards"] or the_plan["trampolines"]:
+        return True
+    return any(scope["switches"] or scope["computed"] for scope in the_plan["scopes"])
+
+
+def lower_module(code: types.CodeType, the_plan: dict[str, Any], path: str, data: bytes) -> types.CodeType:
     """``code`` with the code object of every planned scope lowered."""
+    withs = {tuple(w["at"]): [tuple(span) for span in w["items"]] for w in the_plan["withs"]}
+    finally_bodies = sorted({tuple(span) for span in the_plan["finally_bodies"]})
     new: dict[int, types.CodeType] = {}
     for scope in the_plan["scopes"]:
         found = _find_scope(code, scope)
@@ -134,7 +140,7 @@ def lower_module(
             message = f"cannot find the code object of `{scope['qualname']}`"
             raise late_error(path, data, the_plan, message, where)
         try:
-            new[id(found)] = Lowering(Body.decode(found), scope, the_plan, *places).lower()
+            new[id(found)] = Lowering(Body.decode(found), scope, the_plan, withs, finally_bodies).lower()
         except LowerError as error:
             message, span, help = error.args
             raise late_error(path, data, the_plan, message, span, help) from None

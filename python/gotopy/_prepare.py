@@ -212,27 +212,3 @@ def bodies(root: list[ast.stmt]) -> list[list[ast.stmt]]:
         for stmt in body:
             order.extend(child_bodies(stmt))
     return order
-
-
-def with_items(tree: ast.Module) -> dict[tuple[int, int], list[Span]]:
-    """The span of each context expression of every ``with`` statement, by where the
-    statement starts: from 3.13 the exit of each item carries that span."""
-    found: dict[tuple[int, int], list[Span]] = {}
-    for body in bodies(tree.body):
-        for node in body:
-            if isinstance(node, (ast.With, ast.AsyncWith)):
-                found[(node.lineno, node.col_offset)] = [_span(item.context_expr) for item in node.items]
-    return found
-
-
-def finally_bodies(tree: ast.Module) -> list[Span]:
-    """The span of every ``finally`` body: from its first statement's start to its last
-    statement's end (the copies gotopy or CPython make of one have the same positions)."""
-    found: set[Span] = set()
-    for body in bodies(tree.body):
-        for node in body:
-            final = getattr(node, "finalbody", None)
-            if isinstance(node, _TRY) and final:
-                first, last = _span(final[0]), _span(final[-1])
-                found.add((first[0], last[1], first[2], last[3]))
-    return sorted(found)

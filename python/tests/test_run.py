@@ -53,6 +53,31 @@ class Fixtures(unittest.TestCase):
                 )
                 self.assertEqual(run.returncode, 0, run.stderr.decode())
 
+    def test_a_plan_that_edits_no_tree_compiles_the_source_itself(self) -> None:
+        """An ``ok`` fixture whose plan makes no edit to the tree (no guard, trampoline,
+        switch or computed goto) is compiled from its source, never parsed into ``ast``
+        objects, and gives the code objects of the round trip through ``ast`` (CPython's
+        ``compile()`` of ``ast.parse``'s tree), lowered the same way."""
+        from gotopy import _compile
+
+        compared = 0
+        for path in sorted((FIXTURES / "ok").glob("*.py")):
+            data = path.read_bytes()
+            all_scopes = b"# gotopy: all-scopes" in data[:500]
+            the_plan = _compile.plan(data, str(path), all_scopes)
+            if not the_plan["scopes"] or _compile._edits_tree(the_plan):
+                continue
+            with self.subTest(path.name):
+                parse = mock.patch("ast.parse", side_effect=AssertionError("the source was parsed"))
+                with parse:
+                    direct = gotopy.compile_source(data, str(path), all_scopes=all_scopes)
+                through_tree = gotopy.compile_source(
+                    data, str(path), all_scopes=all_scopes, edit=lambda tree, plan: None
+                )
+                self.assertEqual(comparable(direct), comparable(through_tree))
+                compared += 1
+        self.assertGreaterEqual(compared, 10)
+
     def test_err_fixtures_raise_syntax_error_with_their_code(self) -> None:
         for path in sorted((FIXTURES / "err").glob("*.py")):
             text = path.read_text(encoding="utf-8")

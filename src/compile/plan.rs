@@ -5,11 +5,14 @@
 //! `prepare` makes (guards, trampolines), and for every rewritten scope its markers and, for
 //! each goto, the frames it leaves, all by source position in CPython's units (one-based
 //! lines, columns in UTF-8 bytes from the start of the line, as `co_positions()` gives them).
-//! The Python package applies the edits to `ast.parse`'s tree, compiles it with the running
-//! interpreter and lowers the markers it finds at those positions (see ARCHITECTURE.md).
+//! The Python package applies the edits to `ast.parse`'s tree (or, when there are none,
+//! takes the source as it is), compiles it with the running interpreter and lowers the
+//! markers it finds at those positions (see ARCHITECTURE.md).
 
 use ruff_source_file::{LineIndex, OneIndexed};
-use ruff_text_size::{TextRange, TextSize};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustpython_compiler::ast::visitor::{self, Visitor};
+use rustpython_compiler::ast::{ModModule, Stmt};
 use serde::Serialize;
 
 use super::dispatch::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
@@ -43,6 +46,23 @@ pub struct Plan {
     pub trampolines: Vec<TrampolinePlan>,
     /// Every rewritten scope that has markers.
     pub scopes: Vec<ScopePlan>,
+    /// Every `with` statement of the module (when some scope is rewritten): from 3.13
+    /// CPython gives the exit of each context manager its item's position.
+    pub withs: Vec<WithPlan>,
+    /// The span of every `finally` body of the module (when some scope is rewritten), from
+    /// its first statement's start to its last statement's end: every copy CPython or a
+    /// trampoline makes of the body carries positions inside it.
+    pub finally_bodies: Vec<Span>,
+}
+
+/// A `with` statement: where it starts (where the exit of a goto leaving it is found up to
+/// 3.12) and the span of each context expression, in order.
+#[derive(Debug, Serialize)]
+pub struct WithPlan {
+    /// Line and column where the statement starts.
+    pub at: (usize, usize),
+    /// The span of each item's context expression.
+    pub items: Vec<Span>,
 }
 
 /// `if label: <the finally body>; goto .name` inserted right after the `try` statement that
@@ -265,10 +285,15 @@ pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileErr
         guards: Vec::new(),
         trampolines: Vec::new(),
         scopes: Vec::new(),
+        withs: Vec::new(),
+        finally_bodies: Vec::new(),
     };
     if rewritten.is_empty() {
         return Ok(plan);
     }
+    // Found in the source's own tree, before `prepare` edits it: the copies a trampoline
+    // adds have the positions of the body they copy, so they add nothing new.
+    (plan.withs, plan.finally_bodies) = frame_places(&ast, &positions);
     // What `prepare` does to ruff's tree is what CPython's tree needs: run it on a copy and
     // hand over its record of the edits.
     let prepared = prepare(&mut ast, &module, &rewritten);
@@ -491,6 +516,47 @@ fn computed_plan(
         after: no_such_label_text(&scope.qualname, &names),
         targets,
     })
+}
+
+/// Every `with` statement and every `finally` body of `module`, in source order.
+fn frame_places(module: &ModModule, positions: &Positions) -> (Vec<WithPlan>, Vec<Span>) {
+    struct Finder<'p, 't> {
+        positions: &'p Positions<'t>,
+        withs: Vec<WithPlan>,
+        finally_bodies: Vec<Span>,
+    }
+    impl<'a> Visitor<'a> for Finder<'_, '_> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            match stmt {
+                Stmt::With(with) => {
+                    let at = self.positions.span(TextRange::empty(with.start()));
+                    self.withs.push(WithPlan {
+                        at: (at.0, at.2),
+                        items: (with.items.iter())
+                            .map(|item| self.positions.span(item.context_expr.range()))
+                            .collect(),
+                    });
+                }
+                Stmt::Try(try_) => {
+                    if let (Some(first), Some(last)) =
+                        (try_.finalbody.first(), try_.finalbody.last())
+                    {
+                        let range = TextRange::new(first.start(), last.end());
+                        self.finally_bodies.push(self.positions.span(range));
+                    }
+                }
+                _ => {}
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    let mut finder = Finder {
+        positions,
+        withs: Vec::new(),
+        finally_bodies: Vec::new(),
+    };
+    finder.visit_body(&module.body);
+    (finder.withs, finder.finally_bodies)
 }
 
 /// Offsets to CPython's line and byte-column positions.
