@@ -736,6 +736,8 @@ def finally_copies(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[i
             and start <= (instr.position[0], instr.position[2] or 0) < end
             for instr in instrs
         ]
+        if not any(inside):
+            continue  # a body of another code object: none of its copies is here
         # Instructions without a position that lead into the body through others like them.
         member = list(inside)
         changed = True
