@@ -5,18 +5,24 @@
 - compile path: ``gotopy.compile_source`` (check, plan, CPython's compiler, lowering where
   there is something to lower) against ``compile()`` over every ``*.py`` file of the
   standard library (best of 3 passes each); and the whole path as if every code object had
-  something to lower: CPython's syntax tree prepared and compiled (``ast.parse``, the
-  plan's edits, ``compile()`` of the tree), then every code object decoded and assembled.
+  something to lower, both ways a module with markers takes: its source compiled as it is
+  (a plan without edits to the tree), or CPython's syntax tree prepared and compiled
+  (``ast.parse``, the plan's edits, ``compile()`` of the tree), then every code object
+  decoded and assembled; and the same files each with a goto loop added, through gotopy
+  (lowering that one function) against ``compile()`` of the same bytes.
 
 Run: ``python python/benches/bench.py`` with the package installed (README, Performance).
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import gotopy
 from gotopy._bytecode import Body, code_objects
@@ -41,6 +47,19 @@ def while_loop(n):
         i += 1
     return s
 '''
+
+
+# Added to each file for the compile path of a module with a rewritten function.
+GOTO_LOOP = b"""
+
+@goto
+def _gotopy_bench(n):
+    label .top
+    if n:
+        n -= 1
+        goto .top
+    return n
+"""
 
 
 def best(function, *args, runs: int = 7) -> float:
@@ -100,24 +119,63 @@ def compile_path() -> None:
             except SyntaxError:
                 pass
 
-    def whole_path() -> None:
-        for path, data in files:
-            try:
-                code = gotopy.compile_source(data, path, edit=lambda tree, plan: None)
-            except SyntaxError:
-                continue
-            for inner in code_objects(code):
-                Body.decode(inner).assemble()
+    def whole_path(edit: Callable[[ast.Module, dict[str, Any]], None] | None) -> Callable[[], None]:
+        def run() -> None:
+            for path, data in files:
+                try:
+                    code = gotopy.compile_source(data, path, edit=edit)
+                except SyntaxError:
+                    continue
+                for inner in code_objects(code):
+                    Body.decode(inner).assemble()
 
-    p, g, w = [], [], []
+        return run
+
+    def with_goto(edit: Callable[[ast.Module, dict[str, Any]], None] | None) -> Callable[[], None]:
+        def run() -> None:
+            for path, data in files:
+                try:
+                    gotopy.compile_source(data + GOTO_LOOP, path, edit=edit)
+                except SyntaxError:
+                    pass
+
+        return run
+
+    def plain_with_goto() -> None:
+        for path, data in files:
+            compile(data + GOTO_LOOP, path, "exec", dont_inherit=True)
+
+    def noop(tree: ast.Module, plan: dict[str, Any]) -> None:
+        """The tree route, with nothing to edit."""
+
+    runs = {
+        "plain": plain,
+        "gotopy": through_gotopy,
+        "source": whole_path(None),
+        "tree": whole_path(noop),
+        "plain+goto": plain_with_goto,
+        "gotopy+goto": with_goto(None),
+        "tree+goto": with_goto(noop),
+    }
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(3):
-        p.append(best(plain, runs=1))
-        g.append(best(through_gotopy, runs=1))
-        w.append(best(whole_path, runs=1))
+        for name, run in runs.items():
+            times[name].append(best(run, runs=1))
+    t = {name: min(found) for name, found in times.items()}
+
+    def ratio(name: str, base: str = "plain") -> str:
+        return f"{t[name]:.2f} s: {t[name] / t[base]:.2f}x"
+
     print(
         f"compile path over {len(files)} files ({refused} rejected by the front end): "
-        f"gotopy {min(g):.2f} s, compile() {min(p):.2f} s: {min(g) / min(p):.2f}x; "
-        f"every code object through the whole path {min(w):.2f} s: {min(w) / min(p):.2f}x"
+        f"compile() {t['plain']:.2f} s; gotopy {ratio('gotopy')}; every code object decoded "
+        f"and assembled, the source compiled as it is (a plan without edits to the tree) "
+        f"{ratio('source')}, the tree prepared and compiled {ratio('tree')}"
+    )
+    print(
+        f"each file with a goto loop added: compile() {t['plain+goto']:.2f} s; gotopy "
+        f"{ratio('gotopy+goto', 'plain+goto')}; through the tree instead "
+        f"{ratio('tree+goto', 'plain+goto')}"
     )
 
 
