@@ -91,7 +91,7 @@ def compile_source(
     if edit is None and not _edits_tree(the_plan):
         # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
         # same code objects as compiling the prepared tree, without the round trip through
-        # `ast` objects (which costs about twice the compile).
+        # `ast` objects (which costs more than the compile itself).
         code = compile(data, path, "exec", dont_inherit=True, optimize=optimize)
         return lower_module(code, the_plan, path, data) if the_plan["scopes"] else code
     limit = sys.getrecursionlimit()
