@@ -88,7 +88,7 @@ def compile_source(
     function or class defined on that line (the decorator called as ``goto(f)``)."""
     if the_plan is None:
         the_plan = plan(data, path, all_scopes, scope_line=scope_line)
-    if edit is None and not _edits_tree(the_plan):
+    if edit is None and not _prepare.edits_tree(the_plan):
         # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
         # same code objects as compiling the prepared tree, without the round trip through
         # `ast` objects (which costs more than the compile itself).
@@ -119,13 +119,6 @@ def compile_source(
     finally:
         sys.setrecursionlimit(limit)
     return lower_module(code, the_plan, path, data)
-
-
-def _edits_tree(the_plan: dict[str, Any]) -> bool:
-    """Whether the plan makes any edit to the module's tree (``_prepare.apply``)."""
-    if the_plan["guards"] or the_plan["trampolines"]:
-        return True
-    return any(scope["switches"] or scope["computed"] for scope in the_plan["scopes"])
 
 
 def lower_module(code: types.CodeType, the_plan: dict[str, Any], path: str, data: bytes) -> types.CodeType:

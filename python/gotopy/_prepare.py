@@ -25,6 +25,14 @@ class PlanMismatch(Exception):
     """An edit of the plan names a place that CPython's tree does not have."""
 
 
+def edits_tree(plan: dict[str, Any]) -> bool:
+    """Whether ``apply`` has any edit to make: a guard, a trampoline, a switch or a
+    computed goto."""
+    if plan["guards"] or plan["trampolines"]:
+        return True
+    return any(scope["switches"] or scope["computed"] for scope in plan["scopes"])
+
+
 def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
     """Makes the plan's edits to ``tree`` in place, or raises ``PlanMismatch``."""
     guards = {tuple(span) for span in plan["guards"]}

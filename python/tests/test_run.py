@@ -58,14 +58,14 @@ class Fixtures(unittest.TestCase):
         switch or computed goto) is compiled from its source, never parsed into ``ast``
         objects, and gives the code objects of the round trip through ``ast`` (CPython's
         ``compile()`` of ``ast.parse``'s tree), lowered the same way."""
-        from gotopy import _compile
+        from gotopy import _compile, _prepare
 
         compared = 0
         for path in sorted((FIXTURES / "ok").glob("*.py")):
             data = path.read_bytes()
             all_scopes = b"# gotopy: all-scopes" in data[:500]
             the_plan = _compile.plan(data, str(path), all_scopes)
-            if not the_plan["scopes"] or _compile._edits_tree(the_plan):
+            if not the_plan["scopes"] or _prepare.edits_tree(the_plan):
                 continue
             with self.subTest(path.name):
                 parse = mock.patch("ast.parse", side_effect=AssertionError("the source was parsed"))
