@@ -108,54 +108,41 @@ def compile_path() -> None:
         except SyntaxError:
             refused += 1
 
-    def plain() -> None:
-        for path, data in files:
-            compile(data, path, "exec", dont_inherit=True)
+    Edit = Callable[[ast.Module, dict[str, Any]], None]
 
-    def through_gotopy() -> None:
-        for path, data in files:
-            try:
-                gotopy.compile_source(data, path)
-            except SyntaxError:
-                pass
+    def plain(added: bytes = b"") -> Callable[[], None]:
+        def run() -> None:
+            for path, data in files:
+                compile(data + added, path, "exec", dont_inherit=True)
 
-    def whole_path(edit: Callable[[ast.Module, dict[str, Any]], None] | None) -> Callable[[], None]:
+        return run
+
+    def through_gotopy(added: bytes = b"", edit: Edit | None = None, again: bool = False) -> Callable[[], None]:
+        """gotopy's compile path of each file with ``added`` at its end; ``again``: every
+        code object decoded and assembled afterwards."""
+
         def run() -> None:
             for path, data in files:
                 try:
-                    code = gotopy.compile_source(data, path, edit=edit)
+                    code = gotopy.compile_source(data + added, path, edit=edit)
                 except SyntaxError:
                     continue
-                for inner in code_objects(code):
+                for inner in code_objects(code) if again else ():
                     Body.decode(inner).assemble()
 
         return run
-
-    def with_goto(edit: Callable[[ast.Module, dict[str, Any]], None] | None) -> Callable[[], None]:
-        def run() -> None:
-            for path, data in files:
-                try:
-                    gotopy.compile_source(data + GOTO_LOOP, path, edit=edit)
-                except SyntaxError:
-                    pass
-
-        return run
-
-    def plain_with_goto() -> None:
-        for path, data in files:
-            compile(data + GOTO_LOOP, path, "exec", dont_inherit=True)
 
     def noop(tree: ast.Module, plan: dict[str, Any]) -> None:
         """The tree route, with nothing to edit."""
 
     runs = {
-        "plain": plain,
-        "gotopy": through_gotopy,
-        "source": whole_path(None),
-        "tree": whole_path(noop),
-        "plain+goto": plain_with_goto,
-        "gotopy+goto": with_goto(None),
-        "tree+goto": with_goto(noop),
+        "plain": plain(),
+        "gotopy": through_gotopy(),
+        "source": through_gotopy(again=True),
+        "tree": through_gotopy(edit=noop, again=True),
+        "plain+goto": plain(GOTO_LOOP),
+        "gotopy+goto": through_gotopy(GOTO_LOOP),
+        "tree+goto": through_gotopy(GOTO_LOOP, edit=noop),
     }
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(3):
