@@ -8,7 +8,9 @@
   something to lower, both ways a module with markers takes: its source compiled as it is
   (a plan without edits to the tree), or CPython's syntax tree prepared and compiled
   (``ast.parse``, the plan's edits, ``compile()`` of the tree), then every code object
-  decoded and assembled; and the same files each with a goto loop added, through gotopy
+  decoded, checked and assembled again (``Body.decode(code).assemble()``, by the native
+  bytecode layer; the lowering's ``Instr`` objects are built only for what it edits); and
+  the same files each with a goto loop added, through gotopy
   (lowering that one function) against ``compile()`` of the same bytes.
 
 Run: ``python python/benches/bench.py`` with the package installed (README, Performance).

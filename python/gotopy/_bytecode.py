@@ -14,6 +14,13 @@ every path reaches each instruction with the same stack depth, no pop goes below
 handler never unwinds to a depth its instructions do not have. CPython checks none of this
 (``code.replace`` takes anything), so this check is what stands between a rewrite and a
 crashed interpreter.
+
+The decoder, the check and the assembler are the native module's (``python/src/bytecode.rs``,
+given this module's opcode tables): they work on parallel arrays, where jumps and handlers
+name instructions by index. ``Body.items``, the list of ``Instr`` and ``Label`` objects the
+lowering edits, is built from those arrays the first time it is asked for, and turned back
+into arrays to be checked and assembled; a body nobody asked for is assembled from what the
+decoder gave, without a Python object per instruction.
 """
 
 from __future__ import annotations
@@ -22,9 +29,10 @@ import dis
 import opcode
 import sys
 import types
-from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
+from gotopy import _gotopy
 from gotopy import _versions
 
 OP = {name: number for name, number in opcode.opmap.items() if number < 256}
@@ -57,8 +65,7 @@ TERMINAL = frozenset(
 _HASARG = frozenset(getattr(opcode, "hasarg", range(opcode.HAVE_ARGUMENT, 256)))
 
 
-class BytecodeError(Exception):
-    """A code object that cannot be decoded, or an edited one that fails the check."""
+BytecodeError = _gotopy.BytecodeError
 
 
 class Label:
@@ -106,125 +113,103 @@ class Instr:
 Item = Instr | Label
 
 
-@dataclass(eq=False)
+def stack_effect(op: int, arg: int, jump: bool) -> int:
+    """``dis.stack_effect``, as fixed by ``_versions`` (the native check remembers each)."""
+    effect = dis.stack_effect(op, arg if op in _HASARG else None, jump=jump)
+    return _versions.stack_effect_fix(NAME[op], effect)
+
+
+# What the native module is given: this interpreter's opcode facts.
+OPCODE_TABLES: dict[str, Any] = dict(
+    caches=CACHES,
+    names=[NAME.get(op, f"<{op}>") for op in range(256)],
+    jumps=sorted(JUMPS),
+    backward=sorted(BACKWARD),
+    not_control=sorted(NOT_CONTROL),
+    unconditional=sorted(UNCONDITIONAL),
+    terminal=sorted(TERMINAL),
+    extended_arg=EXTENDED_ARG,
+    jump_forward=OP["JUMP_FORWARD"],
+    jump_backward=OP["JUMP_BACKWARD"],
+    merged_location_runs=_versions.MERGED_LOCATION_RUNS,
+    stack_effect=stack_effect,
+)
+_OPCODES = _gotopy.Opcodes(**OPCODE_TABLES)
+
+
 class Body:
-    items: list[Item]
-    code: types.CodeType
-    constants: list[object] = field(default_factory=list)
+    """A code object's instructions (``items``) and constants (``constants``), to edit and
+    assemble; ``code`` is the code object they came from."""
+
+    def __init__(self, code: types.CodeType, decoded: _gotopy.Instructions) -> None:
+        self.code = code
+        self.constants: list[object] = list(code.co_consts)
+        self._decoded = decoded
+        self._items: list[Item] | None = None
+
+    @classmethod
+    def decode(cls, code: types.CodeType) -> Body:
+        decoded = _OPCODES.decode(code.co_code, code.co_exceptiontable, code.co_linetable, code.co_firstlineno)
+        return cls(code, decoded)
+
+    @property
+    def items(self) -> list[Item]:
+        if self._items is None:
+            self._items = _items(self._decoded)
+        return self._items
+
+    @items.setter
+    def items(self, items: list[Item]) -> None:
+        self._items = items
 
     def instrs(self) -> list[Instr]:
         return [item for item in self.items if isinstance(item, Instr)]
 
-    @classmethod
-    def decode(cls, code: types.CodeType) -> Body:
-        raw = code.co_code
-        starts: list[tuple[int, int, int, int]] = []  # start, op position, arg, end
-        extended = 0
-        start = None
-        at = 0
-        while at < len(raw):
-            op, arg = raw[at], raw[at + 1] | extended << 8
-            if start is None:
-                start = at
-            if op == EXTENDED_ARG:
-                extended = arg
-                at += 2
-                continue
-            end = at + 2 + 2 * CACHES[op]
-            starts.append((start, at, arg, end))
-            extended, start = 0, None
-            at = end
-        if start is not None or at != len(raw):
-            raise BytecodeError("the code ends inside an instruction")
-        positions = list(code.co_positions())
-        labels: dict[int, Label] = {}
-        instrs: list[Instr] = []
-        for _, at, arg, end in starts:
-            op = raw[at]
-            instr = Instr(op, arg, position=positions[at // 2])
-            if op in JUMPS:
-                distance = -arg if op in BACKWARD else arg
-                instr.target = labels.setdefault(end + 2 * distance, Label())
-            instrs.append(instr)
-        offsets = [start for start, _, _, _ in starts]
-        for entry in _versions.exception_entries(code.co_exceptiontable):
-            begin, end, target, depth, lasti = entry
-            handler = Handler(labels.setdefault(target, Label()), depth, lasti)
-            # The instructions that start in [begin, end): a run, found by bisection (a
-            # switch's search alternates handlers, so the table can be as long as the code).
-            for instr in instrs[bisect_left(offsets, begin) : bisect_left(offsets, end)]:
-                instr.handler = handler
-        items: list[Item] = []
-        missing = set(labels) - set(offsets)
-        if missing:
-            raise BytecodeError(f"a jump or handler lands inside an instruction at {min(missing)}")
-        for instr, (start, _, _, _) in zip(instrs, starts):
-            if start in labels:
-                items.append(labels[start])
-            items.append(instr)
-        return cls(items, code, list(code.co_consts))
-
     def assemble(self) -> types.CodeType:
         """The edited code object, after the check."""
-        instrs = self.instrs()
-        if not instrs:
-            raise BytecodeError("no instructions")
-        at_label = self._label_indices()
-        depth = max(d for d in _check_depths(instrs, at_label) if d is not None)
-        sizes = [1 + _prefixes(i.arg) + CACHES[i.op] for i in instrs]
-        while True:
-            starts = [0]
-            for size in sizes:
-                starts.append(starts[-1] + size)
-            changed = False
-            for index, instr in enumerate(instrs):
-                if instr.target is None:
-                    continue
-                destination = starts[at_label[id(instr.target)]]
-                if instr.inserted and instr.op in UNCONDITIONAL:
-                    backward = destination < starts[index + 1]
-                    wanted = OP["JUMP_BACKWARD" if backward else "JUMP_FORWARD"]
-                    if wanted != instr.op:
-                        instr.op = wanted
-                        changed = True
-                end = starts[index + 1]
-                distance = destination - end
-                if instr.op in BACKWARD:
-                    distance = -distance
-                if distance < 0:
-                    raise BytecodeError(f"{instr.name} cannot reach its target in its direction")
-                instr.arg = distance
-                size = 1 + _prefixes(instr.arg) + CACHES[instr.op]
-                if size != sizes[index]:
-                    sizes[index] = size
-                    changed = True
-            if not changed:
-                break
-        code = bytearray()
-        for instr, size in zip(instrs, sizes):
-            prefixes = size - 1 - CACHES[instr.op]
-            for shift in range(prefixes, 0, -1):
-                code += bytes((EXTENDED_ARG, (instr.arg >> (8 * shift)) & 0xFF))
-            code += bytes((instr.op, instr.arg & 0xFF))
-            code += bytes(2 * CACHES[instr.op])
-        label_starts = {key: starts[index] for key, index in at_label.items()}
-        table = _versions.encode_exceptions(
-            [
-                (starts[i], starts[i + 1], label_starts[id(h.target)], h.depth, h.lasti)
-                for i, instr in enumerate(instrs)
-                if (h := instr.handler) is not None
-            ]
-        )
-        lines = _versions.encode_locations(
-            [(instr.position, size) for instr, size in zip(instrs, sizes)],
-            self.code.co_firstlineno,
-        )
+        code, lines, table, depth = _OPCODES.assemble(self._arrays(), self.code.co_firstlineno)
         return self.code.replace(
-            co_code=bytes(code),
+            co_code=code,
             co_consts=tuple(self.constants),
             co_linetable=lines,
             co_exceptiontable=table,
             co_stacksize=max(depth, self.code.co_stacksize),
+        )
+
+    def _arrays(self) -> _gotopy.Instructions:
+        """The instructions as the native module takes them: as decoded, or as edited."""
+        if self._items is None:
+            return self._decoded
+        instrs = self.instrs()
+        at_label = self._label_indices()
+        handlers: dict[int, int] = {}
+        table: list[tuple[int, int, bool]] = []
+
+        def index(label: Label, instr: Instr) -> int:
+            found = at_label.get(id(label))
+            if found is None:
+                raise BytecodeError(f"{instr.name} names a label that is not placed")
+            return found
+
+        handler_of: list[int | None] = []
+        for instr in instrs:
+            handler = instr.handler
+            if handler is None:
+                handler_of.append(None)
+                continue
+            key = handlers.get(id(handler))
+            if key is None:
+                key = handlers[id(handler)] = len(table)
+                table.append((index(handler.target, instr), handler.depth, handler.lasti))
+            handler_of.append(key)
+        return _gotopy.Instructions(
+            [i.op for i in instrs],
+            [i.arg for i in instrs],
+            [None if i.target is None else index(i.target, i) for i in instrs],
+            handler_of,
+            table,
+            [i.position for i in instrs],
+            [i.inserted for i in instrs],
         )
 
     def _label_indices(self) -> dict[int, int]:
@@ -239,34 +224,40 @@ class Body:
         return at
 
 
-def _prefixes(arg: int) -> int:
-    return 0 if arg < 1 << 8 else 1 if arg < 1 << 16 else 2 if arg < 1 << 24 else 3
+def _items(decoded: _gotopy.Instructions) -> list[Item]:
+    """The editable list of what the decoder gave: a label before each instruction that a
+    jump or handler names."""
+    ops, args, targets, handler_of, table, positions = decoded.view()
+    labels = {at: Label() for at in targets if at is not None}
+    labels.update((at, Label()) for at, _, _ in table if at not in labels)
+    handlers = [Handler(labels[at], depth, lasti) for at, depth, lasti in table]
+    items: list[Item] = []
+    for index, op in enumerate(ops):
+        label = labels.get(index)
+        if label is not None:
+            items.append(label)
+        target, handler = targets[index], handler_of[index]
+        items.append(
+            Instr(
+                op,
+                args[index],
+                None if target is None else labels[target],
+                None if handler is None else handlers[handler],
+                positions[index],
+            )
+        )
+    return items
 
 
-_EFFECTS: dict[tuple[int, int, bool], int] = {}
-
-
-def stack_effect(op: int, arg: int, jump: bool) -> int:
-    """``dis.stack_effect``, as fixed by ``_versions``; remembered, since the depth analysis
-    asks for the same few instructions again and again."""
-    key = (op, arg, jump)
-    effect = _EFFECTS.get(key)
-    if effect is None:
-        effect = dis.stack_effect(op, arg if op in _HASARG else None, jump=jump)
-        effect = _EFFECTS[key] = _versions.stack_effect_fix(NAME[op], effect)
-    return effect
-
-
-def successors(instrs: list[Instr], index: int, at_label: dict[int, int]) -> list[tuple[int, int]]:
-    """Where control goes after instruction ``index``, with the stack effect of each edge
-    (handlers not included)."""
+def successors(instrs: list[Instr], index: int, at_label: dict[int, int]) -> list[int]:
+    """Where control goes after instruction ``index`` (handlers not included)."""
     instr = instrs[index]
-    edges = []
+    found = []
     if instr.target is not None and instr.op not in NOT_CONTROL:
-        edges.append((at_label[id(instr.target)], stack_effect(instr.op, instr.arg, True)))
+        found.append(at_label[id(instr.target)])
     if instr.op not in UNCONDITIONAL and instr.op not in TERMINAL:
-        edges.append((index + 1, stack_effect(instr.op, instr.arg, False)))
-    return edges
+        found.append(index + 1)
+    return found
 
 
 def depths(
@@ -275,66 +266,8 @@ def depths(
     """The stack depth before each instruction (``None`` where unreachable), after the
     check; ``seeds`` are more entry points (instruction index: depth). With ``known``, the
     depths an earlier call gave for the same code, only what the seeds reach is added."""
-    return _check_depths(body.instrs(), body._label_indices(), seeds, known)[:-1]
-
-
-def _check_depths(
-    instrs: list[Instr],
-    at_label: dict[int, int],
-    seeds: dict[int, int] | None = None,
-    known: list[int | None] | None = None,
-) -> list[int | None]:
-    """The stack depth before each instruction, the same along every edge, and last the
-    greatest depth reached."""
-    for instr in instrs:
-        for label in (instr.target, instr.handler and instr.handler.target):
-            if label is not None and id(label) not in at_label:
-                raise BytecodeError(f"{instr.name} names a label that is not placed")
-            if label is not None and at_label[id(label)] >= len(instrs):
-                raise BytecodeError(f"{instr.name} names a label after the last instruction")
-    depths: list[int | None]
-    if known is None:
-        depths = [None] * len(instrs)
-        depths[0] = 0
-        work = [0]
-    else:
-        depths, work = list(known), []
-    for index, depth in (seeds or {}).items():
-        if depths[index] is None:
-            depths[index] = depth
-            work.append(index)
-    highest = max((d for d in depths if d is not None), default=0)
-
-    def reach(index: int, depth: int, source: Instr) -> None:
-        if index >= len(instrs):
-            raise BytecodeError(f"{source.name} falls off the end of the code")
-        if depth < 0:
-            raise BytecodeError(f"{source.name} pops below the bottom of the stack")
-        if depths[index] is None:
-            depths[index] = depth
-            work.append(index)
-        elif depths[index] != depth:
-            raise BytecodeError(
-                f"{instrs[index].name} is reached with stack depths {depths[index]} and {depth}"
-            )
-
-    while work:
-        index = work.pop()
-        instr = instrs[index]
-        reached = depths[index]
-        assert reached is not None
-        depth = reached
-        highest = max(highest, depth)
-        if instr.handler is not None:
-            if instr.handler.depth > depth:
-                if instr.inserted:
-                    raise BytecodeError(f"{instr.name} is under a handler deeper than its stack")
-            else:
-                reach(at_label[id(instr.handler.target)], instr.handler.entry_depth, instr)
-        for to, effect in successors(instrs, index, at_label):
-            highest = max(highest, depth + max(effect, 0))
-            reach(to, depth + effect, instr)
-    return [*depths, highest]
+    found, _ = _OPCODES.depths(body._arrays(), seeds or {}, known)
+    return found
 
 
 def code_objects(code: types.CodeType) -> list[types.CodeType]:

@@ -724,7 +724,7 @@ def finally_copies(body: Body, spans: list[tuple[int, int, int, int]]) -> dict[i
     at_label = body._label_indices()
     edges: list[list[int]] = [[] for _ in instrs]
     for index, instr in enumerate(instrs):
-        targets = [to for to, _ in successors(instrs, index, at_label)]
+        targets = successors(instrs, index, at_label)
         if instr.handler is not None:
             targets.append(at_label[id(instr.handler.target)])
         edges[index] = [to for to in targets if to < len(instrs)]
@@ -875,7 +875,7 @@ def check_local_loads(body: Body) -> None:
         if instr.handler is not None:
             flow(at_label[id(instr.handler.target)], state)
         after = _transfer(instr, state, count)
-        for to, _ in successors(instrs, index, at_label):
+        for to in successors(instrs, index, at_label):
             if to < len(instrs):
                 flow(to, after)
     new_items: list[Item] = []

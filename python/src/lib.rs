@@ -119,10 +119,13 @@ fn late_error(
     ))
 }
 
+pub mod bytecode;
 pub mod embed;
 
 #[pymodule]
 mod _gotopy {
+    #[pymodule_export]
+    use super::bytecode::{BytecodeError, Instructions, Opcodes};
     #[pymodule_export]
     use super::{Checked, check, decode_source, late_error, plan, render_json, render_text};
 }

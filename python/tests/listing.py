@@ -15,7 +15,24 @@ import types
 
 import gotopy
 from gotopy._bytecode import code_objects
-from gotopy._versions import exception_entries
+
+
+def exception_entries(data: bytes) -> list[tuple[int, int, int, int, bool]]:
+    """The exception table's ``(start, end, target, depth, lasti)`` in bytes, ``end``
+    exclusive, read here rather than by gotopy: entries of four varints of 6-bit groups,
+    most significant first, 64 = more follow."""
+    values = []
+    value = 0
+    for byte in data:
+        value = value << 6 | byte & 63
+        if not byte & 64:
+            values.append(value)
+            value = 0
+    entries = []
+    for at in range(0, len(values) - 3, 4):
+        start, length, target, packed = values[at : at + 4]
+        entries.append((2 * start, 2 * (start + length), 2 * target, packed >> 1, bool(packed & 1)))
+    return entries
 
 
 def listing(code: types.CodeType) -> str:

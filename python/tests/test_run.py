@@ -252,18 +252,173 @@ class Bytecode(StandardLibrary):
     def test_decode_and_assemble_reproduce_the_standard_library(self) -> None:
         """The oracle is CPython's own compiler: every code object of the standard library
         (its top-level modules by default), decoded and assembled with no edit, gives the
-        same code, location table, exception table and stack size."""
+        same code, location table, exception table and stack size, both straight from the
+        decoder's arrays and through the ``Instr`` objects the lowering edits; and each
+        instruction has the position ``co_positions()`` gives its opcode's unit."""
+        import dis
+
         from gotopy._bytecode import Body, code_objects
 
         checked = 0
         for path, data in standard_library():
             module = compile(data, path, "exec", dont_inherit=True)
             for code in code_objects(module):
-                new = Body.decode(code).assemble()
-                for field in ("co_code", "co_linetable", "co_exceptiontable", "co_stacksize"):
-                    self.assertEqual(
-                        getattr(new, field), getattr(code, field), f"{path}: {code.co_qualname}"
-                    )
+                where = f"{path}: {code.co_qualname}"
+                viewed = Body.decode(code)
+                units = list(code.co_positions())
+                positions = [
+                    units[i.offset // 2] for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"
+                ]
+                self.assertEqual([i.position for i in viewed.instrs()], positions, where)
+                for new in (Body.decode(code).assemble(), viewed.assemble()):
+                    for field in ("co_code", "co_linetable", "co_exceptiontable", "co_stacksize"):
+                        self.assertEqual(getattr(new, field), getattr(code, field), where)
+                checked += 1
+        self.assertGreater(checked, 1000)
+
+    def test_a_body_nobody_edits_is_assembled_without_instruction_objects(self) -> None:
+        """What makes decoding and assembling every code object cheap (README, Performance):
+        the ``Instr`` and ``Label`` objects are built only when the lowering asks for them."""
+        from gotopy import _bytecode
+
+        code = compile("def f(xs):\n    for x in xs:\n        print(x)\n", "probe.py", "exec")
+        with mock.patch.object(_bytecode, "_items", side_effect=AssertionError("items built")):
+            for inner in _bytecode.code_objects(code):
+                self.assertEqual(_bytecode.Body.decode(inner).assemble().co_code, inner.co_code)
+            with self.assertRaises(AssertionError):
+                _bytecode.Body.decode(code).instrs()
+
+
+class Check(unittest.TestCase):
+    """The check every assembled code object passes (CPython's ``code.replace`` takes
+    anything): each way an edit can break a function, made by hand, is refused with
+    ``BytecodeError`` before a code object exists; so is code that cannot be decoded."""
+
+    def body(self, source: str = "def f(x):\n    try:\n        x = g(x)\n    except E:\n        pass\n    return x\n"):
+        from gotopy._bytecode import Body
+
+        scope: dict = {}
+        exec(compile(source, "probe.py", "exec"), scope)
+        return Body.decode(scope["f"].__code__)
+
+    def refused(self, body, message: str) -> None:
+        from gotopy._bytecode import BytecodeError
+
+        with self.assertRaisesRegex(BytecodeError, message):
+            body.assemble()
+
+    def test_the_unedited_function_passes(self) -> None:
+        body = self.body()
+        body.items
+        self.assertEqual(body.assemble().co_code, body.code.co_code)
+
+    def test_a_pop_below_the_bottom_of_the_stack(self) -> None:
+        from gotopy._bytecode import OP
+
+        body = self.body()
+        first = body.instrs()[0]
+        body.items.insert(0, first.like(OP["POP_TOP"]))
+        self.refused(body, "POP_TOP pops below the bottom of the stack")
+
+    def test_a_path_that_reaches_an_instruction_at_another_depth(self) -> None:
+        from gotopy._bytecode import OP, Label
+
+        body = self.body()
+        target = Label()
+        # After the first instruction (the stack empty), a value pushed and a jump back.
+        load = body.instrs()[0].like(OP["LOAD_CONST"], 0)
+        body.items[1:1] = [target, load, load.like(OP["JUMP_BACKWARD"], target=target)]
+        self.refused(body, "is reached with stack depths 0 and 1")
+
+    def test_code_that_falls_off_the_end(self) -> None:
+        body = self.body("def f(x):\n    return x + 1\n")
+        self.assertTrue(body.items.pop().name.startswith("RETURN"))
+        self.refused(body, "falls off the end of the code")
+
+    def test_a_jump_to_a_label_never_placed(self) -> None:
+        from gotopy._bytecode import OP, Label
+
+        body = self.body()
+        body.items.insert(1, body.instrs()[0].like(OP["JUMP_FORWARD"], target=Label()))
+        self.refused(body, "JUMP_FORWARD names a label that is not placed")
+
+    def test_a_jump_to_a_label_after_the_last_instruction(self) -> None:
+        from gotopy._bytecode import OP, Label
+
+        body = self.body()
+        end = Label()
+        body.items.insert(1, body.instrs()[0].like(OP["JUMP_FORWARD"], target=end))
+        body.items.append(end)
+        self.refused(body, "names a label after the last instruction")
+
+    def test_an_added_instruction_under_a_handler_deeper_than_its_stack(self) -> None:
+        from gotopy._bytecode import OP, Handler
+
+        body = self.body()
+        covered = next(i for i in body.instrs() if i.handler is not None)
+        deeper = Handler(covered.handler.target, 5, False)
+        at = body.items.index(covered)
+        body.items.insert(at, covered.like(OP["NOP"]))
+        body.items[at].handler = deeper
+        self.refused(body, "NOP is under a handler deeper than its stack")
+
+    def test_code_that_cannot_be_decoded(self) -> None:
+        from gotopy._bytecode import OP, Body, BytecodeError
+
+        code = self.body().code
+        prefix = bytes((OP["EXTENDED_ARG"], 0))
+        jump = bytes((OP["JUMP_FORWARD"], 1))  # into the middle of the next instruction
+        broken = {
+            "ends inside an instruction": code.co_code[:-2] + prefix,
+            "lands inside an instruction": jump + prefix + code.co_code[4:],
+        }
+        for message, raw in broken.items():
+            with self.subTest(message), self.assertRaisesRegex(BytecodeError, message):
+                Body.decode(code.replace(co_code=raw))
+
+
+def stand_in() -> types.ModuleType:
+    """``gotopy compile --python``'s stand-in for the native module (``src/cli/_gotopy.py``),
+    whose bytecode layer is Python."""
+    spec = importlib.util.spec_from_file_location("gotopy_stand_in", ROOT / "src/cli/_gotopy.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class StandInCheck(Check):
+    """The same refusals, with the same messages, from the stand-in's bytecode layer."""
+
+    def setUp(self) -> None:
+        from gotopy import _bytecode
+
+        module = stand_in()
+        self.enterContext(mock.patch.object(_bytecode, "_gotopy", module))
+        self.enterContext(mock.patch.object(_bytecode, "_OPCODES", module.Opcodes(**_bytecode.OPCODE_TABLES)))
+        self.enterContext(mock.patch.object(_bytecode, "BytecodeError", module.BytecodeError))
+
+
+class StandIn(StandardLibrary):
+    def test_the_stand_ins_bytecode_layer_is_the_native_one(self) -> None:
+        """Over the standard library (its top-level modules by default), the stand-in
+        decodes every code object to the same arrays as the native module, and both give
+        CPython's own bytes back."""
+        from gotopy import _bytecode
+
+        native, python = _bytecode._OPCODES, stand_in().Opcodes(**_bytecode.OPCODE_TABLES)
+        checked = 0
+        for path, data in standard_library():
+            for code in _bytecode.code_objects(compile(data, path, "exec", dont_inherit=True)):
+                where = f"{path}: {code.co_qualname}"
+                tables = (code.co_code, code.co_exceptiontable, code.co_linetable)
+                ours, theirs = native.decode(*tables, code.co_firstlineno), python.decode(*tables, code.co_firstlineno)
+                self.assertEqual(theirs.view(), ours.view(), where)
+                expected = (*tables[::2], tables[1], code.co_stacksize)
+                for decoder, decoded in ((native, ours), (python, theirs)):
+                    code_bytes, lines, exceptions, depth = decoder.assemble(decoded, code.co_firstlineno)
+                    got = (code_bytes, lines, exceptions, max(depth, code.co_stacksize))
+                    self.assertEqual(got, expected, where)
                 checked += 1
         self.assertGreater(checked, 1000)
 
