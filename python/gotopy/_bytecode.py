@@ -228,8 +228,10 @@ def _items(decoded: _gotopy.Instructions) -> list[Item]:
     """The editable list of what the decoder gave: a label before each instruction that a
     jump or handler names."""
     ops, args, targets, handler_of, table, positions = decoded.view()
-    labels = {at: Label() for at in targets if at is not None}
-    labels.update((at, Label()) for at, _, _ in table if at not in labels)
+    labels: dict[int, Label] = {}
+    for at in [*targets, *(entry[0] for entry in table)]:
+        if at is not None and at not in labels:
+            labels[at] = Label()
     handlers = [Handler(labels[at], depth, lasti) for at, depth, lasti in table]
     items: list[Item] = []
     for index, op in enumerate(ops):

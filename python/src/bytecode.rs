@@ -845,6 +845,9 @@ impl Varints<'_> {
         while byte & 64 != 0 {
             byte = self.byte()?;
             shift += 6;
+            if shift > 30 {
+                return Err(error("a location table entry holds a number too large"));
+            }
             value |= i64::from(byte & 63) << shift;
         }
         Ok(value)
@@ -865,7 +868,19 @@ fn decode_locations(table: &[u8], first_line: i32, units: usize) -> PyResult<Vec
     let mut positions = Vec::with_capacity(units);
     let mut read = Varints { data: table, at: 0 };
     let mut line = i64::from(first_line);
-    let narrow = |value: i64| i32::try_from(value).map_err(|_| error("a position out of range"));
+    // A line or column that `co_positions()` can give: from 0 to `i32::MAX` (`None`, `-1`
+    // here, has forms of its own).
+    let narrow = |value: i64| {
+        i32::try_from(value)
+            .ok()
+            .filter(|&value| value >= 0)
+            .ok_or_else(|| error("a position out of range"))
+    };
+    // A column of the long form: 0 for `None`, else one more than the column.
+    let column = |read: &mut Varints| match read.little_endian()? {
+        0 => Ok(-1),
+        value => narrow(value - 1),
+    };
     while read.at < table.len() && positions.len() < units {
         let head = read.byte()?;
         if head & 128 == 0 {
@@ -876,23 +891,18 @@ fn decode_locations(table: &[u8], first_line: i32, units: usize) -> PyResult<Vec
         let position = match code {
             15 => NO_POSITION,
             14 => {
-                line += read.signed()?;
-                let end_line = line + read.little_endian()?;
-                let column = read.little_endian()? - 1;
-                let end_column = read.little_endian()? - 1;
-                [
-                    narrow(line)?,
-                    narrow(end_line)?,
-                    narrow(column)?,
-                    narrow(end_column)?,
-                ]
+                line = line.saturating_add(read.signed()?);
+                let end_line = line.saturating_add(read.little_endian()?);
+                let start = column(&mut read)?;
+                let end = column(&mut read)?;
+                [narrow(line)?, narrow(end_line)?, start, end]
             }
             13 => {
-                line += read.signed()?;
+                line = line.saturating_add(read.signed()?);
                 [narrow(line)?, narrow(line)?, -1, -1]
             }
             10..=12 => {
-                line += i64::from(code - 10);
+                line = line.saturating_add(i64::from(code - 10));
                 let column = i32::from(read.byte()?);
                 let end_column = i32::from(read.byte()?);
                 [narrow(line)?, narrow(line)?, column, end_column]

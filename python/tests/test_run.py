@@ -423,6 +423,44 @@ class StandIn(StandardLibrary):
         self.assertGreater(checked, 1000)
 
 
+
+    def test_random_tables_decode_the_same_or_fail_the_same_in_both_layers(self) -> None:
+        """Bytes no compiler wrote (random code, exception and location tables, valid
+        opcodes and arguments): the native layer and the stand-in decode them to the same
+        arrays and assemble them to the same bytes, or both refuse with the same message;
+        nothing else escapes (a panic would be ``PanicException``)."""
+        import random
+
+        from gotopy import _bytecode
+
+        python = stand_in().Opcodes(**_bytecode.OPCODE_TABLES)
+        ops = sorted(_bytecode.NAME)
+        generator = random.Random(12)
+
+        def outcome(layer, tables: tuple[bytes, bytes, bytes]) -> object:
+            try:
+                decoded = layer.decode(*tables, 1)
+                return decoded.view(), layer.assemble(decoded, 1)
+            except Exception as error:  # noqa: BLE001 -- compared below
+                return type(error).__name__, str(error)
+
+        agreed = 0
+        for _ in range(3000):
+            code = bytes(b for _ in range(generator.randrange(1, 12)) for b in (generator.choice(ops), generator.randrange(4)))
+            tables = (
+                code,
+                bytes(generator.randrange(256) for _ in range(generator.randrange(6))),
+                bytes(generator.choice((generator.randrange(256), 0xF8 | generator.randrange(8))) for _ in range(generator.randrange(12))),
+            )
+            native = outcome(_bytecode._OPCODES, tables)
+            stood_in = outcome(python, tables)
+            if isinstance(native[0], str):
+                native = (native[0].replace("BytecodeError", "the error"), native[1])
+                stood_in = (str(stood_in[0]).replace("BytecodeError", "the error"), stood_in[1])
+            self.assertEqual(stood_in, native, tables)
+            agreed += not isinstance(native[0], str)
+        self.assertGreater(agreed, 0)
+
 class Versions(unittest.TestCase):
     """Each fact of gotopy._versions against this version's own compiler output."""
 

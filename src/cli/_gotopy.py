@@ -413,12 +413,26 @@ class _Varints:
         while byte & 64:
             byte = self.byte()
             shift += 6
+            if shift > 30:
+                raise BytecodeError("a location table entry holds a number too large")
             value |= (byte & 63) << shift
         return value
+
+    def column(self) -> int | None:
+        """A column of the long form: 0 for ``None``, else one more than the column."""
+        value = self.little_endian()
+        return None if value == 0 else _in_range(value - 1)
 
     def signed(self) -> int:
         value = self.little_endian()
         return -(value >> 1) if value & 1 else value >> 1
+
+
+def _in_range(value: int) -> int:
+    """A line or column that ``co_positions()`` can give (``None`` has forms of its own)."""
+    if not 0 <= value < 1 << 31:
+        raise BytecodeError("a position out of range")
+    return value
 
 
 def _decode_locations(table: bytes, first_line: int, units: int) -> list[Position]:
@@ -436,19 +450,19 @@ def _decode_locations(table: bytes, first_line: int, units: int) -> list[Positio
         elif code == 14:
             line += read.signed()
             end_line = line + read.little_endian()
-            column, end_column = read.little_endian() - 1, read.little_endian() - 1
-            position = (line, end_line, column if column >= 0 else None, end_column if end_column >= 0 else None)
+            start, end = read.column(), read.column()
+            position = (_in_range(line), _in_range(end_line), start, end)
         elif code == 13:
             line += read.signed()
-            position = (line, line, None, None)
+            position = (_in_range(line), line, None, None)
         elif code >= 10:
             line += code - 10
             column = read.byte()
-            position = (line, line, column, read.byte())
+            position = (_in_range(line), line, column, read.byte())
         else:
             second = read.byte()
             column = code << 3 | second >> 4
-            position = (line, line, column, column + (second & 15))
+            position = (_in_range(line), line, column, column + (second & 15))
         positions.extend([position] * size)
     if len(positions) < units:
         raise BytecodeError("the location table is shorter than the code")
