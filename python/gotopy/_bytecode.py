@@ -282,16 +282,22 @@ def code_objects(code: types.CodeType) -> list[types.CodeType]:
 
 
 def replace_nested(
-    code: types.CodeType, new: dict[int, types.CodeType], placed: list[types.CodeType] | None = None
+    code: types.CodeType,
+    new: dict[int, types.CodeType],
+    placed: list[types.CodeType] | None = None,
+    along: set[int] | None = None,
 ) -> types.CodeType:
     """``code`` with every nested code object whose id is in ``new`` replaced, at any depth;
     ``placed`` gets each replacement as it ends up in the tree (a copy, where something
-    nested in it was replaced too)."""
+    nested in it was replaced too). ``along``, the ids of the replaced code objects and of
+    every code object they are nested in, spares looking into the others."""
+    if along is not None and id(code) not in along:
+        return code
     replaced = id(code) in new
     if replaced:
         code = new[id(code)]
     consts = tuple(
-        replace_nested(c, new, placed) if isinstance(c, types.CodeType) else c for c in code.co_consts
+        replace_nested(c, new, placed, along) if isinstance(c, types.CodeType) else c for c in code.co_consts
     )
     if any(a is not b for a, b in zip(consts, code.co_consts)):
         code = code.replace(co_consts=consts)

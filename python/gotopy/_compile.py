@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gotopy import _gotopy, _prepare, _versions
-from gotopy._bytecode import Body, BytecodeError, code_objects, replace_nested
+from gotopy._bytecode import Body, BytecodeError, replace_nested
 from gotopy._lower import Lowering, LowerError
 
 Span = tuple[int, int, int, int]
@@ -126,12 +126,15 @@ def lower_module(code: types.CodeType, the_plan: dict[str, Any], path: str, data
     withs = {tuple(w["at"]): [tuple(span) for span in w["items"]] for w in the_plan["withs"]}
     finally_bodies = sorted({tuple(span) for span in the_plan["finally_bodies"]})
     new: dict[int, types.CodeType] = {}
+    along: set[int] = set()
     for scope in the_plan["scopes"]:
-        found = _find_scope(code, scope)
+        found_along = _find_scope(code, scope)
         where = _first_marker(scope)
-        if found is None:
+        if found_along is None:
             message = f"cannot find the code object of `{scope['qualname']}`"
             raise late_error(path, data, the_plan, message, where)
+        found = found_along[-1]
+        along.update(map(id, found_along))
         try:
             new[id(found)] = Lowering(Body.decode(found), scope, the_plan, withs, finally_bodies).lower()
         except LowerError as error:
@@ -144,7 +147,7 @@ def lower_module(code: types.CodeType, the_plan: dict[str, Any], path: str, data
             message = f"rewriting `{scope['qualname']}` failed: {type(error).__name__}: {error}"
             raise late_error(path, data, the_plan, message, where) from error
     placed: list[types.CodeType] = []
-    module = replace_nested(code, new, placed)
+    module = replace_nested(code, new, placed, along)
     for rewritten in placed:
         _REWRITTEN[id(rewritten)] = rewritten
     return module
@@ -191,12 +194,26 @@ def _first_marker(scope: dict[str, Any]) -> Span | None:
     return min(spans) if spans else None  # type: ignore[return-value]
 
 
-def _find_scope(code: types.CodeType, scope: dict[str, Any]) -> types.CodeType | None:
-    """The code object with the scope's qualified name that holds its first marker."""
+def _find_scope(code: types.CodeType, scope: dict[str, Any]) -> list[types.CodeType] | None:
+    """The code object with the scope's qualified name that holds its first marker, last
+    after every code object it is nested in (``code`` first)."""
     keywords = [tuple(m["keyword"]) for m in scope["labels"] + scope["gotos"]]
-    candidates = [c for c in code_objects(code) if c.co_qualname == scope["qualname"]]
+    qualname = scope["qualname"]
+    candidates: list[list[types.CodeType]] = []
+
+    def look_into(path: list[types.CodeType]) -> None:
+        for constant in path[-1].co_consts:
+            if isinstance(constant, types.CodeType):
+                inner = [*path, constant]
+                if constant.co_qualname == qualname:
+                    candidates.append(inner)
+                look_into(inner)
+
+    look_into([code])
+    if code.co_qualname == qualname:
+        candidates.insert(0, [code])
     for candidate in candidates:
-        positions = set(candidate.co_positions())
+        positions = set(candidate[-1].co_positions())
         if any(k in positions for k in keywords):
             return candidate
     return candidates[0] if len(candidates) == 1 else None
