@@ -202,16 +202,13 @@ def _find_scope(code: types.CodeType, scope: dict[str, Any]) -> list[types.CodeT
     candidates: list[list[types.CodeType]] = []
 
     def look_into(path: list[types.CodeType]) -> None:
+        if path[-1].co_qualname == qualname:
+            candidates.append(path)
         for constant in path[-1].co_consts:
             if isinstance(constant, types.CodeType):
-                inner = [*path, constant]
-                if constant.co_qualname == qualname:
-                    candidates.append(inner)
-                look_into(inner)
+                look_into([*path, constant])
 
     look_into([code])
-    if code.co_qualname == qualname:
-        candidates.insert(0, [code])
     for candidate in candidates:
         positions = set(candidate[-1].co_positions())
         if any(k in positions for k in keywords):

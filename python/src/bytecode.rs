@@ -282,9 +282,9 @@ impl Opcodes {
             return Err(error("the code ends inside an instruction"));
         }
         let units = code.len() / 2;
-        // Each instruction's first unit (its first prefix), its opcode's unit, its argument.
-        let mut starts: Vec<(usize, usize, u32)> = Vec::with_capacity(units);
-        let mut ends: Vec<usize> = Vec::with_capacity(units);
+        // Each instruction's first unit (its first prefix), its opcode's unit, its argument
+        // and the unit after it.
+        let mut starts: Vec<(usize, usize, u32, usize)> = Vec::with_capacity(units);
         let mut extended = 0u32;
         let mut start = None;
         let mut at = 0;
@@ -297,9 +297,9 @@ impl Opcodes {
                 at += 1;
                 continue;
             }
-            starts.push((first, at, arg));
-            at += 1 + usize::from(self.caches[usize::from(op)]);
-            ends.push(at);
+            let end = at + 1 + usize::from(self.caches[usize::from(op)]);
+            starts.push((first, at, arg, end));
+            at = end;
             extended = 0;
             start = None;
         }
@@ -307,7 +307,7 @@ impl Opcodes {
             return Err(error("the code ends inside an instruction"));
         }
         let mut index_at = vec![u32::MAX; units];
-        for (index, &(first, _, _)) in starts.iter().enumerate() {
+        for (index, &(first, _, _, _)) in starts.iter().enumerate() {
             index_at[first] = index as u32;
         }
         let instruction_at = |unit: i64| -> PyResult<u32> {
@@ -333,7 +333,7 @@ impl Opcodes {
             positions: Vec::with_capacity(count),
             inserted: vec![false; count],
         };
-        for (&(_, op_at, arg), &end) in starts.iter().zip(&ends) {
+        for &(_, op_at, arg, end) in &starts {
             let op = code[2 * op_at];
             let kind = self.kinds[usize::from(op)];
             let target = if kind & JUMP != 0 {
@@ -370,9 +370,9 @@ impl Opcodes {
             });
             // The instructions that start in the entry's range: a run, found by bisection (a
             // switch's search alternates handlers, so the table can be as long as the code).
-            let (begin, end) = (begin as usize, (begin + length) as usize);
-            let first = starts.partition_point(|&(unit, _, _)| unit < begin);
-            let last = starts.partition_point(|&(unit, _, _)| unit < end);
+            let (begin, end) = (begin as usize, begin.saturating_add(length) as usize);
+            let first = starts.partition_point(|&(unit, _, _, _)| unit < begin);
+            let last = starts.partition_point(|&(unit, _, _, _)| unit < end);
             for slot in &mut decoded.handler_of[first..last.max(first)] {
                 *slot = Some(handler);
             }
