@@ -50,14 +50,6 @@ enum Command {
     Compile(CompileArgs),
     /// Print the rewritten bytecode of a Python file.
     Dis(DisArgs),
-    /// The front end's plan of the module on standard input for CPython's compiler, as JSON
-    /// (what `compile --python` asks for each file).
-    #[command(hide = true)]
-    Plan(PlanArgs),
-    /// The report of an error found in the code CPython compiled from a plan, for the module
-    /// on standard input, as JSON (what `compile --python` asks when its rewrite refuses).
-    #[command(hide = true)]
-    LateError(LateErrorArgs),
     /// Run a Python program in the embedded RustPython interpreter, compiled with goto.
     #[command(
         override_usage = "gotopy run [OPTIONS] <FILE | - | -c CODE | -m MODULE> [ARGS]...",
@@ -144,38 +136,6 @@ enum InvalidationMode {
     CheckedHash,
     /// A hash of the source, not checked (the file is taken as it is).
     UncheckedHash,
-}
-
-#[derive(Debug, clap::Args)]
-struct PlanArgs {
-    /// The module's path, as diagnostics name it.
-    #[arg(value_name = "PATH")]
-    path: String,
-    /// Rewrite every scope that contains markers, module and class bodies included.
-    #[arg(long)]
-    all_scopes: bool,
-    /// Also rewrite the function whose definition starts on this line.
-    #[arg(long, value_name = "LINE")]
-    scope_line: Option<usize>,
-}
-
-#[derive(Debug, clap::Args)]
-struct LateErrorArgs {
-    /// The module's path, as diagnostics name it.
-    #[arg(value_name = "PATH")]
-    path: String,
-    /// A failure inside gotopy (`G900`) rather than a refusal by design (`G200`).
-    #[arg(long)]
-    internal: bool,
-    /// What cannot be rewritten, or what went wrong.
-    #[arg(long)]
-    message: String,
-    /// What to write instead (for a refusal by design).
-    #[arg(long, default_value = "")]
-    instead: String,
-    /// Where, in CPython's units: line, end line, UTF-8 byte column, end column.
-    #[arg(long, num_args = 4, value_names = ["LINE", "END_LINE", "COLUMN", "END_COLUMN"])]
-    span: Vec<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -282,21 +242,32 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
                 python,
                 paths: &args.paths,
                 out_dir: args.out_dir.as_deref(),
-                invalidation_mode: args
-                    .invalidation_mode
-                    .and_then(|mode| mode.to_possible_value())
-                    .map(|value| value.get_name().to_owned())
-                    .as_deref(),
+                invalidation_mode: invalidation_mode(args.invalidation_mode),
                 all_scopes: args.all_scopes,
                 color: styles.stderr,
             }),
             None => compile(&args, styles),
         },
-        Command::Plan(args) => plan(&args, styles),
-        Command::LateError(args) => late_error(&args, styles),
         Command::Dis(args) => dis(&args, styles),
         Command::Run(args) => run_program(args, styles),
     })
+}
+
+/// The name of the invalidation mode asked for, or `py_compile`'s default: checked-hash when
+/// `SOURCE_DATE_EPOCH` is set (for reproducible builds), else the source's timestamp.
+fn invalidation_mode(asked: Option<InvalidationMode>) -> &'static str {
+    let mode = asked.unwrap_or(
+        if std::env::var_os("SOURCE_DATE_EPOCH").is_some_and(|v| !v.is_empty()) {
+            InvalidationMode::CheckedHash
+        } else {
+            InvalidationMode::Timestamp
+        },
+    );
+    match mode {
+        InvalidationMode::Timestamp => "timestamp",
+        InvalidationMode::CheckedHash => "checked-hash",
+        InvalidationMode::UncheckedHash => "unchecked-hash",
+    }
 }
 
 /// The program `run` runs, named as `python` names it.
@@ -438,55 +409,6 @@ fn compile_reporting(
     }
 }
 
-/// Prints the plan of the module on standard input (`gotopy::compile::plan::plan_json`).
-fn plan(args: &PlanArgs, styles: Styles) -> u8 {
-    let options = Options::new()
-        .all_scopes(args.all_scopes)
-        .scope_line(args.scope_line);
-    answer_for_stdin(&args.path, |source| {
-        gotopy::compile::plan::plan_json(source, options, styles.stdout)
-    })
-}
-
-/// Prints the report of an error in the code CPython compiled from the plan of the module on
-/// standard input (`gotopy::compile::plan::late_error_json`).
-fn late_error(args: &LateErrorArgs, styles: Styles) -> u8 {
-    let &[line, end_line, column, end_column] = args.span.as_slice() else {
-        eprintln!("gotopy: error: --span takes four numbers");
-        return BAD_INPUT;
-    };
-    answer_for_stdin(&args.path, |source| {
-        gotopy::compile::plan::late_error_json(
-            source,
-            args.internal,
-            &args.message,
-            &args.instead,
-            (line, end_line, column, end_column),
-            styles.stdout,
-        )
-    })
-}
-
-/// Prints `answer` of the module on standard input, reported under `path`, for the Python
-/// modules `compile --python` runs.
-fn answer_for_stdin(path: &str, answer: impl FnOnce(&Source) -> String) -> u8 {
-    let mut data = Vec::new();
-    if let Err(error) = std::io::stdin().read_to_end(&mut data) {
-        eprintln!("gotopy: error: <stdin>: cannot read: {error}");
-        return BAD_INPUT;
-    }
-    match Source::from_bytes(path, &data) {
-        Ok(source) => {
-            print!("{}", answer(&source));
-            SUCCESS
-        }
-        Err(error) => {
-            eprintln!("{error}");
-            BAD_INPUT
-        }
-    }
-}
-
 /// Batches at least this large show a progress bar on a terminal.
 const PROGRESS_FROM: usize = 32;
 
@@ -589,17 +511,23 @@ fn compile_jobs(args: &CompileArgs) -> Result<(Vec<Job>, Vec<String>), String> {
     Ok((jobs, problems))
 }
 
-/// Compiles the jobs in parallel; their outcomes come back in input order.
-fn compile_all(jobs: &[Job], options: Options, color: bool) -> Vec<Compiling> {
-    use rayon::prelude::*;
-    let progress = if jobs.len() >= PROGRESS_FROM && std::io::stderr().is_terminal() {
-        indicatif::ProgressBar::new(jobs.len() as u64).with_style(
+/// A progress bar on standard error for a batch of `files`, if it is large enough and a
+/// terminal shows it; else a hidden one.
+fn progress_bar(files: usize) -> indicatif::ProgressBar {
+    if files >= PROGRESS_FROM && std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(files as u64).with_style(
             indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
                 .expect("the template is valid"),
         )
     } else {
         indicatif::ProgressBar::hidden()
-    };
+    }
+}
+
+/// Compiles the jobs in parallel; their outcomes come back in input order.
+fn compile_all(jobs: &[Job], options: Options, color: bool) -> Vec<Compiling> {
+    use rayon::prelude::*;
+    let progress = progress_bar(jobs.len());
     let outcomes = jobs
         .par_iter()
         .map(|job| {

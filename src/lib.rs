@@ -48,6 +48,7 @@
 pub mod bytecode;
 mod check;
 pub mod compile;
+pub mod cpython;
 pub mod diagnostic;
 #[cfg(feature = "vm")]
 pub mod embed;
@@ -56,8 +57,10 @@ pub mod rewrite;
 #[cfg(feature = "vm")]
 pub mod run;
 mod scan;
+pub mod search;
 mod shapes;
 pub mod source;
+pub mod tables;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
 /// Byte offsets and ranges into a [`Source`]'s text, as [`Diagnostic`]s hold them.

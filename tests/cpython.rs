@@ -51,6 +51,85 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The code the CPython backend emits does not change by accident: on every version, the
+/// digest of every code object it emits for the fixtures and 2,000 random programs (and,
+/// with `GOTOPY_STDLIB=1`, the standard library with a goto loop added to each file), by the
+/// compile path and by the decorator without source (`tests/emitted/cpython.py`), is the one
+/// recorded in `tests/emitted/cpython-3.X.txt`. A snapshot, not an oracle: it shows that
+/// restructuring changed no byte. A change that means to change the output records them
+/// again with `GOTOPY_BLESS=1` and says why. A recording of another patch release (a newer
+/// Debian package) is reported and not compared: its compiler may differ.
+#[test]
+fn emitted_code_is_the_recorded_code() {
+    let stdlib = std::env::var_os("GOTOPY_STDLIB").is_some();
+    let bless = std::env::var_os("GOTOPY_BLESS").is_some();
+    let mut changed = Vec::new();
+    for pair in cpython::installed().chunks(2) {
+        let runs: Vec<_> = pair
+            .iter()
+            .map(|(version, interpreter)| {
+                let mut command = Command::new(interpreter);
+                command
+                    .arg(root().join("tests/emitted/cpython.py"))
+                    .arg(root())
+                    .args(stdlib.then_some("stdlib"))
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                (version, command.spawn().unwrap())
+            })
+            .collect();
+        for (version, child) in runs {
+            let output = child.wait_with_output().unwrap();
+            assert!(
+                output.status.success(),
+                "CPython {version}: {}",
+                cpython::shown(&output)
+            );
+            let got = String::from_utf8_lossy(&output.stdout).into_owned();
+            let recorded_path = root().join(format!("tests/emitted/cpython-{version}.txt"));
+            if bless {
+                std::fs::write(&recorded_path, &got).unwrap();
+                continue;
+            }
+            let recorded = std::fs::read_to_string(&recorded_path).unwrap();
+            let (got_header, recorded_header) = (got.lines().next(), recorded.lines().next());
+            if got_header != recorded_header {
+                println!(
+                    "skipped CPython {version}: recorded for {recorded_header:?}, running {got_header:?}; \
+                     GOTOPY_BLESS=1 records this one"
+                );
+                continue;
+            }
+            // Without the standard library, its section is not compared.
+            let compared: Vec<&str> = recorded
+                .lines()
+                .take_while(|line| stdlib || *line != "# stdlib")
+                .collect();
+            let lines: Vec<&str> = got.lines().collect();
+            let differing: Vec<String> = compared
+                .iter()
+                .zip(&lines)
+                .filter(|(was, now)| was != now)
+                .map(|(was, now)| format!("  CPython {version}\n    now {now}\n    was {was}"))
+                .collect();
+            if compared.len() != lines.len() {
+                changed.push(format!(
+                    "CPython {version}: {} lines now, {} recorded",
+                    lines.len(),
+                    compared.len()
+                ));
+            }
+            changed.extend(differing);
+        }
+    }
+    assert!(
+        changed.is_empty(),
+        "the emitted code changed:\n{}",
+        changed.join("\n")
+    );
+}
+
 /// `gotopy compile --python python3.X` (found on `PATH`) with an interpreter on which
 /// gotopy is not installed, on every version: the `ok` fixtures' `.pyc` files, run by that
 /// plain interpreter (`-I -S`: nothing but the standard library), print what `python -m

@@ -8,8 +8,8 @@
   something to lower, both ways a module with markers takes: its source compiled as it is
   (a plan without edits to the tree), or CPython's syntax tree prepared and compiled
   (``ast.parse``, the plan's edits, ``compile()`` of the tree), then every code object
-  decoded, checked and assembled again (``Body.decode(code).assemble()``, by the native
-  bytecode layer; the lowering's ``Instr`` objects are built only for what it edits); and
+  decoded, checked and assembled again (``_gotopy.reassemble``, the native bytecode
+  layer); and
   the same files each with a goto loop added, through gotopy
   (lowering that one function) against ``compile()`` of the same bytes.
 
@@ -24,10 +24,11 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
 
 import gotopy
-from gotopy._bytecode import Body, code_objects
+from gotopy import _gotopy
+from gotopy._runtime import code_objects
 
 LOOPS = '''
 @goto
@@ -110,7 +111,7 @@ def compile_path() -> None:
         except SyntaxError:
             refused += 1
 
-    Edit = Callable[[ast.Module, dict[str, Any]], None]
+    Edit = Callable[[ast.Module], None]
 
     def plain(added: bytes = b"") -> Callable[[], None]:
         def run() -> None:
@@ -130,11 +131,11 @@ def compile_path() -> None:
                 except SyntaxError:
                     continue
                 for inner in code_objects(code) if again else ():
-                    Body.decode(inner).assemble()
+                    _gotopy.reassemble(inner)
 
         return run
 
-    def noop(tree: ast.Module, plan: dict[str, Any]) -> None:
+    def noop(tree: ast.Module) -> None:
         """The tree route, with nothing to edit."""
 
     runs = {

@@ -25,14 +25,10 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
-from gotopy import _compile
+from gotopy import _compile, _gotopy
 
 _MARKER_WORDS = (b"goto", b"switch")
-_ALL_SCOPES = "# gotopy: all-scopes"
-
-
-def asks_all_scopes(data: bytes) -> bool:
-    return any(line.strip() == _ALL_SCOPES.encode() for line in data.splitlines()[:5])
+asks_all_scopes = _gotopy.asks_all_scopes
 
 
 def _revision() -> str:

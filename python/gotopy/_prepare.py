@@ -3,9 +3,10 @@
 gotopy's front end (Rust) decides what the tree needs so that every label survives CPython's
 dead-code removal, every ``with`` statement a goto may leave has its normal exit compiled, and
 every goto out of a ``try`` with ``finally`` has its copy of the ``finally`` body; it names
-each place by its source position (``gotopy::compile::plan``).
+each place by its source position (``gotopy::cpython::plan``).
 This module finds those places in ``ast.parse``'s tree of the same source and makes the
 edits, so that everything gotopy did not touch is compiled exactly as CPython compiles it.
+For a standalone ``.pyc`` file, ``standalone`` also takes out what only gotopy needs.
 """
 
 from __future__ import annotations
@@ -18,19 +19,14 @@ Span = tuple[int, int, int, int]
 Node = TypeVar("Node", bound=ast.AST)
 
 _GUARDED = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+# The modules whose imports a standalone file leaves out, and the decorators that opt in.
+PACKAGES = ("goto", "gotopy")
+OPT_IN = ("goto", "with_goto", "switch")
 _WITH = (ast.With, ast.AsyncWith)
 
 
 class PlanMismatch(Exception):
     """An edit of the plan names a place that CPython's tree does not have."""
-
-
-def edits_tree(plan: dict[str, Any]) -> bool:
-    """Whether ``apply`` has any edit to make: a guard, a trampoline, a switch or a
-    computed goto."""
-    if plan["guards"] or plan["trampolines"]:
-        return True
-    return any(scope["switches"] or scope["computed"] for scope in plan["scopes"])
 
 
 def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
@@ -197,6 +193,77 @@ def _trampoline(stmt: ast.stmt, trampoline: dict[str, Any]) -> ast.stmt:
     goto = _at(ast.Attribute(value=_name("goto", span), attr=trampoline["name"], ctx=ast.Load()), span)
     body = copy.deepcopy(stmt.finalbody) + [_at(ast.Expr(value=goto), span)]  # type: ignore[attr-defined]
     return _at(ast.If(test=_name("label", span), body=body, orelse=[]), span)
+
+
+def standalone(tree: ast.Module, functions: list[str]) -> set[str]:
+    """For a standalone ``.pyc`` file: takes out of ``tree`` the imports of ``goto`` and
+    ``gotopy``, ``gotopy.install()`` statements, and the opt-in decorators of ``functions``
+    (the qualified names of those the plan rewrites), which the rewritten code needs none
+    of; returns the names those imports bound."""
+    removed: set[str] = set()
+    _strip_body(tree.body, "", set(functions), removed)
+    return removed
+
+
+def _strip_body(root: list[ast.stmt], prefix: str, rewritten: set[str], removed: set[str]) -> None:
+    """Strips ``root`` and every body nested in it (iteratively: an `elif` chain nests as
+    deep as it is long), each with the qualified-name prefix of its scope."""
+    work = [(root, prefix)]
+    while work:
+        body, prefix = work.pop()
+        kept: list[ast.stmt] = []
+        for stmt in body:
+            if isinstance(stmt, ast.Import) and all(a.name.split(".")[0] in PACKAGES for a in stmt.names):
+                removed.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+                continue
+            if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] in PACKAGES:
+                removed.update(a.asname or a.name for a in stmt.names)
+                continue
+            if _is_install(stmt):
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qualname = prefix + stmt.name
+                if qualname in rewritten:
+                    _drop_opt_in(stmt)
+                work.append((stmt.body, qualname + ".<locals>."))
+            elif isinstance(stmt, ast.ClassDef):
+                work.append((stmt.body, prefix + stmt.name + "."))
+            else:
+                work.extend((inner, prefix) for inner in child_bodies(stmt))
+            kept.append(stmt)
+        # A body left empty by the removals still needs a statement (a module may be empty).
+        body[:] = kept or [ast.copy_location(ast.Pass(), stmt) for stmt in body[:1]]
+
+
+def _is_install(stmt: ast.stmt) -> bool:
+    """``gotopy.install()`` (or ``goto.install()``) as a statement."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    func = stmt.value.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "install"
+        and isinstance(func.value, ast.Name)
+        and func.value.id in PACKAGES
+    )
+
+
+def _drop_opt_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    """Removes the opt-in decorators. The function's first line stays the first
+    decorator's, as CPython records it (``co_firstlineno``), so ``inspect`` and the line
+    table read as they would with the decorators."""
+    first = function.decorator_list[0].lineno if function.decorator_list else None
+    function.decorator_list = [d for d in function.decorator_list if _decorator_name(d) not in OPT_IN]
+    if first is not None and not function.decorator_list:
+        function.lineno = first
+
+
+def _decorator_name(decorator: ast.expr) -> str | None:
+    if isinstance(decorator, ast.Name):
+        return decorator.id
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return None
 
 
 def child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:

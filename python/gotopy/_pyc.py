@@ -27,14 +27,9 @@ from dataclasses import dataclass
 from importlib import _bootstrap_external as _external_module  # type: ignore[attr-defined]
 from typing import Any
 
-from gotopy import _compile, _hook, _prepare
-from gotopy._bytecode import Body, code_objects
+from gotopy import _compile, _gotopy, _hook, _prepare
 from gotopy._cli import _reason
-from gotopy._lower import NAME_LOADS, name_of
 
-# The modules whose imports a standalone file leaves out, and the decorators that opt in.
-PACKAGES = ("goto", "gotopy")
-OPT_IN = ("goto", "with_goto", "switch")
 # `py_compile`'s own helpers: the header of each invalidation mode, the atomic write.
 _external: Any = _external_module
 # Batches this large show a progress bar on a terminal, as the binary's `compile` does.
@@ -59,110 +54,31 @@ class Outcome:
     unreadable: str | None = None
 
 
-def standalone(tree: ast.Module, plan: dict[str, Any]) -> None:
-    """Takes out of ``tree`` the imports of ``goto`` and ``gotopy``, ``gotopy.install()``
-    statements, and the opt-in decorators of the functions the plan rewrites; records the
-    names those imports bound in ``plan["standalone"]`` for ``still_needed``."""
-    rewritten = {scope["qualname"] for scope in plan["scopes"] if scope["kind"] == "function"}
-    removed: set[str] = set()
-    _strip_body(tree.body, "", rewritten, removed)
-    plan["standalone"] = removed
-
-
-def _strip_body(root: list[ast.stmt], prefix: str, rewritten: set[str], removed: set[str]) -> None:
-    """Strips ``root`` and every body nested in it (iteratively: an `elif` chain nests as
-    deep as it is long), each with the qualified-name prefix of its scope."""
-    work = [(root, prefix)]
-    while work:
-        body, prefix = work.pop()
-        kept: list[ast.stmt] = []
-        for stmt in body:
-            if isinstance(stmt, ast.Import) and all(a.name.split(".")[0] in PACKAGES for a in stmt.names):
-                removed.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-                continue
-            if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] in PACKAGES:
-                removed.update(a.asname or a.name for a in stmt.names)
-                continue
-            if _is_install(stmt):
-                continue
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                qualname = prefix + stmt.name
-                if qualname in rewritten:
-                    _drop_opt_in(stmt)
-                work.append((stmt.body, qualname + ".<locals>."))
-            elif isinstance(stmt, ast.ClassDef):
-                work.append((stmt.body, prefix + stmt.name + "."))
-            else:
-                work.extend((inner, prefix) for inner in _prepare.child_bodies(stmt))
-            kept.append(stmt)
-        # A body left empty by the removals still needs a statement (a module may be empty).
-        body[:] = kept or [ast.copy_location(ast.Pass(), stmt) for stmt in body[:1]]
-
-
-def _is_install(stmt: ast.stmt) -> bool:
-    """``gotopy.install()`` (or ``goto.install()``) as a statement."""
-    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return False
-    func = stmt.value.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == "install"
-        and isinstance(func.value, ast.Name)
-        and func.value.id in PACKAGES
-    )
-
-
-def _drop_opt_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-    """Removes the opt-in decorators. The function's first line stays the first
-    decorator's, as CPython records it (``co_firstlineno``), so ``inspect`` and the line
-    table read as they would with the decorators."""
-    first = function.decorator_list[0].lineno if function.decorator_list else None
-    function.decorator_list = [d for d in function.decorator_list if _decorator_name(d) not in OPT_IN]
-    if first is not None and not function.decorator_list:
-        function.lineno = first
-
-
-def _decorator_name(decorator: ast.expr) -> str | None:
-    if isinstance(decorator, ast.Name):
-        return decorator.id
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return None
-
-
-def still_needed(code: types.CodeType, names: set[str]) -> tuple[str, Any] | None:
-    """The first load, in any code object of the module, of a name the removed imports
-    bound: ``(name, position)``, or ``None``."""
-    for inner in code_objects(code):
-        for instr in Body.decode(inner).instrs():
-            if instr.op not in NAME_LOADS or instr.name.startswith("LOAD_FAST"):
-                continue
-            name = name_of(inner, instr)
-            if name in names:
-                line = instr.position[0] or inner.co_firstlineno
-                return name, (line, *instr.position[1:])
-    return None
-
-
 def compile_standalone(data: bytes, path: str, all_scopes: bool, color: bool) -> tuple[types.CodeType, str]:
     """The module's code object for a standalone ``.pyc`` and its rendered warnings; errors
-    are ``SyntaxError``. A module asks for all scopes as it does of the import hook."""
+    are ``SyntaxError``. A module asks for all scopes as it does of the import hook. The
+    imports of ``goto`` and ``gotopy`` and the opt-in decorators are left out
+    (``_prepare.standalone``); whatever still names what those imports bound (markers in a
+    scope that is not rewritten, ``goto`` used as a value) would fail where gotopy is not
+    installed, so such a module is refused with the place."""
     plan = _compile.plan(data, path, all_scopes or _hook.asks_all_scopes(data), color)
-    code = _compile.compile_source(data, path, the_plan=plan, edit=standalone)
-    needed = still_needed(code, plan["standalone"])
+    removed: set[str] = set()
+    code = _compile.compile_source(
+        data, path, the_plan=plan, edit=lambda tree: removed.update(_prepare.standalone(tree, plan.functions))
+    )
+    needed = _gotopy.still_needed(code, sorted(removed))
     if needed is not None:
         name, position = needed
-        raise _compile.late_error(
-            path,
-            data,
-            plan,
+        message = (
             f"`{name}` is still needed at run time here, so this module cannot run where "
-            "gotopy is not installed",
-            position,
-            "this is a marker in a scope that is not rewritten, or the name used as a value: "
-            "decorate the function with `@goto`, or compile with --all-scopes",
+            "gotopy is not installed"
         )
-    return code, plan["warnings"]
+        help = (
+            "this is a marker in a scope that is not rewritten, or the name used as a value: "
+            "decorate the function with `@goto`, or compile with --all-scopes"
+        )
+        raise _compile.rejected(path, data, plan.late_error(message, position, help).args[0])
+    return code, plan.warnings
 
 
 def compile_job(job: Job, all_scopes: bool, mode: py_compile.PycInvalidationMode, color: bool) -> Outcome:

@@ -15,10 +15,7 @@ from __future__ import annotations
 import types
 from typing import Any, NoReturn
 
-from gotopy import _compile
-from gotopy._bytecode import code_objects
-from gotopy._bytecode import BytecodeError
-from gotopy._lower import NO_SOURCE, LowerError, has_markers, lower_without_source, misused_markers
+from gotopy import _compile, _gotopy
 
 _modules: dict[tuple[str, bytes, int | None], types.CodeType] = {}
 
@@ -55,10 +52,10 @@ def rewrite_code(code: types.CodeType) -> types.CodeType:
     if _compile.rewritten_by_gotopy(code):
         return code
     misuse = None
-    if not has_markers(code):
+    if not _gotopy.has_markers(code):
         # Nothing to rewrite, unless the markers are there but misused: then the source
         # says what is wrong (check's own error), or the rewrite without source refuses.
-        misuse = misused_markers(code)
+        misuse = _gotopy.misused_markers(code)
         if misuse is None:
             return code
     path = code.co_filename
@@ -67,7 +64,7 @@ def rewrite_code(code: types.CodeType) -> types.CodeType:
             data = file.read()
     except OSError:
         if misuse is not None:
-            _refuse_without_source(code, misuse[0], misuse[1], NO_SOURCE)
+            _refuse_without_source(code, *misuse)
         return _without_source(code)
     # The function as the source decorates it; else (`f = goto(f)`, a class body) asked for
     # by its line; a module's code object asks for every scope. `code` is CPython's compile
@@ -93,10 +90,10 @@ def _without_source(code: types.CodeType) -> types.CodeType:
     """The rewrite from bytecode alone (a function compiled from a string), or
     ``SyntaxError`` for what it cannot prove."""
     try:
-        return lower_without_source(code)
-    except LowerError as error:
+        return _gotopy.rewrite_without_source(code)
+    except _gotopy.Refused as error:
         _refuse_without_source(code, *error.args)
-    except BytecodeError as error:
+    except _gotopy.BytecodeError as error:
         raise SyntaxError(
             f"G900: internal error: the rewritten `{code.co_qualname}` fails the check: "
             f"{error} ({_compile.REPORT})",
@@ -112,6 +109,15 @@ def _refuse_without_source(code: types.CodeType, message: str, position: Any, he
         f"G200: {message} (`{code.co_qualname}` has no source file; {help})",
         (code.co_filename, line, column, None),
     ) from None
+
+
+def code_objects(code: types.CodeType) -> list[types.CodeType]:
+    """``code`` and every code object nested in it, outermost first."""
+    found = [code]
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            found.extend(code_objects(constant))
+    return found
 
 
 class Marker:

@@ -19,7 +19,7 @@
 
 use std::ffi::CStr;
 
-use gotopy::compile::package::MODULES;
+use gotopy::cpython::package::MODULES;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 

@@ -1,15 +1,48 @@
-//! `gotopy._gotopy`: gotopy's front end for the Python package.
-//!
-//! The Python shell (`gotopy/__main__.py`) reads files, parses arguments, writes the streams
-//! and exits; this module takes bytes and returns text, through the same library functions
-//! the `gotopy` binary calls, so both print the same diagnostics, JSON and summary. It knows
-//! nothing of the command line, the file system or colour detection.
+//! `gotopy._gotopy`: the native module of gotopy's Python package, a thin adapter over the
+//! `gotopy` crate. Its front end (check, diagnostics, the plan of a module) and its CPython
+//! backend (`gotopy::cpython`: decoding, lowering and assembling code objects for the
+//! running version) take bytes and code objects from Python and give text and code objects
+//! back. It knows nothing of the command line, the file system or colour detection, and
+//! makes no decision about bytecode itself.
 
-use gotopy::compile::plan::{Span, late_error_json, plan_json};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use gotopy::cpython::bytecode::Body;
+use gotopy::cpython::code::Code;
+use gotopy::cpython::lower::LowerError;
+use gotopy::cpython::module::{LateError, lower_module};
+use gotopy::cpython::plan::{late_error_json, plan_source, rejection_json};
+use gotopy::cpython::shapes::Shapes;
+use gotopy::cpython::{Version, markers, without_source};
 use gotopy::diagnostic::{report_json, report_text};
+use gotopy::tables::Position;
 use gotopy::{Diagnostic, Options, Source, check_source};
-use pyo3::exceptions::PyValueError;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+
+mod code;
+pub mod embed;
+
+create_exception!(
+    _gotopy,
+    Rejected,
+    PyException,
+    "A module gotopy rejects: its only argument is the JSON of its errors and rendered report."
+);
+create_exception!(
+    _gotopy,
+    Refused,
+    PyException,
+    "The rewrite without source refuses a code object: `(message, position, help)`."
+);
+create_exception!(
+    _gotopy,
+    BytecodeError,
+    PyException,
+    "A code object that cannot be decoded, or a rewrite that fails the check."
+);
 
 /// One module checked: its decoded source and its diagnostics.
 #[pyclass(frozen, module = "gotopy._gotopy")]
@@ -33,6 +66,10 @@ impl Checked {
     }
 }
 
+fn source(path: &str, data: &[u8]) -> PyResult<Source> {
+    Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))
+}
+
 /// Decodes a module's bytes as CPython does (a BOM, a PEP 263 coding declaration, else
 /// UTF-8); `ValueError` says why it cannot be.
 #[pyfunction]
@@ -45,8 +82,7 @@ fn decode_source(data: &[u8]) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (path, data, *, all_scopes = false))]
 fn check(path: &str, data: &[u8], all_scopes: bool) -> PyResult<Checked> {
-    let source =
-        Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))?;
+    let source = source(path, data)?;
     let diagnostics = check_source(&source, Options::new().all_scopes(all_scopes));
     Ok(Checked {
         source,
@@ -79,53 +115,238 @@ fn render_json(checked: Vec<PyRef<'_, Checked>>) -> PyResult<String> {
     })
 }
 
-/// Decodes, checks and plans one module for CPython's compiler, as
-/// `gotopy::compile::plan::plan_json` gives it; `ValueError` when it cannot be decoded.
-/// `scope_line` also rewrites the function or class defined on that line (`f = goto(f)`).
+/// The shapes of the running interpreter's version.
+fn shapes(py: Python<'_>) -> PyResult<&'static Shapes> {
+    static FOUND: OnceLock<Option<&'static Shapes>> = OnceLock::new();
+    let info = py.version_info();
+    FOUND
+        .get_or_init(|| Version::new(u32::from(info.major), u32::from(info.minor)).map(Shapes::of))
+        .ok_or_else(|| {
+            PyRuntimeError::new_err(format!(
+                "gotopy supports CPython 3.11 to 3.15, not {}.{}",
+                info.major, info.minor
+            ))
+        })
+}
+
+/// A module the front end accepted, and its plan for CPython's compiler.
+#[pyclass(frozen, module = "gotopy._gotopy")]
+struct Plan {
+    source: Source,
+    plan: gotopy::cpython::plan::Plan,
+    color: bool,
+}
+
+#[pymethods]
+impl Plan {
+    /// The plan as JSON, for the edits to the tree (`gotopy._prepare`).
+    #[getter]
+    fn json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.plan).map_err(|error| PyValueError::new_err(error.to_string()))
+    }
+
+    /// The warnings, rendered as `gotopy check` renders them (empty when there are none).
+    #[getter]
+    fn warnings(&self) -> String {
+        gotopy::diagnostic::render_text(&self.plan.warnings, &self.source, self.color)
+    }
+
+    /// Whether some scope is rewritten.
+    #[getter]
+    fn rewrites(&self) -> bool {
+        !self.plan.scopes.is_empty()
+    }
+
+    /// Whether the plan edits the tree (a guard, a trampoline, a switch or a computed goto);
+    /// without, CPython compiles the source as it is.
+    #[getter]
+    fn edits_tree(&self) -> bool {
+        self.plan.edits_tree()
+    }
+
+    /// The qualified names of the functions it rewrites.
+    #[getter]
+    fn functions(&self) -> Vec<String> {
+        (self.plan.scopes.iter())
+            .filter(|scope| scope.kind == "function")
+            .map(|scope| scope.qualname.clone())
+            .collect()
+    }
+
+    /// The module's code object, compiled by CPython from the plan, with the code object of
+    /// every scope the plan rewrites lowered; and the rewritten code objects as they are
+    /// placed in it. `Rejected` when a rewrite fails.
+    fn lower<'py>(
+        &self,
+        module: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Vec<Bound<'py, PyAny>>)> {
+        let shapes = shapes(module.py())?;
+        let tree = code::Tree::of(module)?;
+        let mut failed = None;
+        let result = lower_module(shapes, &self.plan, &tree.nodes, |index| {
+            code::read(&tree.objects[index]).unwrap_or_else(|error| {
+                failed = Some(error);
+                Code::default()
+            })
+        });
+        if let Some(error) = failed {
+            return Err(error);
+        }
+        let lowered = result.map_err(|error| self.rejected(&error))?;
+        let mut new = HashMap::new();
+        for (index, lowered) in lowered {
+            new.insert(index, code::replace(&tree.objects[index], &lowered)?);
+        }
+        tree.rebuild(new)
+    }
+
+    /// The exception for an error found in the code CPython compiled from the plan: a
+    /// construct refused by design (`G200`) when `help` says what to write instead, else a
+    /// failure inside gotopy (`G900`); at `span`, a CPython position (`None` parts allowed).
+    #[pyo3(signature = (message, span, help = None))]
+    fn late_error(
+        &self,
+        message: String,
+        span: Option<[Option<i32>; 4]>,
+        help: Option<String>,
+    ) -> PyErr {
+        let at = span.map(|span| span.map(|part| part.unwrap_or(-1)));
+        let help = help.unwrap_or_default();
+        self.rejected(&LateError::new(help.is_empty(), message, help, at))
+    }
+}
+
+impl Plan {
+    fn rejected(&self, error: &LateError) -> PyErr {
+        Rejected::new_err(late_error_json(&self.source, error, self.color))
+    }
+}
+
+/// Decodes, checks and plans one module for CPython's compiler; `Rejected` when the front
+/// end rejects it, `ValueError` when it cannot be decoded. `scope_line` also rewrites the
+/// function or class defined on that line (`f = goto(f)`).
 #[pyfunction]
 #[pyo3(signature = (path, data, *, all_scopes = false, color = false, scope_line = None))]
 fn plan(
+    py: Python<'_>,
     path: &str,
     data: &[u8],
     all_scopes: bool,
     color: bool,
     scope_line: Option<usize>,
-) -> PyResult<String> {
-    let source =
-        Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))?;
+) -> PyResult<Plan> {
+    shapes(py)?;
+    let source = source(path, data)?;
     let options = Options::new().all_scopes(all_scopes).scope_line(scope_line);
-    Ok(plan_json(&source, options, color))
+    match plan_source(&source, options) {
+        Ok(plan) => Ok(Plan {
+            source,
+            plan,
+            color,
+        }),
+        Err(error) => Err(Rejected::new_err(rejection_json(&error, &source, color))),
+    }
 }
 
-/// An error the compile path finds in the code CPython compiled from the plan, as
-/// `gotopy::compile::plan::late_error_json` gives it: a refusal by design (`G200`, `help`
-/// says what to write instead) or, with `internal`, a failure inside gotopy (`G900`), at
-/// `span` (CPython's `(line, end_line, column, end_column)`, columns in UTF-8 bytes).
+/// A CPython position as Python gives it: `(line, end_line, column, end_column)`.
+type PyPosition = (Option<i32>, Option<i32>, Option<i32>, Option<i32>);
+
+/// A CPython position as Python gives it, `None` where there is none.
+fn position(at: Position) -> PyPosition {
+    let one = |value: i32| (value >= 0).then_some(value);
+    (one(at[0]), one(at[1]), one(at[2]), one(at[3]))
+}
+
+fn bytecode_error(error: impl std::fmt::Display) -> PyErr {
+    BytecodeError::new_err(error.to_string())
+}
+
+/// Whether `code` (not its nested code objects) still holds a marker: false once gotopy has
+/// lowered it, or when it never had one.
 #[pyfunction]
-#[pyo3(signature = (path, data, *, internal, message, help, span, color = false))]
-fn late_error(
-    path: &str,
-    data: &[u8],
-    internal: bool,
-    message: &str,
-    help: &str,
-    span: Span,
-    color: bool,
-) -> PyResult<String> {
-    let source =
-        Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))?;
-    Ok(late_error_json(
-        &source, internal, message, help, span, color,
-    ))
+fn has_markers(code: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let shapes = shapes(code.py())?;
+    markers::has_markers(shapes, &code::read(code)?).map_err(bytecode_error)
 }
 
-pub mod bytecode;
-pub mod embed;
+/// A marker name misused in `code`, which has no marker, as the rewrite without source
+/// refuses it: `(message, position, help)`, or `None`.
+#[pyfunction]
+fn misused_markers(
+    code: &Bound<'_, PyAny>,
+) -> PyResult<Option<(String, PyPosition, &'static str)>> {
+    let shapes = shapes(code.py())?;
+    let found = markers::misused_markers(shapes, &code::read(code)?).map_err(bytecode_error)?;
+    Ok(found.map(|(message, at)| (message, position(at), without_source::NO_SOURCE)))
+}
+
+/// `code` with its gotos and labels lowered from the bytecode alone (no source); `Refused`
+/// with `(message, position, help)` for what the bytecode does not prove right.
+#[pyfunction]
+fn rewrite_without_source<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let shapes = shapes(code.py())?;
+    match without_source::lower(shapes, &code::read(code)?) {
+        Ok(lowered) => code::replace(code, &lowered),
+        Err(LowerError::Refused { message, at, help }) => {
+            Err(Refused::new_err((message, position(at), help)))
+        }
+        Err(LowerError::Internal { message, .. }) => Err(bytecode_error(message)),
+        Err(LowerError::Check(error)) => Err(bytecode_error(error)),
+    }
+}
+
+/// The first load, in any code object of `module`, of one of `names` as a global or
+/// module-level name: `(name, position)`, or `None`.
+#[pyfunction]
+fn still_needed(
+    module: &Bound<'_, PyAny>,
+    names: Vec<String>,
+) -> PyResult<Option<(String, PyPosition)>> {
+    let shapes = shapes(module.py())?;
+    let tree = code::Tree::of(module)?;
+    for object in &tree.objects {
+        let found =
+            markers::still_needed(shapes, &code::read(object)?, &names).map_err(bytecode_error)?;
+        if let Some((name, at)) = found {
+            return Ok(Some((name, position(at))));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether a module asks for every scope to be rewritten (the line `# gotopy: all-scopes`
+/// among its first five), as the import hook and `compile` honour it.
+#[pyfunction]
+fn asks_all_scopes(data: &[u8]) -> bool {
+    gotopy::cpython::asks_all_scopes(data)
+}
+
+/// `code` decoded and assembled again with no edit: the same code object, for the tests and
+/// benchmarks of the bytecode layer.
+#[pyfunction]
+fn reassemble<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let shapes = shapes(code.py())?;
+    let read = code::read(code)?;
+    let assembled = Body::decode(shapes, read.raw())
+        .and_then(|body| body.assemble())
+        .map_err(bytecode_error)?;
+    let lowered = gotopy::cpython::code::Lowered {
+        code: assembled.code,
+        locations: assembled.locations,
+        exceptions: assembled.exceptions,
+        stacksize: assembled.depth.max(read.stacksize),
+        added: Vec::new(),
+    };
+    code::replace(code, &lowered)
+}
 
 #[pymodule]
 mod _gotopy {
     #[pymodule_export]
-    use super::bytecode::{BytecodeError, Instructions, Opcodes};
+    use super::{BytecodeError, Refused, Rejected};
     #[pymodule_export]
-    use super::{Checked, check, decode_source, late_error, plan, render_json, render_text};
+    use super::{
+        Checked, Plan, asks_all_scopes, check, decode_source, has_markers, misused_markers, plan,
+        reassemble, render_json, render_text, rewrite_without_source, still_needed,
+    };
 }

@@ -14,7 +14,7 @@ import sys
 import types
 
 import gotopy
-from gotopy._bytecode import code_objects
+from gotopy._runtime import code_objects
 
 
 def exception_entries(data: bytes) -> list[tuple[int, int, int, int, bool]]:

@@ -58,21 +58,21 @@ class Fixtures(unittest.TestCase):
         switch or computed goto) is compiled from its source, never parsed into ``ast``
         objects, and gives the code objects of the round trip through ``ast`` (CPython's
         ``compile()`` of ``ast.parse``'s tree), lowered the same way."""
-        from gotopy import _compile, _prepare
+        from gotopy import _compile
 
         compared = 0
         for path in sorted((FIXTURES / "ok").glob("*.py")):
             data = path.read_bytes()
             all_scopes = b"# gotopy: all-scopes" in data[:500]
             the_plan = _compile.plan(data, str(path), all_scopes)
-            if not the_plan["scopes"] or _prepare.edits_tree(the_plan):
+            if not the_plan.rewrites or the_plan.edits_tree:
                 continue
             with self.subTest(path.name):
                 parse = mock.patch("ast.parse", side_effect=AssertionError("the source was parsed"))
                 with parse:
                     direct = gotopy.compile_source(data, str(path), all_scopes=all_scopes)
                 through_tree = gotopy.compile_source(
-                    data, str(path), all_scopes=all_scopes, edit=lambda tree, plan: None
+                    data, str(path), all_scopes=all_scopes, edit=lambda tree: None
                 )
                 self.assertEqual(comparable(direct), comparable(through_tree))
                 compared += 1
@@ -251,327 +251,21 @@ class StandardLibrary(unittest.TestCase):
 class Bytecode(StandardLibrary):
     def test_decode_and_assemble_reproduce_the_standard_library(self) -> None:
         """The oracle is CPython's own compiler: every code object of the standard library
-        (its top-level modules by default), decoded and assembled with no edit, gives the
-        same code, location table, exception table and stack size, both straight from the
-        decoder's arrays and through the ``Instr`` objects the lowering edits; and each
-        instruction has the position ``co_positions()`` gives its opcode's unit."""
-        import dis
-
-        from gotopy._bytecode import Body, code_objects
+        (its top-level modules by default), decoded and assembled again by the native module
+        with no edit, gives the same code, location table, exception table and stack size.
+        (The positions of each instruction are the unit tests' of ``gotopy::cpython``.)"""
+        from gotopy import _gotopy
+        from gotopy._runtime import code_objects
 
         checked = 0
         for path, data in standard_library():
             module = compile(data, path, "exec", dont_inherit=True)
             for code in code_objects(module):
-                where = f"{path}: {code.co_qualname}"
-                viewed = Body.decode(code)
-                units = list(code.co_positions())
-                positions = [
-                    units[i.offset // 2] for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"
-                ]
-                self.assertEqual([i.position for i in viewed.instrs()], positions, where)
-                for new in (Body.decode(code).assemble(), viewed.assemble()):
-                    for field in ("co_code", "co_linetable", "co_exceptiontable", "co_stacksize"):
-                        self.assertEqual(getattr(new, field), getattr(code, field), where)
+                new = _gotopy.reassemble(code)
+                for field in ("co_code", "co_linetable", "co_exceptiontable", "co_stacksize"):
+                    self.assertEqual(getattr(new, field), getattr(code, field), f"{path}: {code.co_qualname}")
                 checked += 1
         self.assertGreater(checked, 1000)
-
-    def test_a_body_nobody_edits_is_assembled_without_instruction_objects(self) -> None:
-        """What makes decoding and assembling every code object cheap (README, Performance):
-        the ``Instr`` and ``Label`` objects are built only when the lowering asks for them."""
-        from gotopy import _bytecode
-
-        code = compile("def f(xs):\n    for x in xs:\n        print(x)\n", "probe.py", "exec")
-        with mock.patch.object(_bytecode, "_items", side_effect=AssertionError("items built")):
-            for inner in _bytecode.code_objects(code):
-                self.assertEqual(_bytecode.Body.decode(inner).assemble().co_code, inner.co_code)
-            with self.assertRaises(AssertionError):
-                _bytecode.Body.decode(code).instrs()
-
-
-class Check(unittest.TestCase):
-    """The check every assembled code object passes (CPython's ``code.replace`` takes
-    anything): each way an edit can break a function, made by hand, is refused with
-    ``BytecodeError`` before a code object exists; so is code that cannot be decoded."""
-
-    def body(self, source: str = "def f(x):\n    try:\n        x = g(x)\n    except E:\n        pass\n    return x\n"):
-        from gotopy._bytecode import Body
-
-        scope: dict = {}
-        exec(compile(source, "probe.py", "exec"), scope)
-        return Body.decode(scope["f"].__code__)
-
-    def refused(self, body, message: str) -> None:
-        from gotopy._bytecode import BytecodeError
-
-        with self.assertRaisesRegex(BytecodeError, message):
-            body.assemble()
-
-    def test_the_unedited_function_passes(self) -> None:
-        body = self.body()
-        body.items
-        self.assertEqual(body.assemble().co_code, body.code.co_code)
-
-    def test_a_pop_below_the_bottom_of_the_stack(self) -> None:
-        from gotopy._bytecode import OP
-
-        body = self.body()
-        first = body.instrs()[0]
-        body.items.insert(0, first.like(OP["POP_TOP"]))
-        self.refused(body, "POP_TOP pops below the bottom of the stack")
-
-    def test_a_path_that_reaches_an_instruction_at_another_depth(self) -> None:
-        from gotopy._bytecode import OP, Label
-
-        body = self.body()
-        target = Label()
-        # After the first instruction (the stack empty), a value pushed and a jump back.
-        load = body.instrs()[0].like(OP["LOAD_CONST"], 0)
-        body.items[1:1] = [target, load, load.like(OP["JUMP_BACKWARD"], target=target)]
-        self.refused(body, "is reached with stack depths 0 and 1")
-
-    def test_code_that_falls_off_the_end(self) -> None:
-        body = self.body("def f(x):\n    return x + 1\n")
-        self.assertTrue(body.items.pop().name.startswith("RETURN"))
-        self.refused(body, "falls off the end of the code")
-
-    def test_a_jump_to_a_label_never_placed(self) -> None:
-        from gotopy._bytecode import OP, Label
-
-        body = self.body()
-        body.items.insert(1, body.instrs()[0].like(OP["JUMP_FORWARD"], target=Label()))
-        self.refused(body, "JUMP_FORWARD names a label that is not placed")
-
-    def test_a_jump_to_a_label_after_the_last_instruction(self) -> None:
-        from gotopy._bytecode import OP, Label
-
-        body = self.body()
-        end = Label()
-        body.items.insert(1, body.instrs()[0].like(OP["JUMP_FORWARD"], target=end))
-        body.items.append(end)
-        self.refused(body, "names a label after the last instruction")
-
-    def test_an_added_instruction_under_a_handler_deeper_than_its_stack(self) -> None:
-        from gotopy._bytecode import OP, Handler
-
-        body = self.body()
-        covered = next(i for i in body.instrs() if i.handler is not None)
-        deeper = Handler(covered.handler.target, 5, False)
-        at = body.items.index(covered)
-        body.items.insert(at, covered.like(OP["NOP"]))
-        body.items[at].handler = deeper
-        self.refused(body, "NOP is under a handler deeper than its stack")
-
-    def test_code_that_cannot_be_decoded(self) -> None:
-        from gotopy._bytecode import OP, Body, BytecodeError
-
-        code = self.body().code
-        prefix = bytes((OP["EXTENDED_ARG"], 0))
-        jump = bytes((OP["JUMP_FORWARD"], 1))  # into the middle of the next instruction
-        broken = {
-            "ends inside an instruction": code.co_code[:-2] + prefix,
-            "lands inside an instruction": jump + prefix + code.co_code[4:],
-        }
-        for message, raw in broken.items():
-            with self.subTest(message), self.assertRaisesRegex(BytecodeError, message):
-                Body.decode(code.replace(co_code=raw))
-
-
-def stand_in() -> types.ModuleType:
-    """``gotopy compile --python``'s stand-in for the native module (``src/cli/_gotopy.py``),
-    whose bytecode layer is Python."""
-    spec = importlib.util.spec_from_file_location("gotopy_stand_in", ROOT / "src/cli/_gotopy.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class StandInCheck(Check):
-    """The same refusals, with the same messages, from the stand-in's bytecode layer."""
-
-    def setUp(self) -> None:
-        from gotopy import _bytecode
-
-        module = stand_in()
-        self.enterContext(mock.patch.object(_bytecode, "_gotopy", module))
-        self.enterContext(mock.patch.object(_bytecode, "_OPCODES", module.Opcodes(**_bytecode.OPCODE_TABLES)))
-        self.enterContext(mock.patch.object(_bytecode, "BytecodeError", module.BytecodeError))
-
-
-class StandIn(StandardLibrary):
-    def test_the_stand_ins_bytecode_layer_is_the_native_one(self) -> None:
-        """Over the standard library (its top-level modules by default), the stand-in
-        decodes every code object to the same arrays as the native module, and both give
-        CPython's own bytes back."""
-        from gotopy import _bytecode
-
-        native, python = _bytecode._OPCODES, stand_in().Opcodes(**_bytecode.OPCODE_TABLES)
-        checked = 0
-        for path, data in standard_library():
-            for code in _bytecode.code_objects(compile(data, path, "exec", dont_inherit=True)):
-                where = f"{path}: {code.co_qualname}"
-                tables = (code.co_code, code.co_exceptiontable, code.co_linetable)
-                ours, theirs = native.decode(*tables, code.co_firstlineno), python.decode(*tables, code.co_firstlineno)
-                self.assertEqual(theirs.view(), ours.view(), where)
-                expected = (*tables[::2], tables[1], code.co_stacksize)
-                for decoder, decoded in ((native, ours), (python, theirs)):
-                    code_bytes, lines, exceptions, depth = decoder.assemble(decoded, code.co_firstlineno)
-                    got = (code_bytes, lines, exceptions, max(depth, code.co_stacksize))
-                    self.assertEqual(got, expected, where)
-                checked += 1
-        self.assertGreater(checked, 1000)
-
-
-
-    def test_random_tables_decode_the_same_or_fail_the_same_in_both_layers(self) -> None:
-        """Bytes no compiler wrote (random code, exception and location tables, valid
-        opcodes and arguments): the native layer and the stand-in decode them to the same
-        arrays and assemble them to the same bytes, or both refuse with the same message;
-        nothing else escapes (a panic would be ``PanicException``)."""
-        import random
-
-        from gotopy import _bytecode
-
-        python = stand_in().Opcodes(**_bytecode.OPCODE_TABLES)
-        ops = sorted(_bytecode.NAME)
-        generator = random.Random(12)
-
-        def outcome(layer, tables: tuple[bytes, bytes, bytes]) -> object:
-            try:
-                decoded = layer.decode(*tables, 1)
-                return decoded.view(), layer.assemble(decoded, 1)
-            except Exception as error:  # noqa: BLE001 -- compared below
-                return type(error).__name__, str(error)
-
-        agreed = 0
-        for _ in range(3000):
-            code = bytes(b for _ in range(generator.randrange(1, 12)) for b in (generator.choice(ops), generator.randrange(4)))
-            tables = (
-                code,
-                bytes(generator.randrange(256) for _ in range(generator.randrange(6))),
-                bytes(generator.choice((generator.randrange(256), 0xF8 | generator.randrange(8))) for _ in range(generator.randrange(12))),
-            )
-            native = outcome(_bytecode._OPCODES, tables)
-            stood_in = outcome(python, tables)
-            if isinstance(native[0], str):
-                native = (native[0].replace("BytecodeError", "the error"), native[1])
-                stood_in = (str(stood_in[0]).replace("BytecodeError", "the error"), stood_in[1])
-            self.assertEqual(stood_in, native, tables)
-            agreed += not isinstance(native[0], str)
-        self.assertGreater(agreed, 0)
-
-class Versions(unittest.TestCase):
-    """Each fact of gotopy._versions against this version's own compiler output."""
-
-    def instructions(self, source: str, name: str = "f") -> list:
-        from gotopy._bytecode import Body
-
-        scope: dict = {}
-        exec(compile(source, "probe.py", "exec"), scope)
-        return Body.decode(scope[name].__code__).instrs()
-
-    def test_for_slots_are_what_a_for_loop_keeps_on_the_stack(self) -> None:
-        from gotopy import _versions
-        from gotopy._bytecode import Body, depths
-
-        scope: dict = {}
-        exec(compile("def f(xs):\n    for x in xs:\n        pass\n", "probe.py", "exec"), scope)
-        body = Body.decode(scope["f"].__code__)
-        instrs = body.instrs()
-        at = next(i for i, instr in enumerate(instrs) if instr.name == "FOR_ITER")
-        # The statement starts on an empty stack; the loop keeps what is there at FOR_ITER.
-        self.assertEqual(depths(body)[at], _versions.for_slots())
-        self.assertEqual(_versions.slots("for"), _versions.for_slots())
-
-    def test_with_exit_position_is_what_the_compiler_writes(self) -> None:
-        from gotopy import _versions
-
-        source = "def f(m):\n    with m as v:\n        pass\n    return 1\n"
-        instrs = self.instructions(source)
-        # The normal exit's call of `__exit__` is the function's last `CALL` (the
-        # exceptional exit calls it with `WITH_EXCEPT_START`), at the exit's position: the
-        # statement's, or the item's from 3.13.
-        call = [i for i in instrs if i.name == "CALL"][-1]
-        item = (2, 2, 9, 10)
-        statement_start = (2, 4)
-        if _versions.WITH_EXIT_AT_ITEM:
-            self.assertEqual(call.position, item)
-        else:
-            self.assertEqual((call.position[0], call.position[2]), statement_start)
-
-    def test_slots_are_what_each_frame_keeps_under_its_body(self) -> None:
-        """Every statement of a function starts on an empty stack, so the depth where a
-        frame's body starts is what the frame keeps there: what a goto out of it drops."""
-        from gotopy import _versions
-        from gotopy._bytecode import Body, depths
-
-        frames = {
-            "for": "def f(xs):\n    for x in xs:\n        probe()\n",
-            "async for": "async def f(xs):\n    async for x in xs:\n        probe()\n",
-            "with": "def f(m):\n    with m as v:\n        probe()\n",
-            "async with": "async def f(m):\n    async with m as v:\n        probe()\n",
-            "except": "def f():\n    try:\n        risky()\n    except E as e:\n        probe()\n",
-        }
-        for kind, source in frames.items():
-            with self.subTest(kind):
-                scope: dict = {}
-                exec(compile(source, "probe.py", "exec"), scope)
-                body = Body.decode(scope["f"].__code__)
-                instrs = body.instrs()
-                at = next(i for i, instr in enumerate(instrs) if name_loaded(scope["f"].__code__, instr) == "probe")
-                self.assertEqual(depths(body)[at], _versions.slots(kind))
-
-    def test_attribute_loads_name_what_they_load(self) -> None:
-        from gotopy import _versions
-
-        source = "def f(o):\n    o.plain\n    o.method()\n"
-        code = next(c for c in compile(source, "probe.py", "exec").co_consts if hasattr(c, "co_names"))
-        names = [
-            code.co_names[_versions.attribute_name_index(instr.arg)]
-            if instr.name == "LOAD_ATTR"
-            else code.co_names[instr.arg]  # 3.11's own instruction for a method
-            for instr in self.instructions(source)
-            if instr.name in ("LOAD_ATTR", "LOAD_METHOD")
-        ]
-        self.assertEqual(names, ["plain", "method"])
-
-    def test_unchecked_local_loads_are_where_the_compiler_proves_a_local_bound(self) -> None:
-        from gotopy import _versions
-
-        maybe = "def f(c):\n    if c:\n        x = 1\n    return x\n"
-        surely = "def f():\n    x = 1\n    return x\n"
-        loads = [
-            [i.name for i in self.instructions(source) if i.name.startswith("LOAD_FAST")][-1]
-            for source in (maybe, surely)
-        ]
-        self.assertEqual(loads[0] != loads[1], _versions.UNCHECKED_LOCAL_LOADS, loads)
-
-    def test_a_computed_gotos_error_formats_its_value_with_a_conversion(self) -> None:
-        from gotopy import _versions
-
-        names = [i.name for i in self.instructions("def f(x):\n    return f'{x!r}'\n")]
-        self.assertEqual(len(set(names) & set(_versions.CONVERSIONS)), 1, names)
-
-    def test_generators_start_with_what_the_stack_effect_fix_says(self) -> None:
-        """``RETURN_GENERATOR``'s value is dropped by the ``POP_TOP`` after it: with the fix,
-        the depth analysis of a generator and a coroutine holds, and assembling them again
-        gives CPython's own stack size."""
-        from gotopy._bytecode import Body, depths
-
-        for source in ("def f():\n    yield 1\n", "async def f():\n    await g()\n"):
-            scope: dict = {}
-            exec(compile(source, "probe.py", "exec"), scope)
-            code = scope["f"].__code__
-            body = Body.decode(code)
-            self.assertIsNotNone(depths(body)[-1])
-            self.assertEqual(body.assemble().co_stacksize, code.co_stacksize)
-
-
-def name_loaded(code, instr) -> str | None:
-    from gotopy._lower import name_of
-
-    return name_of(code, instr)
 
 
 def standard_library() -> list[tuple[str, bytes]]:
@@ -624,7 +318,7 @@ class MarkerFree(StandardLibrary):
         for path, data in standard_library():
             plain = comparable(compile(data, path, "exec", dont_inherit=True))
             self.assertEqual(comparable(gotopy.compile_source(data, path)), plain, path)
-            whole = gotopy.compile_source(data, path, edit=lambda tree, plan: None)
+            whole = gotopy.compile_source(data, path, edit=lambda tree: None)
             self.assertEqual(comparable(whole), plain, path)
             compared += 1
         self.assertGreater(compared, 100)
@@ -632,7 +326,7 @@ class MarkerFree(StandardLibrary):
     def test_what_gotopy_does_not_rewrite_is_cpythons_own(self) -> None:
         """A module with a rewritten function: every other code object is the one CPython
         compiles from the same source (the top-level modules, each with a goto loop added)."""
-        from gotopy._bytecode import code_objects
+        from gotopy._runtime import code_objects
 
         added = (
             b"\n\n@goto\ndef _gotopy_probe(n):\n    label .top\n    if n:\n"
@@ -876,7 +570,7 @@ class Runtime(unittest.TestCase):
         """Every `ok` fixture compiled by gotopy from bytes under a name that is no file, then
         run: the decorators know the code gotopy rewrote and leave it without looking for
         markers in it (that look fails here), and the fixture's own assertions hold."""
-        from gotopy import _runtime
+        from gotopy import _gotopy
 
         def decoded(code: types.CodeType) -> bool:
             raise AssertionError(f"{code.co_qualname} searched: not known as gotopy's own")
@@ -887,30 +581,29 @@ class Runtime(unittest.TestCase):
             with self.subTest(path.name):
                 code = gotopy.compile_source(text, "<no file>", all_scopes=all_scopes)
                 scope = {"__name__": "__main__"}
-                with mock.patch.object(_runtime, "has_markers", decoded):
+                with mock.patch.object(_gotopy, "has_markers", decoded):
                     with contextlib.redirect_stdout(io.StringIO()):
                         exec(code, scope)
 
-
     def test_decorator_leaves_code_naming_no_marker_undecoded(self) -> None:
         """A decorated function that names no marker (no load, no local of that name) is
-        left as it is without being decoded (decoding fails here); one that does is still
-        looked at: a local named `label` is refused."""
-        from gotopy._bytecode import Body
-
-        def decoded(code: types.CodeType) -> Body:
-            raise AssertionError(f"{code.co_qualname} decoded")
+        left as it is without being decoded (its code here cannot be decoded: it ends in an
+        `EXTENDED_ARG` prefix with nothing after it); one that does is still looked at: a
+        local named `label` is refused."""
+        import opcode
 
         scope: dict = {"goto": gotopy.goto}
-        source = "@goto\ndef plain(x):\n    y = [x, x]\n    return sum(y) + 1\n"
-        with mock.patch.object(Body, "decode", decoded):
-            exec(compile(source, "<string>", "exec"), scope)
-        original = compile(source, "<string>", "exec").co_consts
-        self.assertIn(scope["plain"].__code__, original)
+        source = "def plain(x):\n    y = [x, x]\n    return sum(y) + 1\n"
+        exec(compile(source, "<string>", "exec"), scope)
+        plain = scope["plain"].__code__
+        undecodable = plain.replace(co_code=plain.co_code + bytes([opcode.opmap["EXTENDED_ARG"], 0]))
+        self.assertIs(gotopy.goto(undecodable), undecodable)
+        self.assertIs(gotopy.goto(plain), plain)
         self.assertEqual(scope["plain"](2), 5)
         with self.assertRaises(SyntaxError) as raised:
             exec(compile("@goto\ndef f(label):\n    return label\n", "<string>", "exec"), scope)
         self.assertIn("`label` is a local variable", str(raised.exception.msg))
+
     def test_decorator_without_source_rewrites_what_the_bytecode_proves(self) -> None:
         source = textwrap.dedent(
             """

@@ -78,7 +78,7 @@ impl Body {
         }
         code.instructions = CodeUnits::from(units);
         code.locations = locations.into_boxed_slice();
-        code.linetable = encode_line_table(&lines, self.first_line, self.columns);
+        code.linetable = encode_line_table(&lines, self.first_line);
         code.exceptiontable = self.exception_table(&layout)?;
         code.max_stackdepth = max_depth.max(self.compiled_depth);
         Ok(())

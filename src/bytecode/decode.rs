@@ -41,7 +41,7 @@ impl Body {
     pub fn decode(code: &CodeObject) -> Result<Body, BytecodeError> {
         let units: &[CodeUnit] = &code.instructions;
         let first_line = code_first_line(code);
-        let (lines, columns) = decode_line_table(&code.linetable, first_line, units.len())?;
+        let lines = decode_line_table(&code.linetable, first_line, units.len())?;
         let starts = instruction_starts(units)?;
         let mut decoder = Decoder {
             code,
@@ -55,7 +55,6 @@ impl Body {
                 items: Vec::with_capacity(starts.len() + starts.len() / 4),
                 next_label: 0,
                 first_line,
-                columns,
                 compiled_depth: code.max_stackdepth,
             },
             starts,

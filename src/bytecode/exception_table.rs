@@ -2,19 +2,18 @@
 //! offset, depth and `lasti` flag) and instructions: decoding finds the instructions each
 //! entry covers, encoding turns runs of instructions with the same [`Handler`] into entries.
 //!
-//! The byte format of an entry is RustPython's (`encode_exception_table`,
-//! `decode_exception_table`), not written again here. This file computes no offsets: it
-//! reads them from the code or from the assembler's layout.
+//! The byte format is CPython 3.11's, which RustPython 0.5 shares, decoded and encoded by
+//! [`crate::tables`] for both backends. This file computes no offsets: it reads them from
+//! the code or from the assembler's layout.
 
 use std::collections::HashMap;
 use std::ops::Range;
 
-use rustpython_compiler::core::bytecode::{
-    ExceptionTableEntry, decode_exception_table, encode_exception_table,
-};
+use rustpython_compiler::core::bytecode::ExceptionTableEntry;
 
 use super::assemble::Layout;
 use super::{Body, BytecodeError, Handler};
+use crate::tables::{ExceptionEntry, decode_exceptions, encode_exceptions};
 
 /// An entry of the table and the instructions (by index) it covers.
 pub(super) struct Covered {
@@ -30,9 +29,18 @@ pub(super) fn decode_entries(
     index_of: &HashMap<usize, usize>,
     units: usize,
 ) -> Result<Vec<Covered>, BytecodeError> {
-    decode_exception_table(table)
+    let entries =
+        decode_exceptions(table).map_err(|error| BytecodeError::BadExceptionTable(error.0))?;
+    entries
         .into_iter()
         .map(|entry| {
+            let entry = ExceptionTableEntry::new(
+                entry.start,
+                entry.end,
+                entry.target,
+                entry.depth as u16,
+                entry.lasti,
+            );
             let bad = || BytecodeError::BadExceptionEntry(entry);
             let (start, end) = (entry.start as usize, entry.end as usize);
             let first = *index_of.get(&start).ok_or_else(bad)?;
@@ -56,7 +64,7 @@ impl Body {
     /// The exception table: runs of instructions with the same handler, at the offsets of
     /// `layout`.
     pub(super) fn exception_table(&self, layout: &Layout) -> Result<Box<[u8]>, BytecodeError> {
-        let mut entries: Vec<ExceptionTableEntry> = Vec::new();
+        let mut entries: Vec<ExceptionEntry> = Vec::new();
         let mut open: Option<(Handler, u32)> = None;
         let ends = layout.offsets.iter().skip(1).copied().chain([layout.size]);
         for ((instr, &start), end) in self.instrs().zip(&layout.offsets).zip(ends) {
@@ -76,7 +84,7 @@ impl Body {
                 entries.push(entry(current, from, end, layout)?);
             }
         }
-        Ok(encode_exception_table(&entries))
+        Ok(encode_exceptions(&entries).into_boxed_slice())
     }
 }
 
@@ -86,16 +94,16 @@ fn entry(
     start: u32,
     end: u32,
     layout: &Layout,
-) -> Result<ExceptionTableEntry, BytecodeError> {
+) -> Result<ExceptionEntry, BytecodeError> {
     let target = layout
         .labels
         .get(&handler.target)
         .ok_or(BytecodeError::UnplacedLabel(handler.target))?;
-    Ok(ExceptionTableEntry::new(
+    Ok(ExceptionEntry {
         start,
         end,
-        *target as u32,
-        handler.depth as u16,
-        handler.lasti,
-    ))
+        target: *target as u32,
+        depth: handler.depth,
+        lasti: handler.lasti,
+    })
 }

@@ -100,8 +100,6 @@ pub struct Body {
     pub(super) next_label: u32,
     /// `co_firstlineno`: the line the line table starts from.
     pub(super) first_line: i32,
-    /// Whether the line table holds columns (RustPython's `debug_ranges`).
-    pub(super) columns: bool,
     /// The compiler's `max_stackdepth`. It can exceed what the code needs (the compiler also
     /// counts handlers whose protected code it later removed), so an assembled code object
     /// never gets less than this.

@@ -9,9 +9,7 @@ use std::fmt::Write;
 use std::ops::Range;
 
 use rustpython_compiler::CodeObject;
-use rustpython_compiler::core::bytecode::{
-    Instruction, InstructionMetadata, OpArg, decode_exception_table,
-};
+use rustpython_compiler::core::bytecode::{Instruction, InstructionMetadata, OpArg};
 
 use super::code::code_objects;
 use super::decode::code_first_line;
@@ -86,7 +84,8 @@ pub fn disassemble_one(code: &CodeObject) -> Result<String, BytecodeError> {
         let line = instr.line.map(|line| line.to_string()).unwrap_or_default();
         let _ = writeln!(out, "{line:>5} {marker} {:>5} {}", instr.offset, instr.text);
     }
-    let entries = decode_exception_table(&code.exceptiontable);
+    let entries = crate::tables::decode_exceptions(&code.exceptiontable)
+        .map_err(|error| BytecodeError::BadExceptionTable(error.0))?;
     if !entries.is_empty() {
         let _ = writeln!(out, "Exception table:");
         for entry in entries {
@@ -97,7 +96,7 @@ pub fn disassemble_one(code: &CodeObject) -> Result<String, BytecodeError> {
                 entry.end,
                 entry.target,
                 entry.depth,
-                if entry.push_lasti { " lasti" } else { "" }
+                if entry.lasti { " lasti" } else { "" }
             );
         }
     }

@@ -55,6 +55,9 @@ pub enum BytecodeError {
         /// The offset it lands at.
         target: i64,
     },
+    /// An exception table that cannot be decoded; the text says why.
+    #[error("exception table cannot be decoded: {0}")]
+    BadExceptionTable(&'static str),
     /// An exception table entry whose range or target is not on instruction boundaries.
     #[error("exception table entry {0:?} does not fall on instruction boundaries")]
     BadExceptionEntry(ExceptionTableEntry),

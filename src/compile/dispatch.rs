@@ -322,11 +322,11 @@ pub(super) fn set_search_depths(
 }
 
 /// The start of the `ValueError` message of a computed goto's unknown label.
-pub(super) const NO_SUCH_LABEL: &str = "goto *: no label named ";
+pub(crate) const NO_SUCH_LABEL: &str = "goto *: no label named ";
 
 /// The rest of that message, after the value's `repr`, for a computed goto in the scope
 /// `qualname` that can reach the labels `names`.
-pub(super) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
+pub(crate) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
     let reachable: Vec<String> = names.iter().map(|name| format!(".{name}")).collect();
     format!(
         " that this goto can jump to in `{qualname}` (it can reach {})",
@@ -339,7 +339,7 @@ pub(super) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
 }
 
 /// The values of the cases of `switch`, each with its case marker, in Python's order.
-pub(super) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, MarkerId)> {
+pub(crate) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, MarkerId)> {
     let mut cases = Vec::new();
     for (index, marker) in scope.markers.iter().enumerate() {
         if let MarkerKind::Case {
@@ -358,7 +358,7 @@ pub(super) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, Ma
 /// The labels the computed goto `marker` may jump to, sorted: those SPEC 4 lets it reach,
 /// by the checker's own rule. Leaving a `try` statement with `finally` on the way to one is
 /// refused: its `finally` body would have to go on to a label chosen at run time.
-pub(super) fn computed_targets(scope: &Scope, marker: MarkerId) -> Result<Vec<&str>, Diagnostic> {
+pub(crate) fn computed_targets(scope: &Scope, marker: MarkerId) -> Result<Vec<&str>, Diagnostic> {
     let goto = scope.marker(marker);
     let mut names: Vec<&str> = Vec::new();
     for entry in scope.labels.iter() {

@@ -76,7 +76,7 @@ pub enum CompileError {
 }
 
 /// A rejection of `source` with these diagnostics, which hold at least one error.
-fn rejected(diagnostics: Vec<Diagnostic>, source: &Source) -> CompileError {
+pub(crate) fn rejected(diagnostics: Vec<Diagnostic>, source: &Source) -> CompileError {
     let first = diagnostics
         .iter()
         .find(|d| d.is_error())
@@ -173,15 +173,15 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
 
 /// A module that passed the checker: its tree, what `scan` found, the warnings, and the
 /// scopes to rewrite (rewritten scopes that have markers).
-struct Checked {
-    ast: ModModule,
-    module: Module,
-    diagnostics: Vec<Diagnostic>,
-    rewritten: Vec<ScopeId>,
+pub(crate) struct Checked {
+    pub(crate) ast: ModModule,
+    pub(crate) module: Module,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    pub(crate) rewritten: Vec<ScopeId>,
 }
 
 /// Parses, scans and checks a module; its errors as a rejection.
-fn checked(source: &Source, options: Options) -> Result<Checked, CompileError> {
+pub(crate) fn checked(source: &Source, options: Options) -> Result<Checked, CompileError> {
     let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
     let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), source, options);
     let diagnostics = crate::check::check(&module, source);
@@ -218,7 +218,7 @@ pub fn in_codegen() -> bool {
 }
 
 /// Runs `f`, giving its panic message instead if it panics.
-fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     IN_CODEGEN.set(true);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     IN_CODEGEN.set(false);
@@ -250,12 +250,10 @@ fn generate(ast: ModModule, file: &SourceFile) -> Result<CodeObject, CompileErro
 }
 
 mod copies;
-mod dispatch;
+pub(crate) mod dispatch;
 mod goto;
 mod lower;
-pub mod package;
-pub mod plan;
-mod prepare;
+pub(crate) mod prepare;
 mod sites;
 mod targets;
 
@@ -421,7 +419,7 @@ fn broken(scope: &Scope, marker: MarkerId, what: String) -> Diagnostic {
 }
 
 /// A failure inside gotopy at `range`: `what` did not hold.
-fn lost_track(range: TextRange, what: &str) -> Diagnostic {
+pub(crate) fn lost_track(range: TextRange, what: &str) -> Diagnostic {
     Diagnostic::new(Code::Internal, range, format!("internal error: {what}")).help(REPORT)
 }
 

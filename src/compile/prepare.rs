@@ -13,14 +13,14 @@ use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, Scope, Scope
 
 /// What preparing the AST added, for the rewrite to find again by source range.
 #[derive(Default)]
-pub(super) struct Prepared {
+pub(crate) struct Prepared {
     /// The test of every guard: those that keep a label reachable, and those around the
     /// `with` bodies that may end abruptly.
-    pub(super) guards: Vec<TextRange>,
+    pub(crate) guards: Vec<TextRange>,
     /// Every trampoline, by the source range its instructions carry.
-    pub(super) trampolines: Vec<(TextRange, Trampoline)>,
+    pub(crate) trampolines: Vec<(TextRange, Trampoline)>,
     /// The marker after each `while switch` statement, where its default starts.
-    pub(super) switch_ends: Vec<(TextRange, ScopeId, SwitchId)>,
+    pub(crate) switch_ends: Vec<(TextRange, ScopeId, SwitchId)>,
 }
 
 /// The statements `prepare` turns into dispatch points, by where they start.
@@ -42,17 +42,17 @@ struct Dispatches {
 /// turns the test into a jump over the copy, so ordinary control flow never enters it, and
 /// lowers the trailing goto like any other.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) struct Trampoline {
-    pub(super) scope: ScopeId,
-    pub(super) goto: MarkerId,
+pub(crate) struct Trampoline {
+    pub(crate) scope: ScopeId,
+    pub(crate) goto: MarkerId,
     /// The `try` statement's frame.
-    pub(super) frame: FrameId,
+    pub(crate) frame: FrameId,
 }
 
 /// Adds the guards (for labels, `with` bodies that may end abruptly and the ends of `try`
 /// statements gotos leave) and the trampolines of gotos that leave `try` statements with a
 /// `finally` clause.
-pub(super) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepared {
+pub(crate) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepared {
     let mut labels_by_scope: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
     // Gotos leaving each `try` statement, by the statement's start.
     let mut leaving: HashMap<TextSize, Vec<Trampoline>> = HashMap::new();
@@ -304,7 +304,7 @@ fn expression_statement(value: Expr) -> Stmt {
 
 /// The frames a goto at `from` leaves on its way to label `name`, innermost first (`None`
 /// if the scope has no such label, which the checker rules out).
-pub(super) fn frames_left(
+pub(crate) fn frames_left(
     scope: &Scope,
     from: Option<FrameId>,
     name: &str,

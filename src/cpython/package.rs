@@ -4,16 +4,12 @@
 //! built in). One list, so that a module added to the package is added to both.
 
 /// Each module's qualified name and source, packages first.
-pub const MODULES: [(&str, &str); 12] = [
+pub const MODULES: [(&str, &str); 9] = [
     ("gotopy", include_str!("../../python/gotopy/__init__.py")),
     ("goto", include_str!("../../python/goto/__init__.py")),
     (
         "gotopy.__main__",
         include_str!("../../python/gotopy/__main__.py"),
-    ),
-    (
-        "gotopy._bytecode",
-        include_str!("../../python/gotopy/_bytecode.py"),
     ),
     ("gotopy._cli", include_str!("../../python/gotopy/_cli.py")),
     (
@@ -22,10 +18,6 @@ pub const MODULES: [(&str, &str); 12] = [
     ),
     ("gotopy._hook", include_str!("../../python/gotopy/_hook.py")),
     (
-        "gotopy._lower",
-        include_str!("../../python/gotopy/_lower.py"),
-    ),
-    (
         "gotopy._prepare",
         include_str!("../../python/gotopy/_prepare.py"),
     ),
@@ -33,10 +25,6 @@ pub const MODULES: [(&str, &str); 12] = [
     (
         "gotopy._runtime",
         include_str!("../../python/gotopy/_runtime.py"),
-    ),
-    (
-        "gotopy._versions",
-        include_str!("../../python/gotopy/_versions.py"),
     ),
 ];
 

@@ -15,19 +15,17 @@ use rustpython_compiler::ast::visitor::{self, Visitor};
 use rustpython_compiler::ast::{ModModule, Stmt};
 use serde::Serialize;
 
-use super::dispatch::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
-use super::prepare::{frames_left, prepare};
-use super::{Checked, CompileError, checked, lost_track, rejected};
+use super::module::LateError;
+use crate::compile::dispatch::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
+use crate::compile::prepare::{frames_left, prepare};
+use crate::compile::{Checked, CompileError, checked, lost_track, rejected};
 use crate::diagnostic::{Code, Diagnostic, render_text};
 use crate::scan::{
     CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
 };
 use crate::shapes::handler_name;
 use crate::source::Source;
-
-/// A source range as CPython's `co_positions()` gives it: `(line, end_line, column,
-/// end_column)`, lines one-based, columns in UTF-8 bytes from the start of their line.
-pub type Span = (usize, usize, usize, usize);
+use crate::tables::Position;
 
 /// What the front end decided about one module, for CPython's compiler and the rewrite of
 /// its code objects.
@@ -41,7 +39,7 @@ pub struct Plan {
     /// `if label: <body>` (those that may end abruptly), and the constant `while` tests to
     /// compile as `label`, by the span of the statement or the test: the guard's load of
     /// `label` carries that span.
-    pub guards: Vec<Span>,
+    pub guards: Vec<Position>,
     /// The copies of `finally` bodies to insert after `try` statements.
     pub trampolines: Vec<TrampolinePlan>,
     /// Every rewritten scope that has markers.
@@ -52,7 +50,19 @@ pub struct Plan {
     /// The span of every `finally` body of the module (when some scope is rewritten), from
     /// its first statement's start to its last statement's end: every copy CPython or a
     /// trampoline makes of the body carries positions inside it.
-    pub finally_bodies: Vec<Span>,
+    pub finally_bodies: Vec<Position>,
+}
+
+impl Plan {
+    /// Whether the plan edits CPython's tree: a guard, a trampoline, a switch or a computed
+    /// goto. Without, CPython compiles the source as it is (the same code objects, without
+    /// the round trip through `ast` objects).
+    pub fn edits_tree(&self) -> bool {
+        !self.guards.is_empty()
+            || !self.trampolines.is_empty()
+            || (self.scopes.iter())
+                .any(|scope| !scope.switches.is_empty() || !scope.computed.is_empty())
+    }
 }
 
 /// A `with` statement: where it starts (where the exit of a goto leaving it is found up to
@@ -60,9 +70,9 @@ pub struct Plan {
 #[derive(Debug, Serialize)]
 pub struct WithPlan {
     /// Line and column where the statement starts.
-    pub at: (usize, usize),
+    pub at: (i32, i32),
     /// The span of each item's context expression.
-    pub items: Vec<Span>,
+    pub items: Vec<Position>,
 }
 
 /// `if label: <the finally body>; goto .name` inserted right after the `try` statement that
@@ -71,9 +81,9 @@ pub struct WithPlan {
 #[derive(Debug, Serialize)]
 pub struct TrampolinePlan {
     /// Line and column where the `try` statement starts.
-    pub try_at: (usize, usize),
+    pub try_at: (i32, i32),
     /// The span of every node the trampoline adds.
-    pub span: Span,
+    pub span: Position,
     /// The label the goto at its end goes to.
     pub name: String,
 }
@@ -105,15 +115,15 @@ pub struct ScopePlan {
 #[derive(Debug, Serialize)]
 pub struct SwitchPlan {
     /// Line and column where the `while` statement starts.
-    pub at: (usize, usize),
+    pub at: (i32, i32),
     /// The span of the guard's load of `label`: from `while` to the end of the subject.
-    pub header: Span,
+    pub header: Position,
     /// The subject's span, which the statement that computes it carries.
-    pub subject: Span,
+    pub subject: Position,
     /// The span of the marker where the search goes: from `while` to the subject.
-    pub dispatch: Span,
+    pub dispatch: Position,
     /// The span of the marker where the default starts: the whole statement.
-    pub end: Span,
+    pub end: Position,
     /// Every case value, in Python's order, with where it goes.
     pub cases: Vec<CasePlan>,
 }
@@ -124,7 +134,7 @@ pub struct CasePlan {
     /// The value.
     pub value: CaseConstant,
     /// The span of the keyword `case`, which its marker carries.
-    pub keyword: Span,
+    pub keyword: Position,
 }
 
 /// A case value: an integer in hexadecimal (it may be big: Python reads any size in base 16), a
@@ -148,13 +158,13 @@ pub enum CaseConstant {
 #[derive(Debug, Serialize)]
 pub struct ComputedPlan {
     /// Line and column where the statement starts.
-    pub at: (usize, usize),
+    pub at: (i32, i32),
     /// The whole statement's span, the guard's.
-    pub statement: Span,
+    pub statement: Position,
     /// The span of the keyword `goto`.
-    pub keyword: Span,
+    pub keyword: Position,
     /// The span of `expr`, which the statement that computes it carries.
-    pub subject: Span,
+    pub subject: Position,
     /// The start of the `ValueError` message, before the value's `repr`.
     pub before: &'static str,
     /// The rest of the message, after the value's `repr`.
@@ -169,7 +179,7 @@ pub struct LabelPlan {
     /// The label's name.
     pub name: String,
     /// The span of the keyword `label`, the span its load carries.
-    pub keyword: Span,
+    pub keyword: Position,
 }
 
 /// `goto .name`: the cleanup of each frame it leaves, innermost first, then the jump to the
@@ -179,11 +189,11 @@ pub struct GotoPlan {
     /// The label it goes to.
     pub name: String,
     /// The span its load of `goto` carries: the keyword's, or a trampoline's whole span.
-    pub keyword: Span,
+    pub keyword: Position,
     /// The frames it leaves before the jump, innermost first.
     pub leaves: Vec<Leave>,
     /// The span of the trampoline it goes through instead of jumping to the label.
-    pub via: Option<Span>,
+    pub via: Option<Position>,
 }
 
 /// One frame a goto leaves.
@@ -192,7 +202,7 @@ pub struct Leave {
     /// `for`, `async for`, `with`, `async with` or `except`.
     pub kind: &'static str,
     /// Where the statement that opens the frame starts: its exit code carries that position.
-    pub header: Span,
+    pub header: Position,
     /// The `as` name an `except` handler unbinds.
     pub name: Option<String>,
     /// For a `with`: how many context managers of the same statement this goto leaves first
@@ -200,52 +210,42 @@ pub struct Leave {
     pub inner: usize,
 }
 
-/// [`plan_source`] as the JSON the Python package reads: `{"plan": ..., "warnings": text}`
-/// (the warnings rendered as `gotopy check` renders them, empty when there are none), or
-/// `{"errors": [...], "report": text}` when the module is rejected, each error with its
-/// code, message and one-based line and character column, and all its diagnostics rendered.
-pub fn plan_json(source: &Source, options: Options, color: bool) -> String {
-    let json = match plan_source(source, options) {
-        Ok(plan) => {
-            let warnings = render_text(&plan.warnings, source, color);
-            serde_json::json!({ "plan": plan, "warnings": warnings })
-        }
-        Err(CompileError::Rejected { diagnostics, .. }) => {
-            rejected_json(&diagnostics, source, color)
-        }
-        Err(other) => serde_json::json!({ "errors": [], "report": other.to_string() }),
+/// The JSON of a module [`plan_source`] rejects: `{"errors": [...], "report": text}`, each
+/// error with its code, message and one-based line and character column, and all its
+/// diagnostics rendered.
+pub fn rejection_json(error: &CompileError, source: &Source, color: bool) -> String {
+    let json = match error {
+        CompileError::Rejected { diagnostics, .. } => rejected_json(diagnostics, source, color),
+        other => serde_json::json!({ "errors": [], "report": other.to_string() }),
     };
     json.to_string()
 }
 
 /// An error found after planning, in the code CPython compiled from the plan, as the JSON
-/// [`plan_json`] gives for a rejected module: a construct gotopy refuses by design
-/// (`internal` false: `G200`, with `help` saying what to write instead) or a failure inside
-/// gotopy (`G900`, whose help says so), at `span` in CPython's units.
-pub fn late_error_json(
-    source: &Source,
-    internal: bool,
-    message: &str,
-    help: &str,
-    span: Span,
-    color: bool,
-) -> String {
+/// [`rejection_json`] gives for a rejected module: a construct gotopy refuses by design
+/// (`G200`, with its help saying what to write instead) or a failure inside gotopy (`G900`,
+/// whose help says so).
+pub fn late_error_json(source: &Source, error: &LateError, color: bool) -> String {
+    rejected_json(&[late_error(source, error)], source, color).to_string()
+}
+
+/// The diagnostic of an error found after planning, at its position in `source`.
+pub fn late_error(source: &Source, error: &LateError) -> Diagnostic {
     let positions = Positions::new(source.text());
-    let (line, end_line, column, end_column) = span;
+    let [line, end_line, column, end_column] = error.at;
     let start = positions.offset(line, column);
     let end = positions.offset(end_line, end_column).max(start);
     let range = TextRange::new(start, end);
-    let diagnostic = if internal {
-        lost_track(range, message)
+    if error.internal {
+        lost_track(range, &error.message)
     } else {
         Diagnostic::new(
             Code::CannotRewrite,
             range,
-            format!("cannot rewrite: {message}"),
+            format!("cannot rewrite: {}", error.message),
         )
-        .help(help)
-    };
-    rejected_json(&[diagnostic], source, color).to_string()
+        .help(error.help.clone())
+    }
 }
 
 /// `{"errors": [...], "report": text}`: each error with its code, message and one-based line
@@ -307,7 +307,7 @@ pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileErr
         let try_start = scope.frame(trampoline.frame).header.start();
         let at = positions.span(TextRange::empty(try_start));
         plan.trampolines.push(TrampolinePlan {
-            try_at: (at.0, at.2),
+            try_at: (at[0], at[2]),
             span: positions.span(*range),
             name: name.to_string(),
         });
@@ -466,7 +466,7 @@ fn switch_plan(positions: &Positions, scope: &Scope, id: SwitchId, end: TextRang
         })
         .collect();
     SwitchPlan {
-        at: (at.0, at.2),
+        at: (at[0], at[2]),
         header: positions.span(switch.header),
         subject: positions.span(switch.subject),
         dispatch: positions.span(TextRange::new(start, switch.subject.start())),
@@ -508,7 +508,7 @@ fn computed_plan(
         })
         .collect();
     Ok(ComputedPlan {
-        at: (at.0, at.2),
+        at: (at[0], at[2]),
         statement: positions.span(statement.range),
         keyword: positions.span(load),
         subject: positions.span(target),
@@ -519,11 +519,11 @@ fn computed_plan(
 }
 
 /// Every `with` statement and every `finally` body of `module`, in source order.
-fn frame_places(module: &ModModule, positions: &Positions) -> (Vec<WithPlan>, Vec<Span>) {
+fn frame_places(module: &ModModule, positions: &Positions) -> (Vec<WithPlan>, Vec<Position>) {
     struct Finder<'p, 't> {
         positions: &'p Positions<'t>,
         withs: Vec<WithPlan>,
-        finally_bodies: Vec<Span>,
+        finally_bodies: Vec<Position>,
     }
     impl<'a> Visitor<'a> for Finder<'_, '_> {
         fn visit_stmt(&mut self, stmt: &'a Stmt) {
@@ -531,7 +531,7 @@ fn frame_places(module: &ModModule, positions: &Positions) -> (Vec<WithPlan>, Ve
                 Stmt::With(with) => {
                     let at = self.positions.span(TextRange::empty(with.start()));
                     self.withs.push(WithPlan {
-                        at: (at.0, at.2),
+                        at: (at[0], at[2]),
                         items: (with.items.iter())
                             .map(|item| self.positions.span(item.context_expr.range()))
                             .collect(),
@@ -573,16 +573,18 @@ impl<'t> Positions<'t> {
         }
     }
 
-    fn at(&self, offset: TextSize) -> (usize, usize) {
+    fn at(&self, offset: TextSize) -> (i32, i32) {
         let line = self.index.line_index(offset);
         let start = self.index.line_start(line, self.text);
-        (line.get(), (offset - start).to_usize())
+        let narrow = |value: usize| i32::try_from(value).unwrap_or(i32::MAX);
+        (narrow(line.get()), narrow((offset - start).to_usize()))
     }
 
     /// The offset of a one-based line and a byte column in it, clamped to the line (without
     /// its line end) and to a character boundary: positions CPython gives are inside the
     /// text, but they are read from code objects, not trusted.
-    fn offset(&self, line: usize, column: usize) -> TextSize {
+    fn offset(&self, line: i32, column: i32) -> TextSize {
+        let (line, column) = (line.max(0) as usize, column.max(0) as usize);
         let count = self.index.line_count();
         let line = OneIndexed::new(line.clamp(1, count.max(1))).unwrap_or(OneIndexed::MIN);
         let start = self.index.line_start(line, self.text).to_usize();
@@ -594,9 +596,9 @@ impl<'t> Positions<'t> {
         TextSize::try_from(at).unwrap_or_default()
     }
 
-    fn span(&self, range: TextRange) -> Span {
+    fn span(&self, range: TextRange) -> Position {
         let (line, column) = self.at(range.start());
         let (end_line, end_column) = self.at(range.end());
-        (line, end_line, column, end_column)
+        [line, end_line, column, end_column]
     }
 }

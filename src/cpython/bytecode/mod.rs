@@ -1,0 +1,233 @@
+//! The CPython bytecode layer: a code object's instructions as an editable list, and back,
+//! for whichever version 3.11 to 3.15 compiled it. Its files are the stages:
+//!
+//! - this one: the list, [`Instr`]s with symbolic [`Label`]s for jump targets and exception
+//!   [`Handler`]s, held in a [`Body`]; no offsets;
+//! - `decode`: `co_code`, `co_exceptiontable` and `co_linetable` to a [`Body`]
+//!   ([`Body::decode`]), `EXTENDED_ARG` folded into arguments, caches implied by opcodes;
+//! - `flow`: where execution goes after an instruction ([`Flow::successors`], the one
+//!   successor function of this backend);
+//! - `stack`: the stack depth before every instruction along those edges, and the check
+//!   every assembled code object passes first (jumps and handlers land on instructions,
+//!   one depth per instruction, no pop below the bottom, no inserted instruction under a
+//!   handler deeper than its stack). CPython checks none of this (`code.replace` takes
+//!   anything), so this check is what stands between a rewrite and a crashed interpreter;
+//! - `assemble`: the list laid out again ([`Body::assemble`]): relative jumps,
+//!   `EXTENDED_ARG` prefixes until sizes settle, zeroed caches, the location and exception
+//!   tables ([`crate::tables`]), the stack size. Only it computes offsets.
+//!
+//! Every opcode fact comes from the version's table ([`Opcodes`]); what gotopy knows beyond
+//! it (which opcodes end a block) from [`super::shapes`]. Decoding and assembling a code
+//! object with no edits reproduces it byte for byte.
+
+mod assemble;
+mod decode;
+mod flow;
+mod stack;
+
+pub use assemble::Assembled;
+pub use decode::RawCode;
+pub use flow::Flow;
+pub use stack::Depths;
+
+use super::opcodes::Opcodes;
+use super::shapes::Shapes;
+use crate::tables::Position;
+
+/// Why a code object could not be decoded, or an edited one fails the check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BytecodeError(pub String);
+
+impl BytecodeError {
+    pub(crate) fn new(message: impl Into<String>) -> BytecodeError {
+        BytecodeError(message.into())
+    }
+}
+
+/// A position in an instruction list: the instruction after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Label(pub u32);
+
+/// An exception-table entry: where to go, the depth to unwind to, whether to push the
+/// offset of the raising instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Handler {
+    /// Where the handler's code starts.
+    pub target: Label,
+    /// The stack depth it unwinds to before pushing the exception.
+    pub depth: u32,
+    /// Whether it also pushes the offset of the raising instruction.
+    pub lasti: bool,
+}
+
+impl Handler {
+    /// The stack depth the handler's code starts with.
+    pub fn entry_depth(self) -> u32 {
+        self.depth + 1 + u32::from(self.lasti)
+    }
+}
+
+/// Which instruction this is, for as long as the list lives: edits move and copy
+/// instructions, and the lowering keeps facts about particular ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct InstrId(pub u32);
+
+/// One instruction.
+#[derive(Clone, Debug)]
+pub struct Instr {
+    /// The opcode.
+    pub op: u8,
+    /// The argument (recomputed from `target` for a jump when assembling).
+    pub arg: u32,
+    /// Where it jumps to.
+    pub target: Option<Label>,
+    /// The exception handler that covers it.
+    pub handler: Option<Handler>,
+    /// Its source position.
+    pub position: Position,
+    /// Set on what gotopy adds: an unconditional jump whose direction the layout decides,
+    /// and an instruction that must not sit under a handler deeper than its stack.
+    pub inserted: bool,
+    /// Its identity.
+    pub id: InstrId,
+}
+
+/// An element of an instruction list.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// Marks the position of the instruction after it.
+    Label(Label),
+    /// An instruction.
+    Instr(Instr),
+}
+
+impl Item {
+    /// The instruction, if this is one.
+    pub fn instr(&self) -> Option<&Instr> {
+        match self {
+            Item::Instr(instr) => Some(instr),
+            Item::Label(_) => None,
+        }
+    }
+
+    /// The instruction, if this is one, to edit.
+    pub fn instr_mut(&mut self) -> Option<&mut Instr> {
+        match self {
+            Item::Instr(instr) => Some(instr),
+            Item::Label(_) => None,
+        }
+    }
+}
+
+/// A code object's instructions to edit and assemble.
+#[derive(Clone, Debug)]
+pub struct Body {
+    /// The instructions in order, with the labels placed among them.
+    pub items: Vec<Item>,
+    /// The opcodes of the version that compiled the code.
+    pub opcodes: &'static Opcodes,
+    /// What gotopy knows of that version's bytecode beyond its opcode table.
+    pub shapes: &'static Shapes,
+    /// `co_firstlineno`, which the location table counts from.
+    pub first_line: i32,
+    next_label: u32,
+    next_id: u32,
+}
+
+impl Body {
+    /// An empty list for code of this version.
+    pub fn new(shapes: &'static Shapes, first_line: i32) -> Body {
+        Body {
+            items: Vec::new(),
+            opcodes: shapes.opcodes,
+            shapes,
+            first_line,
+            next_label: 0,
+            next_id: 0,
+        }
+    }
+
+    /// A label not yet placed anywhere.
+    pub fn new_label(&mut self) -> Label {
+        self.next_label += 1;
+        Label(self.next_label - 1)
+    }
+
+    /// A new instruction, inserted by gotopy, under no handler.
+    pub fn new_instr(
+        &mut self,
+        op: u8,
+        arg: u32,
+        target: Option<Label>,
+        position: Position,
+    ) -> Instr {
+        Instr {
+            op,
+            arg,
+            target,
+            handler: None,
+            position,
+            inserted: true,
+            id: self.new_id(),
+        }
+    }
+
+    /// A new instruction at `like`'s position and under its handler, inserted by gotopy.
+    pub fn like(&mut self, like: &Instr, op: u8, arg: u32, target: Option<Label>) -> Instr {
+        Instr {
+            handler: like.handler,
+            ..self.new_instr(op, arg, target, like.position)
+        }
+    }
+
+    /// A fresh identity, for a copy of an instruction.
+    pub fn new_id(&mut self) -> InstrId {
+        self.next_id += 1;
+        InstrId(self.next_id - 1)
+    }
+
+    /// Makes the next identity at least `count`: the decoder numbers its instructions.
+    fn reserve_ids(&mut self, count: u32) {
+        self.next_id = self.next_id.max(count);
+    }
+
+    /// The instructions in order, without the labels.
+    pub fn instrs(&self) -> impl Iterator<Item = &Instr> {
+        self.items.iter().filter_map(Item::instr)
+    }
+
+    /// The index among the instructions of the one each placed label names (the number of
+    /// instructions for a label placed after the last one).
+    pub fn label_indices(&self) -> std::collections::HashMap<Label, usize> {
+        let mut at = std::collections::HashMap::new();
+        let mut count = 0;
+        for item in &self.items {
+            match item {
+                Item::Label(label) => {
+                    at.insert(*label, count);
+                }
+                Item::Instr(_) => count += 1,
+            }
+        }
+        at
+    }
+
+    /// The instruction with identity `id`.
+    pub fn find(&self, id: InstrId) -> Option<&Instr> {
+        self.instrs().find(|instr| instr.id == id)
+    }
+
+    /// The instruction with identity `id`, to edit.
+    pub fn find_mut(&mut self, id: InstrId) -> Option<&mut Instr> {
+        self.items
+            .iter_mut()
+            .filter_map(Item::instr_mut)
+            .find(|instr| instr.id == id)
+    }
+
+    /// The name of opcode `op`, for messages.
+    pub fn name(&self, op: u8) -> &'static str {
+        self.opcodes.name(op)
+    }
+}

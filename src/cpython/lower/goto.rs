@@ -1,0 +1,205 @@
+//! A goto: the cleanup of each frame it leaves, innermost first, then its jump. The cleanup
+//! is CPython's own where it has one to copy: a `with` statement's exit (the front end
+//! guards every `with` body that may end abruptly, so CPython always compiles the normal
+//! exit) and an `except ... as name` handler's unbinding; dropping a `for` loop's slots and
+//! `POP_EXCEPT` are single instructions.
+
+use std::collections::HashMap;
+
+use super::{LowerError, Lowering, internal};
+use crate::cpython::bytecode::{Handler, Instr, Item, Label};
+use crate::cpython::plan::{GotoPlan, Leave};
+
+impl Lowering<'_> {
+    /// The cleanup and jump that replace the goto whose load is `site`, to copy `copy` of
+    /// its target.
+    pub(super) fn lower_goto(
+        &mut self,
+        site: &Instr,
+        plan: &GotoPlan,
+        copy: usize,
+    ) -> Result<Vec<Item>, LowerError> {
+        let mut cleanup = Vec::new();
+        for leave in &plan.leaves {
+            // Dropping a slot, restoring the previous exception and unbinding a name cannot
+            // raise: those need no handler.
+            match leave.kind {
+                "for" | "async for" => {
+                    let pop_top = self.op("POP_TOP")?;
+                    for _ in 0..self.shapes().slots(leave.kind) {
+                        cleanup.push(Item::Instr(self.body.new_instr(
+                            pop_top,
+                            0,
+                            None,
+                            site.position,
+                        )));
+                    }
+                }
+                "except" => {
+                    let pop_except = self.op("POP_EXCEPT")?;
+                    cleanup.push(Item::Instr(self.body.new_instr(
+                        pop_except,
+                        0,
+                        None,
+                        site.position,
+                    )));
+                    if let Some(name) = &leave.name {
+                        cleanup.extend(self.unbind(site, name, plan)?);
+                    }
+                }
+                _ => cleanup.extend(self.with_exit(site, leave, plan)?),
+            }
+        }
+        let candidates = self.candidates(plan);
+        let Some(&target) = candidates.get(copy) else {
+            return Err(internal(
+                "cannot find the copy of the `finally` body in the compiled code",
+                plan.keyword,
+            ));
+        };
+        let jump_forward = self.shapes().jump_forward;
+        cleanup.push(Item::Instr(self.body.new_instr(
+            jump_forward,
+            0,
+            Some(target),
+            site.position,
+        )));
+        Ok(cleanup)
+    }
+
+    /// `LOAD_CONST None; STORE name; DELETE name`, as the handler's own exit has it.
+    fn unbind(
+        &mut self,
+        site: &Instr,
+        name: &str,
+        plan: &GotoPlan,
+    ) -> Result<Vec<Item>, LowerError> {
+        let shapes = self.shapes();
+        let instrs: Vec<&Instr> = self.body.instrs().collect();
+        for window in instrs.windows(3) {
+            let [first, store, delete] = window else {
+                continue;
+            };
+            let store_name = shapes.opcodes.name(store.op);
+            let Some(kind) = store_name.strip_prefix("STORE_") else {
+                continue;
+            };
+            if self.is_none(first)
+                && shapes.opcodes.name(delete.op).strip_prefix("DELETE_") == Some(kind)
+                && store.arg == delete.arg
+                && self.name_of(store) == Some(name)
+            {
+                let found = [
+                    (first.op, first.arg),
+                    (store.op, store.arg),
+                    (delete.op, delete.arg),
+                ];
+                return Ok(found
+                    .into_iter()
+                    .map(|(op, arg)| Item::Instr(self.body.new_instr(op, arg, None, site.position)))
+                    .collect());
+            }
+        }
+        Err(internal(
+            format!("cannot find how this function unbinds `{name}`"),
+            plan.keyword,
+        ))
+    }
+
+    /// A copy of the `with` statement's exit: three `None`s, the call and what follows it up
+    /// to the `POP_TOP` of its result, found after the goto.
+    fn with_exit(
+        &mut self,
+        site: &Instr,
+        leave: &Leave,
+        plan: &GotoPlan,
+    ) -> Result<Vec<Item>, LowerError> {
+        let [mut line, _, mut column, _] = leave.header;
+        let mut skip = leave.inner;
+        if self.shapes().with_exit_at_item {
+            let spans = self.withs.get(&(line, column)).copied().unwrap_or_default();
+            if spans.len() <= skip {
+                return Err(internal(
+                    "cannot find this `with` statement in CPython's tree",
+                    plan.keyword,
+                ));
+            }
+            [line, _, column, _] = spans[spans.len() - 1 - skip];
+            skip = 0;
+        }
+        let items = &self.body.items;
+        let start = items
+            .iter()
+            .position(|item| item.instr().is_some_and(|instr| instr.id == site.id))
+            .ok_or_else(|| internal("a goto is not in the code it is lowered in", plan.keyword))?;
+        let mut found = Vec::new();
+        for index in 0..items.len().saturating_sub(3) {
+            let Some(first) = items[index].instr() else {
+                continue;
+            };
+            if first.position[0] != line || first.position[2] != column {
+                continue;
+            }
+            if !items[index..index + 3]
+                .iter()
+                .all(|item| item.instr().is_some_and(|instr| self.is_none(instr)))
+            {
+                continue;
+            }
+            let end = (index + 3..items.len()).find(|&at| {
+                items[at]
+                    .instr()
+                    .is_some_and(|instr| self.shapes().is(instr.op, "POP_TOP"))
+            });
+            if let Some(end) = end {
+                found.push((index < start, index, end));
+            }
+        }
+        // Any copy is the same exit; the first after the goto, for the sake of locality.
+        // (`with a, b:` on 3.11 and 3.12: all exits at one position, innermost first.)
+        found.sort_unstable();
+        if let Some(&(_, index, end)) = found.get(skip) {
+            let region: Vec<Item> = items[index..=end].to_vec();
+            return Ok(self.copy(&region));
+        }
+        Err(internal(
+            format!(
+                "cannot find this `{}` statement's exit in the compiled code",
+                leave.kind
+            ),
+            plan.keyword,
+        ))
+    }
+
+    /// `region` with fresh labels for those placed in it, under the same handlers.
+    fn copy(&mut self, region: &[Item]) -> Vec<Item> {
+        let mut renamed: HashMap<Label, Label> = HashMap::new();
+        for item in region {
+            if let Item::Label(label) = item {
+                let fresh = self.body.new_label();
+                renamed.insert(*label, fresh);
+            }
+        }
+        let rename = |label: Label| renamed.get(&label).copied().unwrap_or(label);
+        region
+            .iter()
+            .map(|item| match item {
+                Item::Label(label) => Item::Label(rename(*label)),
+                Item::Instr(instr) => {
+                    // The `CLEANUP_THROW` of an awaited `__aexit__` (3.12+) is in the region.
+                    let handler = instr.handler.map(|handler| Handler {
+                        target: rename(handler.target),
+                        ..handler
+                    });
+                    Item::Instr(Instr {
+                        target: instr.target.map(rename),
+                        handler,
+                        inserted: false,
+                        id: self.body.new_id(),
+                        ..instr.clone()
+                    })
+                }
+            })
+            .collect()
+    }
+}

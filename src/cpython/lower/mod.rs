@@ -1,0 +1,1141 @@
+//! Lowering the markers of one code object that CPython compiled from a prepared tree.
+//!
+//! The front end's plan ([`ScopePlan`]) says where each label and goto is (the position its
+//! load of `label` or `goto` carries) and which frames each goto leaves; the shell made the
+//! guards and trampolines the plan asked for. Here, on the instruction list, in steps over
+//! one context ([`Lowering`]):
+//!
+//! 1. one pass over the code finds the sites: a guard (`if label:` around a `return`,
+//!    `raise`, `break`, `continue` or a `with` body, `while label:` for a constant-true
+//!    test) is deleted, so the statement is unconditional again (where its jump was "if
+//!    true", as 3.11's test at the bottom of a `while`, it becomes a jump); a trampoline's
+//!    guard becomes a jump over the copy, so only gotos enter it; a label, a case and a
+//!    switch's end become positions; gotos, switches and computed gotos are recorded;
+//! 2. `decide` chooses every site's targets on the code as CPython laid it out (`copies`
+//!    pairs the copies CPython made of `finally` bodies);
+//! 3. the splices, back to front: a goto becomes the cleanup of each frame it leaves then a
+//!    jump (`goto`), a switch or computed goto a search (`dispatch`);
+//! 4. every inserted jump takes its target's handler, local loads a goto made unsafe are
+//!    checked again (`locals`), and the list is assembled.
+
+mod copies;
+mod dispatch;
+mod goto;
+mod locals;
+
+pub(crate) use locals::check_local_loads;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::bytecode::{Body, BytecodeError, Flow, Instr, InstrId, Item, Label};
+use super::code::{Code, Constant, Lowered};
+use super::plan::{CaseConstant, ComputedPlan, GotoPlan, Plan, ScopePlan, SwitchPlan};
+use super::shapes::Shapes;
+use crate::tables::Position;
+
+/// Why a code object could not be rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LowerError {
+    /// A construct refused by design (`G200`): what, where, and what to write instead.
+    Refused {
+        /// What cannot be rewritten.
+        message: String,
+        /// Where, as CPython gives positions.
+        at: Position,
+        /// What to write instead.
+        help: &'static str,
+    },
+    /// Something gotopy expects of CPython's code did not hold (`G900`).
+    Internal {
+        /// What did not hold.
+        message: String,
+        /// Where, if known.
+        at: Option<Position>,
+    },
+    /// The rewritten code fails the check, or cannot be decoded (`G900`).
+    Check(BytecodeError),
+}
+
+impl From<BytecodeError> for LowerError {
+    fn from(error: BytecodeError) -> LowerError {
+        LowerError::Check(error)
+    }
+}
+
+/// The help of a label CPython removed before gotopy could see it.
+pub(crate) const REMOVED: &str = "CPython's compiler drops code under a condition it can prove false (`if False:`, \
+     `while 0:`), and after a loop on a test it computes to be true (`while 1 + 1:`); move \
+     the label, or test a variable instead";
+
+/// The help of a goto whose copy of its target cannot be told.
+const COPIES: &str = "CPython compiles a `finally` body once for each way out of its `try`; move the \
+     jump and its target out of the `finally` body (into a function it calls, for \
+     example), or out of the code that copies it";
+
+fn internal(message: impl Into<String>, at: Position) -> LowerError {
+    LowerError::Internal {
+        message: message.into(),
+        at: Some(at),
+    }
+}
+
+/// What a site's jumps go to, once chosen.
+enum Targets<'p> {
+    /// The copy of its label (or trampoline entry) a goto goes to.
+    Goto(usize),
+    /// Where each case of a switch goes, and its end.
+    Switch { cases: Vec<Label>, end: Label },
+    /// A computed goto: each reachable label with the copy it goes to, and how deep under
+    /// the value its error's copy of it is.
+    Computed {
+        chosen: Vec<(&'p GotoPlan, usize)>,
+        below: i64,
+    },
+}
+
+/// One site: where it is in the list after the first pass, and what it is.
+#[derive(Clone, Copy)]
+enum Site<'p> {
+    Goto(usize, &'p GotoPlan),
+    /// At the `POP_TOP` that ends the subject's statement.
+    Switch(usize, &'p SwitchPlan),
+    /// At the `POP_TOP` that ends the value's statement; the index of its plan.
+    Computed(usize, usize),
+}
+
+impl Site<'_> {
+    fn at(self) -> usize {
+        match self {
+            Site::Goto(at, _) | Site::Switch(at, _) | Site::Computed(at, _) => at,
+        }
+    }
+}
+
+/// The code as CPython laid it out (after the first pass, before any splice), where every
+/// target is chosen.
+struct Analysis {
+    instrs: Vec<Instr>,
+    at_label: HashMap<Label, usize>,
+    index_of: HashMap<InstrId, usize>,
+    stack: Vec<Option<i64>>,
+}
+
+impl Analysis {
+    fn of(body: &Body) -> Result<Analysis, BytecodeError> {
+        let flow = Flow::new(body)?;
+        let instrs: Vec<Instr> = flow.instrs.iter().map(|&instr| instr.clone()).collect();
+        let at_label = body.label_indices();
+        let index_of = instrs
+            .iter()
+            .enumerate()
+            .map(|(index, instr)| (instr.id, index))
+            .collect();
+        Ok(Analysis {
+            instrs,
+            at_label,
+            index_of,
+            stack: Vec::new(),
+        })
+    }
+
+    /// The depth before the instruction a label names (`None` where unreachable or after
+    /// the last instruction).
+    fn depth_at(&self, label: Label) -> Option<i64> {
+        self.at_label
+            .get(&label)
+            .and_then(|&at| self.stack.get(at).copied().flatten())
+    }
+}
+
+/// The lowering of one code object.
+pub struct Lowering<'p> {
+    body: Body,
+    code: &'p Code,
+    scope: &'p ScopePlan,
+    /// `with` item positions by where their statement starts.
+    withs: HashMap<(i32, i32), &'p [Position]>,
+    finally_bodies: Vec<Position>,
+    guards: HashSet<Position>,
+    trampolines: HashSet<Position>,
+    /// Every copy of each trampoline's entry, by position, in code order.
+    entries: HashMap<Position, Vec<Label>>,
+    /// The instruction (a marker's or a guard's load) each label and entry stands for.
+    marker_of: HashMap<Label, InstrId>,
+    /// An instruction at the depth each trampoline's entry starts with (the guard's), in
+    /// the order they were found.
+    entry_depth_of: Vec<(Label, InstrId)>,
+    /// Every copy of each label in code order: CPython compiles a `finally` body more than
+    /// once (and 3.12 copies small exit blocks).
+    labels: HashMap<&'p str, Vec<Label>>,
+    /// Likewise for each case and end of a switch, by the position of its marker.
+    places: HashMap<Position, Vec<Label>>,
+    /// The load of `goto` that each computed goto's error formats, by the plan's index.
+    placeholder_of: HashMap<usize, InstrId>,
+    /// Which copy of each `finally` body each instruction is in.
+    copies_of: HashMap<InstrId, HashMap<usize, usize>>,
+    /// Labels CPython removed as unreachable.
+    missing: HashSet<&'p str>,
+    constants: Vec<Constant>,
+    added: Vec<Constant>,
+    constant_index: Option<HashMap<Constant, u32>>,
+    analysis: Option<Analysis>,
+}
+
+impl<'p> Lowering<'p> {
+    /// Lowers the markers of `code`, the code object of `scope`, as `plan` says.
+    pub fn lower(
+        shapes: &'static Shapes,
+        code: &'p Code,
+        scope: &'p ScopePlan,
+        plan: &'p Plan,
+    ) -> Result<Lowered, LowerError> {
+        let body = Body::decode(shapes, code.raw())?;
+        let mut finally_bodies = plan.finally_bodies.clone();
+        finally_bodies.sort_unstable();
+        finally_bodies.dedup();
+        let mut lowering = Lowering {
+            body,
+            code,
+            scope,
+            withs: plan
+                .withs
+                .iter()
+                .map(|with| (with.at, with.items.as_slice()))
+                .collect(),
+            finally_bodies,
+            guards: plan.guards.iter().copied().collect(),
+            trampolines: plan.trampolines.iter().map(|t| t.span).collect(),
+            entries: HashMap::new(),
+            marker_of: HashMap::new(),
+            entry_depth_of: Vec::new(),
+            labels: HashMap::new(),
+            places: HashMap::new(),
+            placeholder_of: HashMap::new(),
+            copies_of: HashMap::new(),
+            missing: HashSet::new(),
+            constants: code.constants.clone(),
+            added: Vec::new(),
+            constant_index: None,
+            analysis: None,
+        };
+        lowering.run()
+    }
+
+    fn shapes(&self) -> &'static Shapes {
+        self.body.shapes
+    }
+
+    /// The name an instruction loads or stores, for the opcodes markers and guards use.
+    fn name_of(&self, instr: &Instr) -> Option<&'p str> {
+        let code = self.code;
+        self.shapes()
+            .name_of(instr.op, instr.arg, &code.names, &code.locals)
+    }
+
+    /// The attribute name of a `word .name` statement whose load is `items[index]`.
+    fn marker_at(&self, items: &[Item], index: usize, word: &str) -> Option<&'p str> {
+        let [Item::Instr(load), Item::Instr(attr), Item::Instr(pop)] =
+            items.get(index..index + 3)?
+        else {
+            return None;
+        };
+        let shapes = self.shapes();
+        if !shapes.is(attr.op, "LOAD_ATTR") || !shapes.is(pop.op, "POP_TOP") {
+            return None;
+        }
+        if self.name_of(load) != Some(word) {
+            return None;
+        }
+        self.name_of(attr)
+    }
+
+    fn run(&mut self) -> Result<Lowered, LowerError> {
+        let scope = self.scope;
+        let labels: HashMap<Position, &str> = scope
+            .labels
+            .iter()
+            .map(|label| (label.keyword, label.name.as_str()))
+            .collect();
+        let mut gotos: HashMap<Position, Vec<&GotoPlan>> = HashMap::new();
+        for goto in &scope.gotos {
+            gotos.entry(goto.keyword).or_default().push(goto);
+        }
+        // Cases and the ends of switches are places like labels, by their markers' positions.
+        let mut places: HashSet<Position> = scope
+            .switches
+            .iter()
+            .flat_map(|switch| switch.cases.iter().map(|case| case.keyword))
+            .collect();
+        places.extend(scope.switches.iter().map(|switch| switch.end));
+        let dispatches: HashMap<Position, &SwitchPlan> =
+            scope.switches.iter().map(|s| (s.dispatch, s)).collect();
+        let computed: HashMap<Position, usize> = (scope.computed.iter().enumerate())
+            .map(|(index, c)| (c.keyword, index))
+            .collect();
+        // The load of `goto` that a computed goto's error formats: a copy of the value.
+        let placeholders: HashMap<Position, usize> = (scope.computed.iter().enumerate())
+            .map(|(index, c)| (c.statement, index))
+            .collect();
+        self.guards.extend(placeholders.keys().copied());
+        self.copies_of = copies::finally_copies(&self.body, &self.finally_bodies)?;
+        // First pass: guards, trampolines, labels and places, whose positions the sites
+        // (gotos, switches and computed gotos) need.
+        let items = std::mem::take(&mut self.body.items);
+        let mut out: Vec<Item> = Vec::with_capacity(items.len());
+        let mut sites: Vec<Site<'p>> = Vec::new();
+        let mut index = 0;
+        while index < items.len() {
+            let item = &items[index];
+            let Item::Instr(load) = item else {
+                out.push(item.clone());
+                index += 1;
+                continue;
+            };
+            if !self.shapes().is_name_load(load.op) {
+                out.push(item.clone());
+                index += 1;
+                continue;
+            }
+            let span = load.position;
+            let word = self.name_of(load);
+            if word == Some("label")
+                && (self.guards.contains(&span) || self.trampolines.contains(&span))
+            {
+                let trampoline = self.trampolines.contains(&span);
+                index = self.remove_guard(&items, index, trampoline, &mut out)?;
+                continue;
+            }
+            if word == Some("label")
+                && let Some(&name) = labels.get(&span)
+                && self.marker_at(&items, index, "label") == Some(name)
+            {
+                self.place(name, None, load, &mut out);
+                index += 3;
+                continue;
+            }
+            if let Some(word @ ("case" | "switch")) = word
+                && places.contains(&span)
+                && self.marker_at(&items, index, word) == Some(word)
+            {
+                self.place("", Some(span), load, &mut out);
+                index += 3;
+                continue;
+            }
+            // A switch's or computed goto's marker, its value on the stack before it.
+            let site = match word {
+                Some("switch") => dispatches
+                    .get(&span)
+                    .map(|&switch| (switch.subject, Site::Switch(0, switch))),
+                Some("goto") => computed
+                    .get(&span)
+                    .map(|&number| (scope.computed[number].subject, Site::Computed(0, number))),
+                _ => None,
+            };
+            if let (Some((subject, site)), Some(word)) = (site, word)
+                && self.marker_at(&items, index, word) == Some(word)
+            {
+                let at = self.subject_statement_end(&out, subject)?;
+                sites.push(match site {
+                    Site::Switch(_, switch) => Site::Switch(at, switch),
+                    Site::Computed(_, number) => Site::Computed(at, number),
+                    Site::Goto(..) => unreachable!("only dispatches are matched here"),
+                });
+                out.extend(items[index..index + 3].iter().cloned());
+                index += 3;
+                continue;
+            }
+            let following = items.get(index + 1).unwrap_or(item);
+            if word == Some("goto")
+                && let Some(&number) = placeholders.get(&span)
+                && following
+                    .instr()
+                    .is_some_and(|next| self.shapes().is_conversion(next.op))
+            {
+                self.placeholder_of.insert(number, load.id);
+            }
+            if word == Some("goto")
+                && let Some(plans) = gotos.get(&span)
+            {
+                let name = self.marker_at(&items, index, "goto");
+                if let Some(plan) = plans.iter().find(|goto| Some(goto.name.as_str()) == name) {
+                    sites.push(Site::Goto(out.len(), plan));
+                    out.extend(items[index..index + 3].iter().cloned());
+                    index += 3;
+                    continue;
+                }
+            }
+            out.push(item.clone());
+            index += 1;
+        }
+        self.body.items = out;
+        self.missing = labels
+            .values()
+            .copied()
+            .filter(|name| !self.labels.contains_key(name))
+            .collect();
+        // Every target is chosen on the code as CPython laid it out, before any splice.
+        let decided = self.decide(&sites)?;
+        // Second pass: the splices, back to front so indices hold.
+        for (site, targets) in sites.into_iter().zip(decided).rev() {
+            let at = site.at();
+            let Some(targets) = targets else {
+                // A switch or computed goto in code that never runs: its markers go, the
+                // value its statement computes is dropped as CPython compiled it.
+                self.body
+                    .items
+                    .drain(at + 1..(at + 4).min(self.body.items.len()));
+                if let Site::Computed(_, number) = site
+                    && let Some(&placeholder) = self.placeholder_of.get(&number)
+                {
+                    let before =
+                        self.constant(Constant::Str(self.scope.computed[number].before.to_owned()));
+                    let load_const = self.op("LOAD_CONST")?;
+                    if let Some(instr) = self.body.find_mut(placeholder) {
+                        instr.op = load_const;
+                        instr.arg = before;
+                    }
+                }
+                continue;
+            };
+            let replacement = match (site, targets) {
+                (Site::Goto(_, plan), Targets::Goto(copy)) => {
+                    let load = self.instr_at(at)?;
+                    let lowered = self.lower_goto(&load, plan, copy)?;
+                    self.body.items.splice(at..at + 3, lowered);
+                    continue;
+                }
+                (Site::Switch(_, plan), Targets::Switch { cases, end }) => {
+                    let marker = self.instr_at(at + 1)?;
+                    self.own_reference(at - 1);
+                    self.lower_switch(&marker, plan, cases, end)?
+                }
+                (Site::Computed(_, number), Targets::Computed { chosen, below }) => {
+                    let marker = self.instr_at(at + 1)?;
+                    self.own_reference(at - 1);
+                    self.lower_computed(&marker, number, chosen, below)?
+                }
+                _ => {
+                    return Err(internal(
+                        "a site's targets are of another kind",
+                        self.first_marker(),
+                    ));
+                }
+            };
+            self.body.items.splice(at..at + 4, replacement);
+        }
+        self.jumps_on_their_labels_side()?;
+        if self.shapes().unchecked_local_loads {
+            locals::check_local_loads(&mut self.body, self.code)?;
+        }
+        let assembled = self.body.assemble()?;
+        Ok(Lowered {
+            code: assembled.code,
+            locations: assembled.locations,
+            exceptions: assembled.exceptions,
+            stacksize: assembled.depth.max(self.code.stacksize),
+            added: std::mem::take(&mut self.added),
+        })
+    }
+
+    /// The opcode `name`, which every version this lowering runs on has.
+    fn op(&self, name: &str) -> Result<u8, LowerError> {
+        self.shapes().op(name).ok_or_else(|| {
+            internal(
+                format!("CPython {} has no {name}", self.shapes().version),
+                self.first_marker(),
+            )
+        })
+    }
+
+    /// The instruction at `at` in the list, a copy.
+    fn instr_at(&self, at: usize) -> Result<Instr, LowerError> {
+        match self.body.items.get(at) {
+            Some(Item::Instr(instr)) => Ok(instr.clone()),
+            _ => Err(internal(
+                "a site is not on an instruction",
+                self.first_marker(),
+            )),
+        }
+    }
+
+    /// Where the scope's first marker is, for an error about the whole scope.
+    fn first_marker(&self) -> Position {
+        first_marker(self.scope).unwrap_or([1, 1, 0, 0])
+    }
+
+    /// Replaces a label's (or a place's) marker with a new copy of it: a label `name`, or
+    /// the place at `place`.
+    fn place(
+        &mut self,
+        name: &'p str,
+        place: Option<Position>,
+        marker: &Instr,
+        out: &mut Vec<Item>,
+    ) {
+        let label = self.body.new_label();
+        out.push(Item::Label(label));
+        match place {
+            Some(span) => self.places.entry(span).or_default().push(label),
+            None => self.labels.entry(name).or_default().push(label),
+        }
+        self.marker_of.insert(label, marker.id);
+    }
+
+    /// The index in `out` of the `POP_TOP` that ends the statement computing a switch's
+    /// subject or a computed goto's value, just before its marker: it carries the value's
+    /// position (or none, when CPython folded a constant or joined branches), after code of
+    /// the value.
+    fn subject_statement_end(&self, out: &[Item], subject: Position) -> Result<usize, LowerError> {
+        let pop = out.last().and_then(Item::instr);
+        let value = out[..out.len().saturating_sub(1)]
+            .iter()
+            .rev()
+            .find_map(Item::instr);
+        if let (Some(pop), Some(value)) = (pop, value)
+            && self.shapes().is(pop.op, "POP_TOP")
+            && (pop.position == subject || pop.position == crate::tables::NO_POSITION)
+            && within(value.position, subject)
+        {
+            return Ok(out.len() - 1);
+        }
+        Err(BytecodeError::new("cannot find where the compiled code computes this value").into())
+    }
+
+    /// Deletes the guard whose load is `items[index]`; the index after it.
+    fn remove_guard(
+        &mut self,
+        items: &[Item],
+        index: usize,
+        trampoline: bool,
+        out: &mut Vec<Item>,
+    ) -> Result<usize, LowerError> {
+        let shapes = self.shapes();
+        let Some(Item::Instr(load)) = items.get(index) else {
+            return Err(internal(
+                "a guard is not on an instruction",
+                self.first_marker(),
+            ));
+        };
+        let not_found = || {
+            internal(
+                "cannot find the test of a guard in the compiled code",
+                load.position,
+            )
+        };
+        let mut at = index + 1;
+        if items
+            .get(at)
+            .and_then(Item::instr)
+            .is_some_and(|instr| shapes.is(instr.op, "TO_BOOL"))
+        {
+            at += 1;
+        }
+        let Some(Item::Instr(jump)) = items.get(at) else {
+            return Err(not_found());
+        };
+        let (Some(taken_if_true), Some(target)) = (shapes.jumps_if(jump.op), jump.target) else {
+            return Err(not_found());
+        };
+        at += 1;
+        if items
+            .get(at)
+            .and_then(Item::instr)
+            .is_some_and(|instr| shapes.is(instr.op, "NOT_TAKEN"))
+        {
+            at += 1;
+        }
+        let jump_forward = shapes.jump_forward;
+        if trampoline && !taken_if_true {
+            // Ordinary flow jumps over the copy; gotos enter it after the jump.
+            let over = self.body.like(load, jump_forward, 0, Some(target));
+            let over_id = over.id;
+            out.push(Item::Instr(over));
+            let entry = self.body.new_label();
+            out.push(Item::Label(entry));
+            self.entries.entry(load.position).or_default().push(entry);
+            self.marker_of.insert(entry, load.id);
+            self.set_entry_depth(entry, over_id);
+        } else if trampoline {
+            // CPython laid the copy out at the jump's target: ordinary flow falls through.
+            self.entries.entry(load.position).or_default().push(target);
+            self.marker_of.insert(target, load.id);
+            if let Some(after) = items[at..].iter().find_map(Item::instr) {
+                self.set_entry_depth(target, after.id);
+            }
+        } else if taken_if_true {
+            let jump = self.body.like(load, jump_forward, 0, Some(target));
+            out.push(Item::Instr(jump));
+        }
+        Ok(at)
+    }
+
+    fn set_entry_depth(&mut self, entry: Label, reference: InstrId) {
+        match self
+            .entry_depth_of
+            .iter_mut()
+            .find(|(label, _)| *label == entry)
+        {
+            Some(found) => found.1 = reference,
+            None => self.entry_depth_of.push((entry, reference)),
+        }
+    }
+
+    /// Every site with its targets, chosen on the code as CPython laid it out, before any
+    /// splice. Code that only the new jumps reach (a case, a label after `return`, a
+    /// trampoline) has no stack depth there yet: each target whose depth is known from its
+    /// site is seeded with it, and the depths computed again, until nothing changes. A
+    /// switch or computed goto that is still unreachable then is in code that never runs
+    /// (`None`).
+    fn decide(&mut self, sites: &[Site<'p>]) -> Result<Vec<Option<Targets<'p>>>, LowerError> {
+        let mut analysis = Analysis::of(&self.body)?;
+        let mut seeds: Vec<(usize, i64)> = Vec::new();
+        let mut decided: Vec<Option<Targets<'p>>> = sites.iter().map(|_| None).collect();
+        let mut known: Option<Vec<Option<i64>>> = None;
+        loop {
+            // Seeds only add code that is reached: the earlier depths stay.
+            let depths = self.body.depths(&seeds, known.take())?;
+            analysis.stack = depths.before;
+            let mut more: BTreeMap<usize, i64> = BTreeMap::new();
+            // Trampolines start at the depth of their guard.
+            for &(entry, reference) in &self.entry_depth_of {
+                let Some(&at) = analysis.index_of.get(&reference) else {
+                    return Err(internal(
+                        "a trampoline's guard is not in the code",
+                        self.first_marker(),
+                    ));
+                };
+                let depth = analysis.stack[at];
+                if let (Some(&at), Some(depth)) = (analysis.at_label.get(&entry), depth)
+                    && analysis.stack.get(at).is_some_and(Option::is_none)
+                {
+                    more.insert(at, depth);
+                }
+            }
+            self.analysis = Some(analysis);
+            for (number, site) in sites.iter().enumerate() {
+                let analysis = self.analysis()?;
+                let index = analysis.site_index(&self.body, *site)?;
+                let Some(reached) = analysis.stack[index] else {
+                    continue;
+                };
+                if decided[number].is_some() {
+                    continue;
+                }
+                let Some(targets) = self.targets(index, *site)? else {
+                    continue;
+                };
+                let entered = self.entered(*site, &targets, reached);
+                let analysis = self.analysis()?;
+                for (label, depth) in entered {
+                    if let Some(&at) = analysis.at_label.get(&label)
+                        && analysis.stack.get(at).is_some_and(Option::is_none)
+                    {
+                        more.insert(at, depth);
+                    }
+                }
+                decided[number] = Some(targets);
+            }
+            analysis = self
+                .analysis
+                .take()
+                .ok_or_else(|| internal("no analysis", self.first_marker()))?;
+            if more.is_empty() {
+                break;
+            }
+            known = Some(std::mem::take(&mut analysis.stack));
+            seeds = more.into_iter().collect();
+        }
+        self.analysis = Some(analysis);
+        let mut result = Vec::with_capacity(sites.len());
+        for (site, targets) in sites.iter().zip(decided) {
+            let targets = match (targets, site) {
+                // A goto in code that never runs still becomes a jump: its marker must not run.
+                (None, Site::Goto(..)) => {
+                    let index = self.analysis()?.site_index(&self.body, *site)?;
+                    self.targets(index, *site)?
+                }
+                (targets, _) => targets,
+            };
+            result.push(targets);
+        }
+        Ok(result)
+    }
+
+    fn analysis(&self) -> Result<&Analysis, LowerError> {
+        self.analysis.as_ref().ok_or_else(|| {
+            internal(
+                "the targets are chosen before the code is analysed",
+                self.first_marker(),
+            )
+        })
+    }
+
+    /// Where a site's jumps go, on the code before any splice: a goto's copy of its target,
+    /// a switch's case and end labels, or a computed goto's goto plans, each with the copy
+    /// of its target; `None` for a dispatch in code that never runs.
+    fn targets(&self, site: usize, kind: Site<'p>) -> Result<Option<Targets<'p>>, LowerError> {
+        let analysis = self.analysis()?;
+        let removed = |name: &str, at: Position| LowerError::Refused {
+            message: format!("CPython's compiler removed label `.{name}` as unreachable"),
+            at,
+            help: REMOVED,
+        };
+        match kind {
+            Site::Goto(_, plan) => {
+                if self.missing.contains(plan.name.as_str()) {
+                    return Err(removed(&plan.name, plan.keyword));
+                }
+                let what = format!("label `.{}`", plan.name);
+                let depth = self.left(analysis.stack[site].unwrap_or(0), plan);
+                let copy = self.choose(site, depth, &self.candidates(plan), &what, plan.keyword)?;
+                Ok(Some(Targets::Goto(copy)))
+            }
+            Site::Switch(_, plan) => {
+                let Some(depth) = analysis.stack[site] else {
+                    return Ok(None);
+                };
+                let base = depth - 1; // the subject is on top
+                let mut cases = Vec::with_capacity(plan.cases.len());
+                for case in &plan.cases {
+                    let what = format!("case `{}`", case_repr(&case.value));
+                    cases.push(self.choose_place(site, base, case.keyword, &what)?);
+                }
+                let end = self.choose_place(site, base, plan.end, "the end of this switch")?;
+                Ok(Some(Targets::Switch { cases, end }))
+            }
+            Site::Computed(_, number) => {
+                let Some(depth) = analysis.stack[site] else {
+                    return Ok(None);
+                };
+                let base = depth - 1; // the value is on top
+                let plan: &'p ComputedPlan = &self.scope.computed[number];
+                // From below its value, as `goto .name` to each label it may reach.
+                let mut chosen = Vec::with_capacity(plan.targets.len());
+                for target in &plan.targets {
+                    if self.missing.contains(target.name.as_str()) {
+                        return Err(removed(&target.name, plan.keyword));
+                    }
+                    let what = format!("label `.{}`", target.name);
+                    let depth = self.left(base, target);
+                    let copy =
+                        self.choose(site, depth, &self.candidates(target), &what, plan.keyword)?;
+                    chosen.push((target, copy));
+                }
+                // The error formats a copy of the value, from under what its statement pushed.
+                let formatted = self
+                    .placeholder_of
+                    .get(&number)
+                    .and_then(|id| analysis.index_of.get(id))
+                    .and_then(|&at| analysis.stack[at]);
+                let Some(formatted) = formatted else {
+                    return Err(BytecodeError::new(
+                        "cannot find where a computed goto's error formats its value",
+                    )
+                    .into());
+                };
+                Ok(Some(Targets::Computed {
+                    chosen,
+                    below: formatted - base,
+                }))
+            }
+        }
+    }
+
+    fn choose_place(
+        &self,
+        site: usize,
+        depth: i64,
+        span: Position,
+        what: &str,
+    ) -> Result<Label, LowerError> {
+        let copies = self
+            .places
+            .get(&span)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if copies.is_empty() {
+            return Err(LowerError::Refused {
+                message: format!("CPython's compiler removed {what} as unreachable"),
+                at: span,
+                help: REMOVED,
+            });
+        }
+        Ok(copies[self.choose(site, depth, copies, what, span)?])
+    }
+
+    /// Which copy of a target a jump from instruction `site` goes to.
+    ///
+    /// CPython compiles a `finally` body once per way out of its `try` (and 3.12+ copies
+    /// small exit blocks), and each trampoline is one more copy, so a label can have several
+    /// copies, and so can a goto. A goto goes to a copy in the same copy of every `finally`
+    /// body around the label (`copies`), where the stack is `depth` deep, as the goto leaves
+    /// it. When exactly one copy fits, or all that fit start equal blocks, that is the goto's
+    /// own; otherwise gotopy cannot tell, and refuses.
+    fn choose(
+        &self,
+        site: usize,
+        depth: i64,
+        candidates: &[Label],
+        what: &str,
+        span: Position,
+    ) -> Result<usize, LowerError> {
+        let analysis = self.analysis()?;
+        let empty = HashMap::new();
+        // A trampoline's copy is unreachable until its gotos are lowered: no depth yet.
+        let goto_copies = self
+            .copies_of
+            .get(&analysis.instrs[site].id)
+            .unwrap_or(&empty);
+        let fitting: Vec<usize> = (candidates.iter().enumerate())
+            .filter(|&(_, &label)| {
+                let there = analysis.depth_at(label);
+                (analysis.stack[site].is_none() || there.is_none() || there == Some(depth))
+                    && self.same_copies(goto_copies, label)
+            })
+            .map(|(number, _)| number)
+            .collect();
+        let index_of = |number: usize| {
+            analysis
+                .at_label
+                .get(&candidates[number])
+                .copied()
+                .unwrap_or(0)
+        };
+        if let Some(&first) = fitting.first()
+            && (fitting.len() == 1
+                || fitting[1..].iter().all(|&n| {
+                    same_block(
+                        &analysis.instrs,
+                        self.shapes(),
+                        index_of(first),
+                        index_of(n),
+                        false,
+                    )
+                }))
+        {
+            return Ok(first);
+        }
+        Err(LowerError::Refused {
+            message: format!(
+                "cannot tell which of CPython's {} copies of {what} belongs to this jump (CPython \
+                 compiled the `finally` body around them more than once)",
+                fitting.len()
+            ),
+            at: span,
+            help: COPIES,
+        })
+    }
+
+    /// The labels a site's jumps go to, each with the stack depth it has there.
+    fn entered(&self, site: Site<'p>, targets: &Targets<'p>, depth: i64) -> Vec<(Label, i64)> {
+        match (site, targets) {
+            (Site::Goto(_, plan), Targets::Goto(copy)) => self
+                .candidates(plan)
+                .get(*copy)
+                .map(|&label| vec![(label, self.left(depth, plan))])
+                .unwrap_or_default(),
+            (_, Targets::Switch { cases, end }) => cases
+                .iter()
+                .chain([end])
+                .map(|&label| (label, depth - 1))
+                .collect(),
+            (_, Targets::Computed { chosen, .. }) => chosen
+                .iter()
+                .filter_map(|&(target, copy)| {
+                    let label = *self.candidates(target).get(copy)?;
+                    Some((label, self.left(depth - 1, target)))
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether a copy of a label (or trampoline entry) is in the same copy of every
+    /// `finally` body around it as the goto: a goto never enters a `finally` body, so every
+    /// one around its label is around it too.
+    fn same_copies(&self, goto_copies: &HashMap<usize, usize>, label: Label) -> bool {
+        let Some(marker) = self.marker_of.get(&label) else {
+            return true;
+        };
+        let Some(label_copies) = self.copies_of.get(marker) else {
+            return true;
+        };
+        label_copies
+            .iter()
+            .all(|(body, run)| goto_copies.get(body) == Some(run))
+    }
+
+    /// The copies of where a goto goes: its trampoline's entry, or its label.
+    fn candidates(&self, plan: &GotoPlan) -> Vec<Label> {
+        let found = match plan.via {
+            Some(via) => self.entries.get(&via),
+            None => self.labels.get(plan.name.as_str()),
+        };
+        found.cloned().unwrap_or_default()
+    }
+
+    /// The stack depth a goto leaves from `depth` once it has left its frames.
+    fn left(&self, depth: i64, plan: &GotoPlan) -> i64 {
+        depth
+            - plan
+                .leaves
+                .iter()
+                .map(|leave| i64::from(self.shapes().slots(leave.kind)))
+                .sum::<i64>()
+    }
+
+    /// Makes the load of a value that a search keeps on the stack (the item before the
+    /// `POP_TOP` gotopy removes) a strong reference: CPython 3.14 borrows a local's
+    /// reference only for a value consumed in its own basic block, and the search spans
+    /// several.
+    fn own_reference(&mut self, at: usize) {
+        let shapes = self.shapes();
+        if let Some(load_fast) = shapes.op("LOAD_FAST")
+            && let Some(Item::Instr(value)) = self.body.items.get_mut(at)
+            && shapes.is(value.op, "LOAD_FAST_BORROW")
+        {
+            value.op = load_fast;
+        }
+    }
+
+    /// Puts each inserted jump under the handler of the instruction it jumps to: a backward
+    /// jump can be interrupted (a signal, another thread), and the handlers around the
+    /// label are the ones that apply there.
+    fn jumps_on_their_labels_side(&mut self) -> Result<(), LowerError> {
+        jumps_on_their_labels_side(&mut self.body)
+    }
+
+    /// The index of `value` (an `int`, `str` or `bytes`) in `co_consts`, added if needed.
+    fn constant(&mut self, value: Constant) -> u32 {
+        let constants = &self.constants;
+        let index = self.constant_index.get_or_insert_with(|| {
+            let mut found = HashMap::new();
+            for (index, existing) in constants.iter().enumerate() {
+                if matches!(
+                    existing,
+                    Constant::Int(_) | Constant::Str(_) | Constant::Bytes(_)
+                ) {
+                    found.entry(existing.clone()).or_insert(index as u32);
+                }
+            }
+            found
+        });
+        if let Some(&at) = index.get(&value) {
+            return at;
+        }
+        let at = self.constants.len() as u32;
+        index.insert(value.clone(), at);
+        self.constants.push(value.clone());
+        self.added.push(value);
+        at
+    }
+
+    /// Whether `instr` loads `None`.
+    fn is_none(&self, instr: &Instr) -> bool {
+        is_none(self.shapes(), &self.constants, instr)
+    }
+}
+
+impl Analysis {
+    /// The index among the instructions of a site's instruction.
+    fn site_index(&self, body: &Body, site: Site<'_>) -> Result<usize, LowerError> {
+        let found = match body.items.get(site.at()) {
+            Some(Item::Instr(instr)) => self.index_of.get(&instr.id).copied(),
+            _ => None,
+        };
+        found.ok_or_else(|| {
+            LowerError::Check(BytecodeError::new("a site is not among the instructions"))
+        })
+    }
+}
+
+/// Puts each jump gotopy inserted under the handler of the instruction it jumps to (see
+/// [`Lowering::jumps_on_their_labels_side`]).
+pub(crate) fn jumps_on_their_labels_side(body: &mut Body) -> Result<(), LowerError> {
+    let is_jump = |body: &Body, instr: &Instr| {
+        instr.inserted && instr.target.is_some() && body.name(instr.op).starts_with("JUMP")
+    };
+    let mut jumps = Vec::new();
+    for (at, item) in body.items.iter().enumerate() {
+        if let Item::Instr(instr) = item
+            && is_jump(body, instr)
+        {
+            jumps.push(at);
+        }
+    }
+    for &at in &jumps {
+        if let Some(instr) = body.items[at].instr_mut() {
+            instr.handler = None;
+        }
+    }
+    let depths = body.depths(&[], None)?.before;
+    // The item index of each instruction, and the instruction index each label names.
+    let mut item_of = Vec::new();
+    let mut at_label: HashMap<Label, usize> = HashMap::new();
+    for (at, item) in body.items.iter().enumerate() {
+        match item {
+            Item::Label(label) => {
+                at_label.insert(*label, item_of.len());
+            }
+            Item::Instr(_) => item_of.push(at),
+        }
+    }
+    // In order, each jump reading its target's handler as it is then.
+    for at in jumps {
+        let Some(target) = body.items[at].instr().and_then(|instr| instr.target) else {
+            continue;
+        };
+        let Some(&index) = at_label.get(&target) else {
+            continue;
+        };
+        let Some(&target_at) = item_of.get(index) else {
+            continue;
+        };
+        let handler = body.items[target_at]
+            .instr()
+            .and_then(|instr| instr.handler);
+        // Not a handler that only covers the label's instruction after its stack shrank.
+        if let (Some(handler), Some(depth)) = (handler, depths[index])
+            && i64::from(handler.depth) <= depth
+            && let Some(jump) = body.items[at].instr_mut()
+        {
+            jump.handler = Some(handler);
+        }
+    }
+    Ok(())
+}
+
+/// Whether `instr` loads `None` (3.15 has `LOAD_COMMON_CONSTANT` for it).
+pub(crate) fn is_none(shapes: &Shapes, constants: &[Constant], instr: &Instr) -> bool {
+    if shapes.is(instr.op, "LOAD_CONST") {
+        return constants.get(instr.arg as usize) == Some(&Constant::None);
+    }
+    shapes.is(instr.op, "LOAD_COMMON_CONSTANT") && shapes.common_none == Some(instr.arg)
+}
+
+/// Whether the code from `a` and from `b` is the same up to a return, raise or
+/// unconditional jump: the same instructions, jumps and handlers (and source positions).
+pub(crate) fn same_block(
+    instrs: &[Instr],
+    shapes: &Shapes,
+    a: usize,
+    b: usize,
+    positions: bool,
+) -> bool {
+    for step in 0..64 {
+        let (Some(x), Some(y)) = (instrs.get(a + step), instrs.get(b + step)) else {
+            return false;
+        };
+        if (x.op, x.arg, x.handler) != (y.op, y.arg, y.handler) || x.target != y.target {
+            return false;
+        }
+        if positions && x.position != y.position {
+            return false;
+        }
+        if shapes.is_terminal(x.op) || shapes.is_unconditional(x.op) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether a position starts inside `span`.
+fn within(position: Position, span: Position) -> bool {
+    let [line, _, column, _] = position;
+    if line < 0 || column < 0 {
+        return false;
+    }
+    (span[0], span[2]) <= (line, column) && (line, column) < (span[1], span[3])
+}
+
+/// Where a scope's first marker is, for an error about the whole scope.
+pub(crate) fn first_marker(scope: &ScopePlan) -> Option<Position> {
+    let keywords = scope
+        .labels
+        .iter()
+        .map(|label| label.keyword)
+        .chain(scope.gotos.iter().map(|goto| goto.keyword))
+        .chain(scope.computed.iter().map(|computed| computed.keyword))
+        .chain(scope.switches.iter().map(|switch| switch.dispatch));
+    keywords.min()
+}
+
+/// A case value as Python's `repr` shows it.
+fn case_repr(value: &CaseConstant) -> String {
+    match value {
+        CaseConstant::Int(hex) => {
+            let (negative, digits) = match hex.strip_prefix('-') {
+                Some(digits) => (true, digits),
+                None => (false, hex.as_str()),
+            };
+            let magnitude =
+                malachite_bigint::BigInt::parse_bytes(digits.as_bytes(), 16).unwrap_or_default();
+            format!("{}{magnitude}", if negative { "-" } else { "" })
+        }
+        CaseConstant::Str(text) => python_repr_str(text),
+        CaseConstant::Bytes(bytes) => python_repr_bytes(bytes),
+    }
+}
+
+/// `repr` of a `str`: single quotes unless it holds one and no double quote, escapes for
+/// the quote, backslashes and characters that do not print.
+pub(crate) fn python_repr_str(text: &str) -> String {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => {
+                let code = u32::from(c);
+                if code < 0x100 {
+                    out.push_str(&format!("\\x{code:02x}"));
+                } else if code < 0x10000 {
+                    out.push_str(&format!("\\u{code:04x}"));
+                } else {
+                    out.push_str(&format!("\\U{code:08x}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// `repr` of a `bytes`.
+fn python_repr_bytes(bytes: &[u8]) -> String {
+    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
+        b'"'
+    } else {
+        b'\''
+    };
+    let mut out = String::from("b");
+    out.push(char::from(quote));
+    for &byte in bytes {
+        match byte {
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            byte if byte == quote => {
+                out.push('\\');
+                out.push(char::from(byte));
+            }
+            0x20..0x7f => out.push(char::from(byte)),
+            byte => out.push_str(&format!("\\x{byte:02x}")),
+        }
+    }
+    out.push(char::from(quote));
+    out
+}

@@ -1,0 +1,149 @@
+//! A module's code objects, for the compile path: finding the code object of each scope the
+//! plan rewrites, lowering it, and saying why not in the front end's words. The shells hold
+//! the real code objects; they describe the tree ([`Node`]) and load the ones asked for.
+
+use super::code::{Code, Lowered};
+use super::lower::{LowerError, Lowering, first_marker};
+use super::plan::{Plan, ScopePlan};
+use super::shapes::Shapes;
+use crate::tables::{Position, decode_locations};
+
+/// One code object of a module, in pre-order (the module first, each code object before
+/// those nested in its constants).
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// The code object whose constants hold it (`None` for the module).
+    pub parent: Option<usize>,
+    /// `co_qualname`.
+    pub qualname: String,
+}
+
+/// An error found in the code CPython compiled from the plan, for the front end to render
+/// as `check` renders its own ([`super::plan::late_error_json`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LateError {
+    /// A failure inside gotopy (`G900`), not a refusal by design (`G200`).
+    pub internal: bool,
+    /// What went wrong.
+    pub message: String,
+    /// What to write instead (refusals only).
+    pub help: String,
+    /// Where, as CPython gives positions; the module's start where unknown.
+    pub at: Position,
+}
+
+impl LateError {
+    /// The error of a rewrite that failed, about scope `qualname` whose first marker is at
+    /// `whole`.
+    pub fn of(error: LowerError, qualname: &str, whole: Position) -> LateError {
+        match error {
+            LowerError::Refused { message, at, help } => {
+                LateError::new(false, message, help.to_owned(), Some(at))
+            }
+            LowerError::Internal { message, at } => {
+                LateError::new(true, message, String::new(), at)
+            }
+            LowerError::Check(error) => LateError::new(
+                true,
+                format!("the rewritten `{qualname}` fails the check: {error}"),
+                String::new(),
+                Some(whole),
+            ),
+        }
+    }
+
+    /// An error at `at`, a CPython position whose parts may be missing: a missing line is
+    /// the first, a missing end the start.
+    pub fn new(internal: bool, message: String, help: String, at: Option<Position>) -> LateError {
+        let [line, end_line, column, end_column] = at.unwrap_or([1, 1, 0, 0]);
+        let line = if line > 0 { line } else { 1 };
+        let end_line = if end_line > 0 { end_line } else { line };
+        let column = column.max(0);
+        let end_column = if end_column > 0 { end_column } else { column };
+        LateError {
+            internal,
+            message,
+            help,
+            at: [line, end_line, column, end_column],
+        }
+    }
+}
+
+/// The code object of `scope` among `nodes`: the one with its qualified name that holds one
+/// of its labels or gotos (`positions` gives a node's positions), or the only one with its
+/// name.
+pub fn find_scope(
+    nodes: &[Node],
+    scope: &ScopePlan,
+    mut positions: impl FnMut(usize) -> Option<Vec<Position>>,
+) -> Option<usize> {
+    let keywords: Vec<Position> = (scope.labels.iter().map(|label| label.keyword))
+        .chain(scope.gotos.iter().map(|goto| goto.keyword))
+        .collect();
+    let candidates: Vec<usize> = (0..nodes.len())
+        .filter(|&index| nodes[index].qualname == scope.qualname)
+        .collect();
+    for &candidate in &candidates {
+        if let Some(found) = positions(candidate)
+            && keywords.iter().any(|keyword| found.contains(keyword))
+        {
+            return Some(candidate);
+        }
+    }
+    match candidates[..] {
+        [only] => Some(only),
+        _ => None,
+    }
+}
+
+/// The positions of a code object's code units, as `co_positions()` gives them.
+pub fn positions(code: &[u8], locations: &[u8], first_line: i32) -> Option<Vec<Position>> {
+    decode_locations(locations, first_line, code.len() / 2).ok()
+}
+
+/// Lowers every scope `plan` rewrites in the module whose code objects are `nodes`: each
+/// node's index with its new tables, in the plan's order. `load` gives a node's code
+/// object. A scope whose code object is not found, or whose rewrite fails, is the error.
+pub fn lower_module(
+    shapes: &'static Shapes,
+    plan: &Plan,
+    nodes: &[Node],
+    mut load: impl FnMut(usize) -> Code,
+) -> Result<Vec<(usize, Lowered)>, LateError> {
+    let mut loaded: Vec<Option<Code>> = vec![None; nodes.len()];
+    let mut lowered = Vec::with_capacity(plan.scopes.len());
+    for scope in &plan.scopes {
+        let whole = first_marker(scope);
+        let found = find_scope(nodes, scope, |index| {
+            let code = loaded[index].get_or_insert_with(|| load(index));
+            positions(&code.code, &code.locations, code.first_line)
+        });
+        let Some(found) = found else {
+            let message = format!("cannot find the code object of `{}`", scope.qualname);
+            return Err(LateError::new(true, message, String::new(), whole));
+        };
+        let code = loaded[found].get_or_insert_with(|| load(found));
+        // A panic in the rewrite is a failure inside gotopy, reported as one.
+        let result = crate::compile::caught(|| Lowering::lower(shapes, code, scope, plan))
+            .unwrap_or_else(|panic| {
+                Err(LowerError::Internal {
+                    message: format!(
+                        "rewriting `{}` failed: it panicked: {panic}",
+                        scope.qualname
+                    ),
+                    at: whole,
+                })
+            });
+        match result {
+            Ok(new) => lowered.push((found, new)),
+            Err(error) => {
+                return Err(LateError::of(
+                    error,
+                    &scope.qualname,
+                    whole.unwrap_or([1, 1, 0, 0]),
+                ));
+            }
+        }
+    }
+    Ok(lowered)
+}
