@@ -48,6 +48,7 @@
 pub mod bytecode;
 mod check;
 pub mod compile;
+mod copies;
 pub mod cpython;
 pub mod diagnostic;
 #[cfg(feature = "vm")]

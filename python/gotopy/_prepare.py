@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 Span = tuple[int, int, int, int]
 Node = TypeVar("Node", bound=ast.AST)
 
-_GUARDED = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+_GUARDED = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Assert)
 # The modules whose imports a standalone file leaves out, and the decorators that opt in.
 PACKAGES = ("goto", "gotopy")
 OPT_IN = ("goto", "with_goto", "switch")

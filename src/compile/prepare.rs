@@ -203,6 +203,7 @@ fn may_end_abruptly(body: &mut [Stmt]) -> bool {
     body.iter_mut().any(|stmt| match stmt {
         Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_) => true,
         Stmt::While(stmt) if always_true(&stmt.test) => true,
+        Stmt::Assert(stmt) if always_fails(stmt) => true,
         Stmt::FunctionDef(_) | Stmt::ClassDef(_) => false,
         _ => child_bodies(stmt)
             .into_iter()
@@ -337,18 +338,10 @@ fn guard_body(
                 guard_body(&mut class.body, inner, scopes, guards);
             }
             Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_) => {
-                let range = stmt.range();
-                if label_after(range) {
-                    let inner = std::mem::replace(
-                        stmt,
-                        Stmt::Pass(ast::StmtPass {
-                            node_index: Default::default(),
-                            range,
-                        }),
-                    );
-                    *stmt = guarded(range, vec![inner]);
-                    guards.push(range);
-                }
+                guard_statement(stmt, label_after(stmt.range()), guards);
+            }
+            Stmt::Assert(assert) if always_fails(assert) => {
+                guard_statement(stmt, label_after(stmt.range()), guards);
             }
             Stmt::While(stmt) => {
                 if always_true(&stmt.test) && label_after(stmt.range) {
@@ -366,6 +359,31 @@ fn guard_body(
             }
         }
     }
+}
+
+/// Compiles `stmt` (a `return`, `raise`, `break`, `continue`, or an `assert` that always
+/// fails) as `if label: <stmt>` when a label follows it, so that the code generator keeps
+/// what comes after.
+fn guard_statement(stmt: &mut Stmt, label_after: bool, guards: &mut Vec<TextRange>) {
+    if !label_after {
+        return;
+    }
+    let range = stmt.range();
+    let inner = std::mem::replace(
+        stmt,
+        Stmt::Pass(ast::StmtPass {
+            node_index: Default::default(),
+            range,
+        }),
+    );
+    *stmt = guarded(range, vec![inner]);
+    guards.push(range);
+}
+
+/// Whether an `assert` always raises: its test is a constant that is false (`assert False`,
+/// `assert 0, "unreachable"`). Both code generators drop what follows one, as after `raise`.
+fn always_fails(stmt: &ast::StmtAssert) -> bool {
+    truth(&stmt.test) == Some(false)
 }
 
 /// Inserts a trampoline after each `try` statement that gotos leave, in every scope.

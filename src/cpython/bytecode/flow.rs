@@ -97,8 +97,44 @@ impl<'a> Flow<'a> {
         [jump, next]
     }
 
+    /// The order of the copies CPython made of each `finally` body: the key of every
+    /// instruction ([`crate::copies::copy_keys`]).
+    pub fn copy_keys(&self) -> Vec<Vec<usize>> {
+        crate::copies::copy_keys(self)
+    }
+
     /// The body this is the flow of.
     pub fn body(&self) -> &'a Body {
         self.body
+    }
+}
+
+impl crate::copies::Graph for Flow<'_> {
+    type Handler = Label;
+
+    fn len(&self) -> usize {
+        self.instrs.len()
+    }
+
+    fn handler(&self, index: usize) -> Option<(Label, Option<usize>)> {
+        let handler = self.instrs[index].handler?;
+        let start = self
+            .index_of(handler.target)
+            .filter(|&start| start < self.instrs.len());
+        Some((handler.target, start))
+    }
+
+    fn same_handler(&self, a: usize, b: usize) -> bool {
+        self.instrs[a].handler == self.instrs[b].handler
+    }
+
+    fn successors(&self, index: usize) -> Vec<usize> {
+        let count = self.instrs.len();
+        Flow::successors(self, index)
+            .into_iter()
+            .flatten()
+            .map(|(to, _)| to)
+            .filter(|&to| to < count)
+            .collect()
     }
 }

@@ -19,21 +19,21 @@ pub(super) fn finally_copies(
 ) -> Result<HashMap<InstrId, HashMap<usize, usize>>, BytecodeError> {
     let flow = Flow::new(body)?;
     let count = flow.len();
-    let edges: Vec<Vec<usize>> = (0..count)
+    // Where each instruction goes without raising, and the handler it raises into.
+    let next: Vec<Vec<usize>> = (0..count)
         .map(|index| {
-            let mut targets: Vec<usize> = flow
-                .successors(index)
-                .into_iter()
-                .flatten()
-                .map(|(to, _)| to)
-                .collect();
-            if let Some((_, start)) = flow.handler(index) {
-                targets.push(start);
-            }
-            targets.retain(|&to| to < count);
-            targets
+            let found = flow.successors(index).into_iter().flatten();
+            found.map(|(to, _)| to).filter(|&to| to < count).collect()
         })
         .collect();
+    let raises: Vec<Option<usize>> = (0..count)
+        .map(|index| {
+            flow.handler(index)
+                .map(|(_, start)| start)
+                .filter(|&to| to < count)
+        })
+        .collect();
+    let edges = |index: usize| next[index].iter().copied().chain(raises[index]);
     let mut result: HashMap<InstrId, HashMap<usize, usize>> = HashMap::new();
     for (number, &[line, end_line, column, end_column]) in spans.iter().enumerate() {
         let (start, end) = ((line, column), (end_line, end_column));
@@ -56,7 +56,7 @@ pub(super) fn finally_copies(
             for index in 0..count {
                 if !member[index]
                     && flow.instrs[index].position[0] < 0
-                    && edges[index].iter().any(|&to| to != index && member[to])
+                    && edges(index).any(|to| to != index && member[to])
                 {
                     member[index] = true;
                     changed = true;
@@ -65,12 +65,19 @@ pub(super) fn finally_copies(
         }
         let mut parent: Vec<usize> = (0..count).collect();
         for index in 0..count {
-            if member[index] {
-                for &to in &edges[index] {
-                    if member[to] {
-                        let (a, b) = (root(&mut parent, index), root(&mut parent, to));
-                        parent[a] = b;
-                    }
+            if !member[index] {
+                continue;
+            }
+            // A jump without a position into one copy is covered by the handler of the `try`
+            // it leaves, where another copy starts (the one run when an exception is
+            // raised): that edge joins nothing. An instruction of the body's own raises
+            // into its own copy's handlers.
+            let joined = next[index].iter().copied();
+            let joined = joined.chain(raises[index].filter(|_| inside[index]));
+            for to in joined {
+                if member[to] {
+                    let (a, b) = (root(&mut parent, index), root(&mut parent, to));
+                    parent[a] = b;
                 }
             }
         }

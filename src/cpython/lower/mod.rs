@@ -118,6 +118,11 @@ struct Analysis {
     at_label: HashMap<Label, usize>,
     index_of: HashMap<InstrId, usize>,
     stack: Vec<Option<i64>>,
+    /// The order of the copies of `finally` bodies ([`crate::copies`]).
+    keys: Vec<Vec<usize>>,
+    /// For each site's instruction, its rank among the copies of the same site, and how many
+    /// there are.
+    ranks: HashMap<usize, (usize, usize)>,
 }
 
 impl Analysis {
@@ -135,6 +140,8 @@ impl Analysis {
             at_label,
             index_of,
             stack: Vec::new(),
+            keys: flow.copy_keys(),
+            ranks: HashMap::new(),
         })
     }
 
@@ -588,6 +595,28 @@ impl<'p> Lowering<'p> {
     /// (`None`).
     fn decide(&mut self, sites: &[Site<'p>]) -> Result<Vec<Option<Targets<'p>>>, LowerError> {
         let mut analysis = Analysis::of(&self.body)?;
+        // The copies of each site, in the order of the code as written.
+        let mut copies: HashMap<(u8, usize), Vec<usize>> = HashMap::new();
+        for &site in sites {
+            let same = match site {
+                Site::Goto(_, plan) => (0, std::ptr::from_ref(plan) as usize),
+                Site::Switch(_, plan) => (1, std::ptr::from_ref(plan) as usize),
+                Site::Computed(_, number) => (2, number),
+            };
+            copies
+                .entry(same)
+                .or_default()
+                .push(analysis.site_index(&self.body, site)?);
+        }
+        for indices in copies.into_values() {
+            let groups = in_order(&analysis, self.shapes(), indices);
+            let count = groups.len();
+            for (rank, group) in groups.into_iter().enumerate() {
+                for index in group {
+                    analysis.ranks.insert(index, (rank, count));
+                }
+            }
+        }
         let mut seeds: Vec<(usize, i64)> = Vec::new();
         let mut decided: Vec<Option<Targets<'p>>> = sites.iter().map(|_| None).collect();
         let mut known: Option<Vec<Option<i64>>> = None;
@@ -815,6 +844,18 @@ impl<'p> Lowering<'p> {
         {
             return Ok(first);
         }
+        // Several copies fit: copy k of the jump goes to copy k of its target, in the order
+        // of the code as written, when both have as many copies.
+        if let Some(&(rank, count)) = analysis.ranks.get(&site) {
+            let at: Vec<usize> = (0..candidates.len()).map(index_of).collect();
+            let groups = in_order(analysis, self.shapes(), at.clone());
+            if groups.len() == count
+                && let Some(number) = (0..candidates.len())
+                    .find(|&number| fitting.contains(&number) && groups[rank].contains(&at[number]))
+            {
+                return Ok(number);
+            }
+        }
         Err(LowerError::Refused {
             message: format!(
                 "cannot tell which of CPython's {} copies of {what} belongs to this jump (CPython \
@@ -1037,6 +1078,25 @@ pub(crate) fn same_block(
         }
     }
     false
+}
+
+/// The copies at the instructions `indices` in the order of the code as written
+/// ([`crate::copies::copy_keys`]), those next to each other in that order that start equal
+/// blocks as one: from 3.12 CPython copies a small block that ends in a return or raise into
+/// each block that jumps to it, so one copy of a `finally` body can hold two copies of it.
+fn in_order(analysis: &Analysis, shapes: &Shapes, mut indices: Vec<usize>) -> Vec<Vec<usize>> {
+    let key = |index: usize| analysis.keys.get(index);
+    indices.sort_by(|&a, &b| key(a).cmp(&key(b)));
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for index in indices {
+        match groups.last_mut() {
+            Some(group) if same_block(&analysis.instrs, shapes, group[0], index, false) => {
+                group.push(index);
+            }
+            _ => groups.push(vec![index]),
+        }
+    }
+    groups
 }
 
 /// Whether a position starts inside `span`.

@@ -1,0 +1,197 @@
+//! The order of the copies a compiler makes of a `finally` body, for both backends: RustPython
+//! and CPython compile the body once per way out of its `try`, and move handler blocks after
+//! everything else, so code order alone mixes the copies of a handler inside a `finally` body
+//! with those of the code around it. [`copy_keys`] gives every instruction a key that orders
+//! the copies as the code is written: copy k of a goto then pairs with copy k of its label.
+//!
+//! It sees a code object only as a [`Graph`]: instructions by index, the edges between them
+//! and the handler that covers each; nothing of either interpreter's instructions.
+
+use std::collections::HashMap;
+
+/// A control-flow graph, as the copy order needs it.
+pub trait Graph {
+    /// The identity of an exception handler (an entry of the table, by its target).
+    type Handler: Copy + Eq + std::hash::Hash;
+
+    /// The number of instructions.
+    fn len(&self) -> usize;
+
+    /// The handler that covers instruction `index`, its identity for [`Graph::same_handler`]
+    /// and its target's, and the instruction its code starts at (`None` when its label names
+    /// none).
+    fn handler(&self, index: usize) -> Option<(Self::Handler, Option<usize>)>;
+
+    /// Whether instructions `a` and `b` are covered by the same handler entry (or both by
+    /// none).
+    fn same_handler(&self, a: usize, b: usize) -> bool;
+
+    /// Where execution goes from instruction `index` without raising: its jump target and
+    /// the next instruction, as far as each exists.
+    fn successors(&self, index: usize) -> Vec<usize>;
+}
+
+/// Who an instruction belongs to, for the order of the copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Owner<H> {
+    /// Code reached without exceptions, or code that stands on its own at its position.
+    Straight,
+    /// The handler block of this handler.
+    Handler(H),
+}
+
+/// A handler, where its block starts, and the first instruction it protects.
+#[derive(Clone, Copy, Debug)]
+struct Protected<H> {
+    first: usize,
+    handler: H,
+    start: usize,
+}
+
+/// How deep handler blocks are followed out to the code they protect (a bound, in case of
+/// a cycle through handlers).
+const MAX_HANDLER_NESTING: usize = 64;
+
+/// For each instruction, where it belongs in the order of the code as written: an instruction
+/// reached without exceptions is at its own position; an instruction of a handler block
+/// belongs just after the first instruction that handler protects (so the handler of a copy
+/// sorts with that copy), then by its own position. Code that nothing reaches before the
+/// rewrite (after a `return` that a label follows, or a case that only the switch's
+/// dispatch will reach) belongs where the nearest reached instruction before it under the
+/// same exception handler belongs (the statements before it in its block; not a handler
+/// block of theirs that the code generator placed in between), and is walked from there
+/// like reached code, so that its own handler blocks sort with it.
+pub fn copy_keys<G: Graph>(graph: &G) -> Vec<Vec<usize>> {
+    let protected = protected(graph);
+    let owner = owners(graph, &protected);
+    let first_protected: HashMap<G::Handler, usize> = protected
+        .iter()
+        .map(|handler| (handler.handler, handler.first))
+        .collect();
+    (0..graph.len())
+        .map(|at| {
+            let mut key = vec![at];
+            let mut current = at;
+            // Follow handler blocks out to code reached without exceptions.
+            for _ in 0..MAX_HANDLER_NESTING {
+                let Some(Owner::Handler(handler)) = owner[current] else {
+                    break;
+                };
+                let Some(&first) = first_protected.get(&handler) else {
+                    break;
+                };
+                key.push(first);
+                current = first;
+            }
+            key.reverse();
+            key
+        })
+        .collect()
+}
+
+/// Each handler once, in the order of the first instruction it protects. A handler whose
+/// label names no instruction has no block to order.
+fn protected<G: Graph>(graph: &G) -> Vec<Protected<G::Handler>> {
+    let mut found: Vec<Protected<G::Handler>> = Vec::new();
+    for first in 0..graph.len() {
+        let Some((handler, start)) = graph.handler(first) else {
+            continue;
+        };
+        if found.iter().any(|known| known.handler == handler) {
+            continue;
+        }
+        if let Some(start) = start {
+            found.push(Protected {
+                first,
+                handler,
+                start,
+            });
+        }
+    }
+    found
+}
+
+/// The owner of every instruction (`None` for none only when there are no instructions).
+fn owners<G: Graph>(
+    graph: &G,
+    protected: &[Protected<G::Handler>],
+) -> Vec<Option<Owner<G::Handler>>> {
+    let mut ownership = Ownership {
+        graph,
+        owner: vec![None; graph.len()],
+    };
+    if graph.len() > 0 {
+        ownership.walk(0, Owner::Straight);
+    }
+    // Handlers of code already placed first, so that nested handler blocks find their owner;
+    // then the first code nothing reached yet, as ordinary code, and again.
+    let mut pending = protected.to_vec();
+    // Everything before this is placed: walks only ever add owners.
+    let mut placed = 0;
+    loop {
+        ownership.walk_handlers(&mut pending);
+        let Some(unreached) = (placed..graph.len()).find(|&at| ownership.owner[at].is_none())
+        else {
+            break;
+        };
+        placed = unreached;
+        let mark = ownership.owner_before(unreached);
+        ownership.walk(unreached, mark);
+    }
+    ownership.owner
+}
+
+/// Owners given so far, over a control-flow graph.
+struct Ownership<'g, G: Graph> {
+    graph: &'g G,
+    owner: Vec<Option<Owner<G::Handler>>>,
+}
+
+impl<G: Graph> Ownership<'_, G> {
+    /// Gives `mark` to every instruction without an owner that is reached from `start`
+    /// without exceptions and without passing an instruction that has one.
+    fn walk(&mut self, start: usize, mark: Owner<G::Handler>) {
+        let mut work = vec![start];
+        while let Some(at) = work.pop() {
+            if self.owner[at].is_some() {
+                continue;
+            }
+            self.owner[at] = Some(mark);
+            work.extend(
+                self.graph
+                    .successors(at)
+                    .into_iter()
+                    .filter(|&to| to < self.owner.len()),
+            );
+        }
+    }
+
+    /// Walks the block of every pending handler whose first protected instruction has an
+    /// owner, until none is left that has.
+    fn walk_handlers(&mut self, pending: &mut Vec<Protected<G::Handler>>) {
+        loop {
+            let before = pending.len();
+            pending.retain(|handler| {
+                if self.owner[handler.first].is_none() {
+                    return true;
+                }
+                self.walk(handler.start, Owner::Handler(handler.handler));
+                false
+            });
+            if pending.len() == before {
+                break;
+            }
+        }
+    }
+
+    /// The owner of unreached code at `unreached`: that of the nearest instruction before
+    /// it under the same handler that has one. With none (a handler block whose protected
+    /// code the code generator removed), it stands on its own, at its position.
+    fn owner_before(&self, unreached: usize) -> Owner<G::Handler> {
+        (0..unreached)
+            .rev()
+            .find(|&at| self.owner[at].is_some() && self.graph.same_handler(at, unreached))
+            .and_then(|at| self.owner[at])
+            .unwrap_or(Owner::Straight)
+    }
+}
