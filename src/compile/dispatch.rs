@@ -14,6 +14,7 @@ use super::{REMOVED_AS_UNREACHABLE, Site, broken, frames_left, jump_op, refuse};
 use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label};
 use crate::diagnostic::Diagnostic;
 use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, Scope, SwitchId};
+use crate::search::{Step, balanced};
 use crate::shapes;
 
 /// A search handler that unwinds to the search's start, keeping the value on the stack for
@@ -418,9 +419,10 @@ fn python_order(a: &CaseKey, b: &CaseKey) -> std::cmp::Ordering {
 }
 
 /// A balanced binary search for the value on top of the stack among `keys` (constant
-/// index, where to go when equal), sorted as Python orders them: one `<` per level, one
-/// `==` at a leaf, so at most ceil(log2(n)) + 1 comparisons. The `<` comparisons copy the
-/// value, under `guard`; the jumps all go forward.
+/// index, where to go when equal), sorted as Python orders them, in the shape
+/// [`crate::search`] gives both backends: one `<` per level, one `==` at a leaf, so at most
+/// ceil(log2(n)) + 1 comparisons. The `<` comparisons copy the value, under `guard`; the
+/// jumps all go forward.
 struct Search<'s> {
     site: &'s Instr,
     /// Handler of the comparisons made while the value stays on the stack.
@@ -465,37 +467,34 @@ impl Search<'_> {
             None,
             self.guard,
         );
-        match (keys, self.consume) {
-            ([], _) => out.push(instr(jump_op(), 0, Some(self.miss), self.guard)),
-            ([(constant, hit)], Some((end, handler))) => out.extend([
-                load(*constant, handler),
-                compare(ComparisonOperator::Equal, handler),
-                jump_if_true(*hit, handler),
-                instr(jump_op(), 0, Some(end), handler),
-            ]),
-            ([(constant, hit)], None) => out.extend([
-                copy,
-                load(*constant, self.guard),
-                compare(ComparisonOperator::Equal, self.guard),
-                jump_if_true(*hit, self.guard),
-                instr(jump_op(), 0, Some(self.miss), self.guard),
-            ]),
-            _ => {
-                let middle = keys.len() / 2;
-                let (lower, upper) = keys.split_at(middle);
-                let Some(&(middle_key, _)) = upper.first() else {
-                    return;
-                };
-                let below = body.new_label();
-                out.extend([
-                    copy,
-                    load(middle_key, self.guard),
-                    compare(ComparisonOperator::Less, self.guard),
-                    jump_if_true(below, self.guard),
-                ]);
-                self.emit(upper, body, out);
-                out.push(Item::Label(below));
-                self.emit(lower, body, out);
+        let mut places = std::collections::HashMap::new();
+        for step in balanced(keys.len()) {
+            match (step, self.consume) {
+                (Step::Nothing, _) => out.push(instr(jump_op(), 0, Some(self.miss), self.guard)),
+                (Step::Equal(key), Some((end, handler))) => out.extend([
+                    load(keys[key].0, handler),
+                    compare(ComparisonOperator::Equal, handler),
+                    jump_if_true(keys[key].1, handler),
+                    instr(jump_op(), 0, Some(end), handler),
+                ]),
+                (Step::Equal(key), None) => out.extend([
+                    copy.clone(),
+                    load(keys[key].0, self.guard),
+                    compare(ComparisonOperator::Equal, self.guard),
+                    jump_if_true(keys[key].1, self.guard),
+                    instr(jump_op(), 0, Some(self.miss), self.guard),
+                ]),
+                (Step::Less { pivot, below }, _) => {
+                    let label = body.new_label();
+                    places.insert(below, label);
+                    out.extend([
+                        copy.clone(),
+                        load(keys[pivot].0, self.guard),
+                        compare(ComparisonOperator::Less, self.guard),
+                        jump_if_true(label, self.guard),
+                    ]);
+                }
+                (Step::Below(place), _) => out.push(Item::Label(places[&place])),
             }
         }
     }
