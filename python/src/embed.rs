@@ -8,10 +8,10 @@
 //! ```no_run
 //! use pyo3::prelude::*;
 //!
-//! _gotopy::embed::register();
+//! gotopy_python::embed::register();
 //! Python::initialize();
 //! Python::attach(|py| -> PyResult<()> {
-//!     _gotopy::embed::install(py)?;
+//!     gotopy_python::embed::install(py)?;
 //!     py.run(c"from goto import goto, label", None, None)
 //! })
 //! .expect("gotopy is installed");

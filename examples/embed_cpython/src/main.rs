@@ -16,12 +16,12 @@ use pyo3::types::PyDict;
 const SCRIPT: &str = include_str!("../../embed/script.py");
 
 fn main() -> ExitCode {
-    _gotopy::embed::register();
+    gotopy_python::embed::register();
     Python::initialize();
     let modules = concat!(env!("CARGO_MANIFEST_DIR"), "/../embed");
     let script = std::ffi::CString::new(SCRIPT).expect("the script has no NUL byte");
     let ran = Python::attach(|py| -> PyResult<()> {
-        _gotopy::embed::install(py)?;
+        gotopy_python::embed::install(py)?;
         py.import("sys")?
             .getattr("path")?
             .call_method1("insert", (0, modules))?;
