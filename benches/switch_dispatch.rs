@@ -9,7 +9,7 @@
 //! 256 cases, and growing with log n (4,096 cases at most 3.5 times 16 cases).
 //!
 //! Run: `cargo bench --bench switch_dispatch`. Prints the tables and draws the chart the
-//! README shows, `docs/switch_dispatch.svg` (plotters).
+//! performance page shows, `docs/switch_dispatch.svg` (plotters).
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use gotopy::source::{DecodeError, decode};
 
-/// The codecs gotopy decodes, by Python's names (README, "Source encodings").
+/// The codecs gotopy decodes, by Python's names (docs/encodings.md).
 const SINGLE_BYTE: &[&str] = &[
     "ascii",
     "latin_1",

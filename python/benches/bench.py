@@ -13,7 +13,7 @@
   the same files each with a goto loop added, through gotopy
   (lowering that one function) against ``compile()`` of the same bytes.
 
-Run: ``python python/benches/bench.py`` with the package installed (README, Performance).
+Run: ``python python/benches/bench.py`` with the package installed (docs/performance.md).
 """
 
 from __future__ import annotations
