@@ -17,14 +17,14 @@ pub trait Graph {
     /// The number of instructions.
     fn len(&self) -> usize;
 
-    /// The handler that covers instruction `index`, its identity for [`Graph::same_handler`]
-    /// and its target's, and the instruction its code starts at (`None` when its label names
-    /// none).
+    /// The handler that covers instruction `index` (its identity: its target) and the
+    /// instruction its code starts at (`None` when its label names none).
     fn handler(&self, index: usize) -> Option<(Self::Handler, Option<usize>)>;
 
-    /// Whether instructions `a` and `b` are covered by the same handler entry (or both by
-    /// none).
-    fn same_handler(&self, a: usize, b: usize) -> bool;
+    /// Whether code that nothing reaches before the rewrite, at `unreached`, belongs where
+    /// the reached instruction `before` it belongs: the compiler's layout decides which
+    /// instructions before dead code are of its own block.
+    fn belongs_with(&self, before: usize, unreached: usize) -> bool;
 
     /// Where execution goes from instruction `index` without raising: its jump target and
     /// the next instruction, as far as each exists.
@@ -57,10 +57,10 @@ const MAX_HANDLER_NESTING: usize = 64;
 /// belongs just after the first instruction that handler protects (so the handler of a copy
 /// sorts with that copy), then by its own position. Code that nothing reaches before the
 /// rewrite (after a `return` that a label follows, or a case that only the switch's
-/// dispatch will reach) belongs where the nearest reached instruction before it under the
-/// same exception handler belongs (the statements before it in its block; not a handler
-/// block of theirs that the code generator placed in between), and is walked from there
-/// like reached code, so that its own handler blocks sort with it.
+/// dispatch will reach) belongs where the nearest reached instruction before it that
+/// [`Graph::belongs_with`] it belongs (the statements before it in its block, as the
+/// compiler lays blocks out), and is walked from there like reached code, so that its own
+/// handler blocks sort with it.
 pub fn copy_keys<G: Graph>(graph: &G) -> Vec<Vec<usize>> {
     let protected = protected(graph);
     let owner = owners(graph, &protected);
@@ -185,12 +185,12 @@ impl<G: Graph> Ownership<'_, G> {
     }
 
     /// The owner of unreached code at `unreached`: that of the nearest instruction before
-    /// it under the same handler that has one. With none (a handler block whose protected
+    /// it that has one and that it belongs with. With none (a handler block whose protected
     /// code the code generator removed), it stands on its own, at its position.
     fn owner_before(&self, unreached: usize) -> Owner<G::Handler> {
         (0..unreached)
             .rev()
-            .find(|&at| self.owner[at].is_some() && self.graph.same_handler(at, unreached))
+            .find(|&at| self.owner[at].is_some() && self.graph.belongs_with(at, unreached))
             .and_then(|at| self.owner[at])
             .unwrap_or(Owner::Straight)
     }

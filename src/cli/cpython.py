@@ -198,7 +198,8 @@ def main():
                 write(rebuilt(module, replaced), request["write"], data)
                 answer = {"written": True}
         except OSError as error:
-            answer = {"os_error": (error.strerror or str(error)).lower(), "errno": error.errno}
+            # Writing the file failed: the binary says why, in its own words for `errno`.
+            answer = {"errno": error.errno} if error.errno else {"error": f"OSError: {error}"}
         except Exception as error:  # noqa: BLE001 - a failure here stops this file only
             answer = {"error": f"{type(error).__name__}: {error}"}
         out.write(json.dumps(answer) + "\n")

@@ -287,81 +287,83 @@ struct Compiler<'a> {
     mode: &'a str,
 }
 
+/// Why a file's compile stops early: with its outcome, or because the interpreter cannot go
+/// on (which ends the command).
+enum Stop {
+    File(Outcome),
+    Command(String),
+}
+
+impl From<String> for Stop {
+    fn from(message: String) -> Stop {
+        Stop::Command(message)
+    }
+}
+
+/// An outcome that fails the file with `report`.
+fn failed(report: String) -> Stop {
+    Stop::File(Outcome {
+        report,
+        failed: true,
+        problem: None,
+    })
+}
+
+/// An outcome that makes the command exit 2 with `problem`, after `report`.
+fn problem(report: String, problem: String) -> Stop {
+    Stop::File(Outcome {
+        report,
+        failed: false,
+        problem: Some(problem),
+    })
+}
+
 impl Compiler<'_> {
     /// Compiles one file: its outcome, or why the interpreter could not go on.
     fn compile(&self, interpreter: &mut Interpreter, job: &Job) -> Result<Outcome, String> {
+        match self.steps(interpreter, job) {
+            Ok(outcome) | Err(Stop::File(outcome)) => Ok(outcome),
+            Err(Stop::Command(message)) => Err(message),
+        }
+    }
+
+    /// Read and plan; the interpreter compiles; lower; check what a standalone file still
+    /// needs; the interpreter writes the file.
+    fn steps(&self, interpreter: &mut Interpreter, job: &Job) -> Result<Outcome, Stop> {
         let shown_source = shown(&job.source);
-        let data = match std::fs::read(&job.source) {
-            Ok(data) => data,
-            Err(error) => {
-                return Ok(Outcome {
-                    problem: Some(format!(
-                        "{shown_source}: cannot read: {}",
-                        io_reason(&error)
-                    )),
-                    ..Outcome::default()
-                });
-            }
-        };
-        let source = match Source::from_bytes(shown_source.as_str(), &data) {
-            Ok(source) => source,
-            Err(error) => {
-                return Ok(Outcome {
-                    problem: Some(format!("{shown_source}: {error}")),
-                    ..Outcome::default()
-                });
-            }
-        };
+        let data = std::fs::read(&job.source).map_err(|error| {
+            problem(
+                String::new(),
+                format!("{shown_source}: cannot read: {}", io_reason(&error)),
+            )
+        })?;
+        let source = Source::from_bytes(shown_source.as_str(), &data)
+            .map_err(|error| problem(String::new(), format!("{shown_source}: {error}")))?;
         let options = Options::new().all_scopes(self.all_scopes || asks_all_scopes(&data));
-        let plan = match plan_source(&source, options) {
-            Ok(plan) => plan,
-            Err(CompileError::Rejected { diagnostics, .. }) => {
-                return Ok(Outcome {
-                    report: render_text(&diagnostics, &source, self.color),
-                    failed: true,
-                    problem: None,
-                });
+        let plan = plan_source(&source, options).map_err(|error| match error {
+            CompileError::Rejected { diagnostics, .. } => {
+                failed(render_text(&diagnostics, &source, self.color))
             }
-            Err(other) => {
-                return Ok(Outcome {
-                    report: format!("{shown_source}: error: {other}\n"),
-                    failed: true,
-                    problem: None,
-                });
-            }
-        };
-        let late = |error: LateError| Outcome {
-            report: render_text(&[late_error(&source, &error)], &source, self.color),
-            failed: true,
-            problem: None,
-        };
-        let functions: Vec<&str> = (plan.scopes.iter())
-            .filter(|scope| scope.kind == "function")
-            .map(|scope| scope.qualname.as_str())
-            .collect();
-        let scopes: Vec<&str> = plan
-            .scopes
-            .iter()
-            .map(|scope| scope.qualname.as_str())
-            .collect();
-        let edits = if plan.edits_tree() {
-            serde_json::to_value(&plan).map_err(|error| error.to_string())?
-        } else {
-            Value::Null
+            other => failed(format!("{shown_source}: error: {other}\n")),
+        })?;
+        let late = |error: LateError| {
+            failed(render_text(
+                &[late_error(&source, &error)],
+                &source,
+                self.color,
+            ))
         };
         let answer = interpreter.ask(&json!({"compile": {
             "path": shown_source,
             "data": hex(&data),
-            "plan": edits,
-            "functions": functions,
-            "scopes": scopes,
+            "plan": if plan.edits_tree() { serde_json::to_value(&plan).map_err(|e| e.to_string())? } else { Value::Null },
+            "functions": plan.scopes.iter().filter(|scope| scope.kind == "function").map(|scope| &scope.qualname).collect::<Vec<_>>(),
+            "scopes": plan.scopes.iter().map(|scope| &scope.qualname).collect::<Vec<_>>(),
         }}))?;
-        if let Some(outcome) = self.failure(&answer, &shown_source, job) {
-            return Ok(outcome);
-        }
+        self.failure(&answer, &shown_source)?;
         if let Some(message) = answer["late"].as_str() {
             let help = answer["help"].as_str().unwrap_or_default().to_owned();
-            return Ok(late(LateError::new(
+            return Err(late(LateError::new(
                 help.is_empty(),
                 message.to_owned(),
                 help,
@@ -369,48 +371,21 @@ impl Compiler<'_> {
             )));
         }
         let described = answer["codes"].as_array().cloned().unwrap_or_default();
-        let nodes: Vec<Node> = described
-            .iter()
+        let nodes: Vec<Node> = (described.iter())
             .map(|code| Node {
                 parent: code["parent"].as_u64().map(|parent| parent as usize),
                 qualname: code["qualname"].as_str().unwrap_or_default().to_owned(),
             })
             .collect();
         let codes: Vec<Option<Code>> = described.iter().map(code_of).collect();
-        let lowered = match lower_module(self.shapes, &plan, &nodes, |index| {
-            codes[index].clone().unwrap_or_default()
-        }) {
-            Ok(lowered) => lowered,
-            Err(error) => return Ok(late(error)),
-        };
+        let load = |index: usize| codes[index].clone().unwrap_or_default();
+        let lowered = lower_module(self.shapes, &plan, &nodes, load).map_err(late)?;
         let removed: Vec<String> =
             serde_json::from_value(answer["removed"].clone()).unwrap_or_default();
-        if !removed.is_empty() {
-            for (index, code) in codes.iter().enumerate() {
-                let Some(code) = code else { continue };
-                // What is lowered is looked into as it is after the rewrite.
-                let code = match lowered.iter().find(|(at, _)| *at == index) {
-                    Some((_, new)) => rewritten(code, new),
-                    None => code.clone(),
-                };
-                let found =
-                    still_needed(self.shapes, &code, &removed).map_err(|error| error.to_string());
-                if let Some((name, at)) = found? {
-                    let message = format!(
-                        "`{name}` is still needed at run time here, so this module cannot run where \
-                         gotopy is not installed"
-                    );
-                    return Ok(late(LateError::new(
-                        false,
-                        message,
-                        STILL_NEEDED.to_owned(),
-                        Some(at),
-                    )));
-                }
-            }
+        if let Some(error) = self.still_needed(&codes, &lowered, &removed)? {
+            return Err(late(error));
         }
-        let replace: Vec<Value> = lowered
-            .iter()
+        let replace: Vec<Value> = (lowered.iter())
             .map(|(index, new)| {
                 json!([index, {
                     "code": hex(&new.code),
@@ -427,22 +402,17 @@ impl Compiler<'_> {
             "target": job.target,
             "mode": self.mode,
         }}))?;
-        let warnings = gotopy::diagnostic::render_text(&plan.warnings, &source, self.color);
+        let warnings = render_text(&plan.warnings, &source, self.color);
         if let Some(errno) = answer["errno"].as_i64() {
             let error = std::io::Error::from_raw_os_error(errno as i32);
-            return Ok(Outcome {
-                report: warnings,
-                failed: false,
-                problem: Some(format!(
-                    "{}: cannot write: {}",
-                    shown(&job.target),
-                    io_reason(&error)
-                )),
-            });
+            let why = format!(
+                "{}: cannot write: {}",
+                shown(&job.target),
+                io_reason(&error)
+            );
+            return Err(problem(warnings, why));
         }
-        if let Some(outcome) = self.failure(&answer, &shown_source, job) {
-            return Ok(outcome);
-        }
+        self.failure(&answer, &shown_source)?;
         Ok(Outcome {
             report: warnings,
             failed: false,
@@ -450,37 +420,54 @@ impl Compiler<'_> {
         })
     }
 
-    /// The outcome of an answer that says the interpreter failed on this file.
-    fn failure(&self, answer: &Value, shown_source: &str, job: &Job) -> Option<Outcome> {
+    /// The first load, in a code object of the module as it is after the rewrite, of a name
+    /// that the imports a standalone file leaves out (`removed`) bound.
+    fn still_needed(
+        &self,
+        codes: &[Option<Code>],
+        lowered: &[(usize, Lowered)],
+        removed: &[String],
+    ) -> Result<Option<LateError>, String> {
+        if removed.is_empty() {
+            return Ok(None);
+        }
+        for (index, code) in codes.iter().enumerate() {
+            let Some(code) = code else { continue };
+            let code = match lowered.iter().find(|(at, _)| *at == index) {
+                Some((_, new)) => rewritten(code, new),
+                None => code.clone(),
+            };
+            let found =
+                still_needed(self.shapes, &code, removed).map_err(|error| error.to_string())?;
+            if let Some((name, at)) = found {
+                let message = format!(
+                    "`{name}` is still needed at run time here, so this module cannot run where \
+                     gotopy is not installed"
+                );
+                return Ok(Some(LateError::new(
+                    false,
+                    message,
+                    STILL_NEEDED.to_owned(),
+                    Some(at),
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Stops on an answer that says the interpreter failed on this file: a syntax error of
+    /// CPython's own, or an error inside the script (`G900`).
+    fn failure(&self, answer: &Value, shown_source: &str) -> Result<(), Stop> {
         if let Some([line, message]) = answer["syntax_error"].as_array().map(Vec::as_slice) {
-            let report = format!(
-                "{shown_source}:{line}: error: {}\n",
-                message.as_str().unwrap_or_default()
-            );
-            return Some(Outcome {
-                report,
-                failed: true,
-                problem: None,
-            });
+            let message = message.as_str().unwrap_or_default();
+            return Err(failed(format!("{shown_source}:{line}: error: {message}\n")));
         }
         if let Some(error) = answer["error"].as_str() {
-            let report =
-                format!("{shown_source}: error[G900]: internal error: {error} ({REPORT})\n");
-            return Some(Outcome {
-                report,
-                failed: true,
-                problem: None,
-            });
+            return Err(failed(format!(
+                "{shown_source}: error[G900]: internal error: {error} ({REPORT})\n"
+            )));
         }
-        if let Some(reason) = answer["os_error"].as_str()
-            && answer["errno"].is_null()
-        {
-            return Some(Outcome {
-                problem: Some(format!("{}: {reason}", shown(&job.source))),
-                ..Outcome::default()
-            });
-        }
-        None
+        Ok(())
     }
 }
 

@@ -55,7 +55,9 @@ impl crate::copies::Graph for Graph<'_, '_> {
         Some((handler.target, self.0.index_of(handler.target).ok()))
     }
 
-    fn same_handler(&self, a: usize, b: usize) -> bool {
+    /// RustPython places a handler block of the statements before dead code between them
+    /// and it: the statements of its own block are those under the same handler.
+    fn belongs_with(&self, a: usize, b: usize) -> bool {
         self.0.instr(a).map(|instr| instr.handler) == self.0.instr(b).map(|instr| instr.handler)
     }
 

@@ -124,8 +124,10 @@ impl crate::copies::Graph for Flow<'_> {
         Some((handler.target, start))
     }
 
-    fn same_handler(&self, a: usize, b: usize) -> bool {
-        self.instrs[a].handler == self.instrs[b].handler
+    /// CPython moves every handler block after all other code, keeping their order: the
+    /// reached instruction nearest before dead code is of its own block.
+    fn belongs_with(&self, _before: usize, _unreached: usize) -> bool {
+        true
     }
 
     fn successors(&self, index: usize) -> Vec<usize> {

@@ -716,7 +716,14 @@ impl<'p> Lowering<'p> {
                 }
                 let what = format!("label `.{}`", plan.name);
                 let depth = self.left(analysis.stack[site].unwrap_or(0), plan);
-                let copy = self.choose(site, depth, &self.candidates(plan), &what, plan.keyword)?;
+                let copy = self.choose(
+                    site,
+                    depth,
+                    &self.candidates(plan),
+                    &what,
+                    plan.keyword,
+                    false,
+                )?;
                 Ok(Some(Targets::Goto(copy)))
             }
             Site::Switch(_, plan) => {
@@ -746,8 +753,14 @@ impl<'p> Lowering<'p> {
                     }
                     let what = format!("label `.{}`", target.name);
                     let depth = self.left(base, target);
-                    let copy =
-                        self.choose(site, depth, &self.candidates(target), &what, plan.keyword)?;
+                    let copy = self.choose(
+                        site,
+                        depth,
+                        &self.candidates(target),
+                        &what,
+                        plan.keyword,
+                        false,
+                    )?;
                     chosen.push((target, copy));
                 }
                 // The error formats a copy of the value, from under what its statement pushed.
@@ -789,7 +802,7 @@ impl<'p> Lowering<'p> {
                 help: REMOVED,
             });
         }
-        Ok(copies[self.choose(site, depth, copies, what, span)?])
+        Ok(copies[self.choose(site, depth, copies, what, span, true)?])
     }
 
     /// Which copy of a target a jump from instruction `site` goes to.
@@ -799,7 +812,10 @@ impl<'p> Lowering<'p> {
     /// copies, and so can a goto. A goto goes to a copy in the same copy of every `finally`
     /// body around the label (`copies`), where the stack is `depth` deep, as the goto leaves
     /// it. When exactly one copy fits, or all that fit start equal blocks, that is the goto's
-    /// own; otherwise gotopy cannot tell, and refuses.
+    /// own. When several still fit: a case or the end of a switch (`forward`) is the first
+    /// that follows its search in the code, since CPython lays out a switch's body right
+    /// after its search in each copy; a label is copy k of a goto's copy k, in the order of
+    /// the code as written ([`crate::copies`]). Otherwise gotopy cannot tell, and refuses.
     fn choose(
         &self,
         site: usize,
@@ -807,6 +823,7 @@ impl<'p> Lowering<'p> {
         candidates: &[Label],
         what: &str,
         span: Position,
+        forward: bool,
     ) -> Result<usize, LowerError> {
         let analysis = self.analysis()?;
         let empty = HashMap::new();
@@ -844,9 +861,17 @@ impl<'p> Lowering<'p> {
         {
             return Ok(first);
         }
+        if forward {
+            let after = fitting.iter().copied().filter(|&n| index_of(n) > site);
+            if let Some(nearest) = after.min_by_key(|&n| index_of(n)) {
+                return Ok(nearest);
+            }
+        }
         // Several copies fit: copy k of the jump goes to copy k of its target, in the order
         // of the code as written, when both have as many copies.
-        if let Some(&(rank, count)) = analysis.ranks.get(&site) {
+        if let Some(&(rank, count)) = analysis.ranks.get(&site)
+            && !forward
+        {
             let at: Vec<usize> = (0..candidates.len()).map(index_of).collect();
             let groups = in_order(analysis, self.shapes(), at.clone());
             if groups.len() == count
