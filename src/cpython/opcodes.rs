@@ -167,11 +167,6 @@ impl Opcodes {
         self.names[usize::from(op)]
     }
 
-    /// Whether `op` is an opcode of this version.
-    pub fn exists(&self, op: u8) -> bool {
-        !self.names[usize::from(op)].is_empty()
-    }
-
     /// The inline cache units after `op`.
     pub fn caches(&self, op: u8) -> u8 {
         self.caches[usize::from(op)]

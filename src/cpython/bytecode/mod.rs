@@ -213,11 +213,6 @@ impl Body {
         at
     }
 
-    /// The instruction with identity `id`.
-    pub fn find(&self, id: InstrId) -> Option<&Instr> {
-        self.instrs().find(|instr| instr.id == id)
-    }
-
     /// The instruction with identity `id`, to edit.
     pub fn find_mut(&mut self, id: InstrId) -> Option<&mut Instr> {
         self.items

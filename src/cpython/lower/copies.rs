@@ -68,12 +68,15 @@ pub(super) fn finally_copies(
             if !member[index] {
                 continue;
             }
-            // A jump without a position into one copy is covered by the handler of the `try`
-            // it leaves, where another copy starts (the one run when an exception is
-            // raised): that edge joins nothing. An instruction of the body's own raises
-            // into its own copy's handlers.
+            // An instruction without a position belongs to the copy it goes on into: a jump
+            // into one copy is covered by the handler of the `try` it leaves, where another
+            // copy starts (the one run when an exception is raised), and that edge joins
+            // nothing. Only one that goes on nowhere in the body (the `RERAISE` of a nested
+            // handler's cleanup) belongs where it raises to. An instruction of the body's
+            // own raises into its own copy's handlers.
+            let flows_in = next[index].iter().any(|&to| member[to]);
             let joined = next[index].iter().copied();
-            let joined = joined.chain(raises[index].filter(|_| inside[index]));
+            let joined = joined.chain(raises[index].filter(|_| inside[index] || !flows_in));
             for to in joined {
                 if member[to] {
                     let (a, b) = (root(&mut parent, index), root(&mut parent, to));

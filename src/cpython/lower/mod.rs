@@ -63,7 +63,7 @@ impl From<BytecodeError> for LowerError {
 }
 
 /// The help of a label CPython removed before gotopy could see it.
-pub(crate) const REMOVED: &str = "CPython's compiler drops code under a condition it can prove false (`if False:`, \
+const REMOVED: &str = "CPython's compiler drops code under a condition it can prove false (`if False:`, \
      `while 0:`), and after a loop on a test it computes to be true (`while 1 + 1:`); move \
      the label, or test a variable instead";
 
