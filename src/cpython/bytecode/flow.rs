@@ -98,7 +98,7 @@ impl<'a> Flow<'a> {
     }
 
     /// The order of the copies CPython made of each `finally` body: the key of every
-    /// instruction ([`crate::copies::copy_keys`]).
+    /// instruction (as the shared `copies::copy_keys` computes it).
     pub fn copy_keys(&self) -> Vec<Vec<usize>> {
         crate::copies::copy_keys(self)
     }
