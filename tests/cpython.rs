@@ -292,9 +292,11 @@ fn rust_program_embedding_cpython_installs_gotopy() {
             "CPython {version} ({}) has no shared library",
             python.display()
         );
-        let target = root().join(format!("target/embed-cpython/{version}"));
+        // One target directory for every version: only PyO3 and what depends on it are built
+        // again for each (its configuration changes), not gotopy's front end.
+        let target = root().join("target/embed-cpython");
         std::fs::create_dir_all(&target).unwrap();
-        let pyo3_config = target.join("pyo3.cfg");
+        let pyo3_config = target.join(format!("pyo3-{version}.cfg"));
         std::fs::write(
             &pyo3_config,
             format!(
@@ -308,16 +310,15 @@ fn rust_program_embedding_cpython_installs_gotopy() {
         cpython::run(
             &format!("building examples/embed_cpython for CPython {version}"),
             Command::new(env!("CARGO"))
-                .args(["build", "--locked", "--manifest-path"])
+                .args(["rustc", "--locked", "--manifest-path"])
                 .arg(root().join("examples/embed_cpython/Cargo.toml"))
                 .env("CARGO_TARGET_DIR", &target)
                 .env("PYO3_CONFIG_FILE", &pyo3_config)
                 // The library's own dependencies are found where it is (Debian's need sid's C
-                // library, which the machine's linker would not find).
-                .env(
-                    "RUSTFLAGS",
-                    format!("-C link-arg=-Wl,-rpath-link,{lib_dir}"),
-                ),
+                // library, which the machine's linker would not find). Given to the program
+                // alone (not in `RUSTFLAGS`, which would build every crate again).
+                .arg("--")
+                .arg(format!("-Clink-arg=-Wl,-rpath-link,{lib_dir}")),
         );
         let program = target.join("debug/embed-cpython");
         let embedded = python.with_file_name(format!(
