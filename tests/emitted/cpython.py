@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 import gotopy
+from gotopy._runtime import code_objects
 
 # Added to each standard-library file, so that every module has a function to lower.
 GOTO_LOOP = b"""
@@ -110,14 +111,6 @@ def decorated(data: bytes, name: str) -> str:
     return digest(outcomes)
 
 
-def code_objects(code: types.CodeType) -> list[types.CodeType]:
-    found = [code]
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            found.extend(code_objects(constant))
-    return found
-
-
 def line(name: str, data: bytes, decorator: bool = True) -> str:
     return f"{name} {compiled(data, name)} {decorated(data, name) if decorator else '-'}"
 
@@ -147,6 +140,9 @@ def main(argv: list[str]) -> None:
         return
     print("# stdlib")
     library = Path(os.__file__).parent
+    # A file that names where the interpreter is installed (`_sysconfigdata_*`, where
+    # tools/pythons points pip's wheels at its own tree) differs from clone to clone.
+    prefix = os.fsencode(sys.base_prefix)
     for path in sorted(library.rglob("*.py")):
         if "site-packages" in path.parts:
             continue
@@ -154,6 +150,8 @@ def main(argv: list[str]) -> None:
             data = path.read_bytes()
             compile(data, str(path), "exec", dont_inherit=True)
         except (OSError, SyntaxError, ValueError):
+            continue
+        if prefix in data:
             continue
         print(line(str(path.relative_to(library)), data + GOTO_LOOP, decorator=False))
 
