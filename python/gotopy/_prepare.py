@@ -15,7 +15,9 @@ import ast
 import copy
 from typing import Any, TypeVar
 
-Span = tuple[int, int, int, int]
+# A source position as CPython's code objects give it (``gotopy::tables::Position``):
+# line, end line, column, end column.
+Position = tuple[int, int, int, int]
 Node = TypeVar("Node", bound=ast.AST)
 
 _GUARDED = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Assert)
@@ -51,11 +53,11 @@ def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
         raise PlanMismatch(f"{missing} of the front end's edits found no place in the tree")
 
 
-def _span(node: ast.expr | ast.stmt) -> Span:
+def _position(node: ast.expr | ast.stmt) -> Position:
     return (node.lineno, node.end_lineno or node.lineno, node.col_offset, node.end_col_offset or 0)
 
 
-def _at(node: Node, span: Span) -> Node:
+def _at(node: Node, span: Position) -> Node:
     """``node`` with every position set to ``span``."""
     line, end_line, column, end_column = span
     node.lineno, node.end_lineno = line, end_line  # type: ignore[attr-defined]
@@ -63,11 +65,11 @@ def _at(node: Node, span: Span) -> Node:
     return node
 
 
-def _name(word: str, span: Span) -> ast.expr:
+def _name(word: str, span: Position) -> ast.expr:
     return _at(ast.Name(id=word, ctx=ast.Load()), span)
 
 
-def _marker(word: str, span: Span) -> ast.stmt:
+def _marker(word: str, span: Position) -> ast.stmt:
     """``word.word`` as a statement: what ``case[...]`` and a switch's two places become."""
     return _at(ast.Expr(value=_at(ast.Attribute(value=_name(word, span), attr=word, ctx=ast.Load()), span)), span)
 
@@ -76,8 +78,8 @@ def _computed(stmt: ast.Expr, plan: dict[str, Any]) -> list[ast.stmt]:
     """``goto *expr`` as ``expr; goto.goto; if label: raise ValueError(f"...{goto!r}...")``:
     the marker spans the keyword ``goto``, the guard and the load of ``goto`` in the message
     (which becomes a copy of the value) the statement, the rest of the error the keyword."""
-    span: Span = tuple(plan["keyword"])  # type: ignore[assignment]
-    statement: Span = tuple(plan["statement"])  # type: ignore[assignment]
+    span: Position = tuple(plan["keyword"])  # type: ignore[assignment]
+    statement: Position = tuple(plan["statement"])  # type: ignore[assignment]
     text = _at(
         ast.JoinedStr(
             values=[
@@ -102,7 +104,7 @@ def _value_statement(value: ast.expr, plan: dict[str, Any]) -> ast.stmt:
     undoes), spanning the plan's subject."""
     if isinstance(value, ast.Constant):
         # An expression statement that is a constant is not compiled at all.
-        value = _at(ast.BoolOp(op=ast.Or(), values=[value, copy.deepcopy(value)]), _span(value))
+        value = _at(ast.BoolOp(op=ast.Or(), values=[value, copy.deepcopy(value)]), _position(value))
     return _at(ast.Expr(value=value), tuple(plan["subject"]))  # type: ignore[arg-type]
 
 
@@ -111,7 +113,7 @@ def _switch(stmt: ast.While, plan: dict[str, Any]) -> ast.stmt:
     switch.switch; body; break``, in place; returns the end marker to put after it."""
     subject = _value_statement(stmt.test.right, plan)  # type: ignore[attr-defined]
     stmt.test = _name("label", tuple(plan["header"]))  # type: ignore[arg-type]
-    last = _span(stmt.body[-1])
+    last = _position(stmt.body[-1])
     stmt.body = [
         subject,
         _marker("switch", tuple(plan["dispatch"])),  # type: ignore[arg-type]
@@ -122,16 +124,16 @@ def _switch(stmt: ast.While, plan: dict[str, Any]) -> ast.stmt:
 
 
 class _Editor:
-    def __init__(self, guards: set[Span], trampolines: dict[tuple[int, int], list[dict[str, Any]]]):
+    def __init__(self, guards: set[Position], trampolines: dict[tuple[int, int], list[dict[str, Any]]]):
         self.guards = guards
         self.by_try = trampolines
-        self.guarded: set[Span] = set()
+        self.guarded: set[Position] = set()
         self.trampolines = 0
         # Switches and computed gotos by where their statement starts, and the keyword
         # span of each case by where the case starts.
         self.switches: dict[tuple[int, int], dict[str, Any]] = {}
         self.computed: dict[tuple[int, int], dict[str, Any]] = {}
-        self.cases: dict[tuple[int, int], Span] = {}
+        self.cases: dict[tuple[int, int], Position] = {}
         self.dispatches = 0
 
     def visit_body(self, root: list[ast.stmt]) -> None:
@@ -145,7 +147,7 @@ class _Editor:
         at = 0
         while at < len(body):
             stmt = body[at]
-            span = _span(stmt)
+            span = _position(stmt)
             start = (stmt.lineno, stmt.col_offset)
             if isinstance(stmt, ast.While) and start in self.switches:
                 plan = self.switches[start]
@@ -172,9 +174,9 @@ class _Editor:
                 guard = ast.If(test=_name("label", span), body=stmt.body, orelse=[])
                 stmt.body = [_at(guard, span)]  # type: ignore[attr-defined]
                 self.guarded.add(span)
-            elif isinstance(stmt, ast.While) and _span(stmt.test) in self.guards:
-                self.guarded.add(_span(stmt.test))
-                stmt.test = _name("label", _span(stmt.test))
+            elif isinstance(stmt, ast.While) and _position(stmt.test) in self.guards:
+                self.guarded.add(_position(stmt.test))
+                stmt.test = _name("label", _position(stmt.test))
             trampolines = self.by_try.get((stmt.lineno, stmt.col_offset), [])
             if trampolines and isinstance(stmt, _TRY):
                 copies = [_trampoline(stmt, t) for t in trampolines]
@@ -189,7 +191,7 @@ _TRY: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 def _trampoline(stmt: ast.stmt, trampoline: dict[str, Any]) -> ast.stmt:
     """``if label: <finally body>; goto .name``, the added nodes spanning the plan's span."""
-    span: Span = tuple(trampoline["span"])  # type: ignore[assignment]
+    span: Position = tuple(trampoline["span"])  # type: ignore[assignment]
     goto = _at(ast.Attribute(value=_name("goto", span), attr=trampoline["name"], ctx=ast.Load()), span)
     body = copy.deepcopy(stmt.finalbody) + [_at(ast.Expr(value=goto), span)]  # type: ignore[attr-defined]
     return _at(ast.If(test=_name("label", span), body=body, orelse=[]), span)
