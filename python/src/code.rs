@@ -1,5 +1,5 @@
 //! Code objects between Python and `gotopy::cpython`: what the backend reads of one
-//! ([`read`]), the tree of a module's code objects ([`Tree`]), and a code object rebuilt with
+//! ([`read`], [`read_tables`]), the tree of a module's code objects ([`Tree`]), and a code object rebuilt with
 //! what a rewrite gave ([`replace`]). No decision about bytecode is made here.
 
 use std::collections::{HashMap, HashSet};
@@ -14,6 +14,21 @@ pub fn code_type(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     py.import("types")?.getattr("CodeType")
 }
 
+/// What the bytecode layer reads of the code object `code`: its three tables, its first
+/// line and its stack size; the rest of [`Code`] is left empty (names and constants are
+/// copied only for a rewrite, by [`read`]).
+pub fn read_tables(code: &Bound<'_, PyAny>) -> PyResult<Code> {
+    let bytes = |name: &str| -> PyResult<Vec<u8>> { code.getattr(name)?.extract::<Vec<u8>>() };
+    Ok(Code {
+        code: bytes("co_code")?,
+        exceptions: bytes("co_exceptiontable")?,
+        locations: bytes("co_linetable")?,
+        first_line: code.getattr("co_firstlineno")?.extract()?,
+        stacksize: code.getattr("co_stacksize")?.extract()?,
+        ..Code::default()
+    })
+}
+
 /// What the backend reads of the code object `code` (not its nested ones).
 pub fn read(code: &Bound<'_, PyAny>) -> PyResult<Code> {
     let strings = |name: &str| -> PyResult<Vec<String>> {
@@ -21,13 +36,8 @@ pub fn read(code: &Bound<'_, PyAny>) -> PyResult<Code> {
         let tuple = tuple.cast::<PyTuple>()?;
         tuple.iter().map(|item| item.extract::<String>()).collect()
     };
-    let bytes = |name: &str| -> PyResult<Vec<u8>> { code.getattr(name)?.extract::<Vec<u8>>() };
     let consts = code.getattr("co_consts")?;
     let mut read = Code {
-        code: bytes("co_code")?,
-        exceptions: bytes("co_exceptiontable")?,
-        locations: bytes("co_linetable")?,
-        first_line: code.getattr("co_firstlineno")?.extract()?,
         names: strings("co_names")?,
         constants: consts
             .cast::<PyTuple>()?
@@ -37,9 +47,8 @@ pub fn read(code: &Bound<'_, PyAny>) -> PyResult<Code> {
         flags: code.getattr("co_flags")?.extract()?,
         argcount: code.getattr("co_argcount")?.extract()?,
         kwonlyargcount: code.getattr("co_kwonlyargcount")?.extract()?,
-        stacksize: code.getattr("co_stacksize")?.extract()?,
         qualname: code.getattr("co_qualname")?.extract()?,
-        ..Code::default()
+        ..read_tables(code)?
     };
     read.set_locals(
         strings("co_varnames")?,

@@ -326,7 +326,7 @@ fn asks_all_scopes(data: &[u8]) -> bool {
 #[pyfunction]
 fn reassemble<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let shapes = shapes(code.py())?;
-    let read = code::read(code)?;
+    let read = code::read_tables(code)?;
     let assembled = Body::decode(shapes, read.raw())
         .and_then(|body| body.assemble())
         .map_err(bytecode_error)?;

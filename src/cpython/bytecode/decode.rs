@@ -4,8 +4,6 @@
 //! before the instructions they name; each instruction gets the position of its opcode's
 //! unit. Offsets are read here and forgotten.
 
-use std::collections::HashMap;
-
 use super::{Body, BytecodeError, Handler, Instr, InstrId, Item, Label};
 use crate::cpython::shapes::Shapes;
 use crate::tables::{decode_exceptions, decode_locations};
@@ -124,32 +122,37 @@ impl Body {
         }
         // A label before each instruction a jump or handler names.
         let mut body = Body::new(shapes, raw.first_line);
-        let mut labels: HashMap<usize, Label> = HashMap::new();
+        let mut labels: Vec<Option<Label>> = vec![None; count];
+        let mut placed = 0;
         for &at in targets
             .iter()
             .flatten()
             .chain(entries.iter().map(|(at, _, _)| at))
         {
-            labels.entry(at).or_insert_with(|| body.new_label());
+            if labels[at].is_none() {
+                labels[at] = Some(body.new_label());
+                placed += 1;
+            }
         }
+        let label = |at: usize| labels[at].expect("a label before every named instruction");
         let handlers: Vec<Handler> = entries
             .iter()
             .map(|&(at, depth, lasti)| Handler {
-                target: labels[&at],
+                target: label(at),
                 depth,
                 lasti,
             })
             .collect();
-        body.items.reserve(count + labels.len());
+        body.items.reserve(count + placed);
         for (index, start) in starts.iter().enumerate() {
-            if let Some(&label) = labels.get(&index) {
+            if let Some(label) = labels[index] {
                 body.items.push(Item::Label(label));
             }
             let id = InstrId(index as u32);
             body.items.push(Item::Instr(Instr {
                 op: code[2 * start.op_at],
                 arg: start.arg,
-                target: targets[index].map(|at| labels[&at]),
+                target: targets[index].map(label),
                 handler: handler_of[index].map(|handler| handlers[handler]),
                 position: positions[start.op_at],
                 inserted: false,
