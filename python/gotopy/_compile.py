@@ -81,7 +81,7 @@ def compile_source(
         # same code objects as compiling the prepared tree, without the round trip through
         # `ast` objects (which costs more than the compile itself).
         code = compile(data, path, "exec", dont_inherit=True, optimize=optimize)
-        return lower(code, the_plan, path, data) if the_plan.rewrites else code
+        return lower(code, the_plan, path, data)
     limit = sys.getrecursionlimit()
     # CPython's conversions between its syntax tree and `ast` objects count against the
     # recursion limit, which a long `elif` chain reaches on 3.11 (each `elif` nests).
@@ -116,6 +116,10 @@ def _late(path: str, data: bytes, error: BaseException) -> SyntaxError:
 
 def lower(code: types.CodeType, the_plan: _gotopy.Plan, path: str, data: bytes) -> types.CodeType:
     """``code`` with the code object of every planned scope lowered."""
+    if not the_plan.rewrites:
+        # Nothing to lower (a module without markers, or a standalone edit alone): no walk
+        # over its code objects.
+        return code
     try:
         module, placed = the_plan.lower(code)
     except _gotopy.Rejected as error:
