@@ -87,6 +87,16 @@ fn emitted_code_is_the_recorded_code() {
                 cpython::shown(&output)
             );
             let got = String::from_utf8_lossy(&output.stdout).into_owned();
+            // An internal error (G900) or another exception is a failing test, never a
+            // recording: blessing cannot take one in either.
+            let internal: Vec<&str> = (got.lines())
+                .filter(|line| line.contains(":G900:") || line.contains("failed:"))
+                .collect();
+            assert!(
+                internal.is_empty(),
+                "CPython {version}: internal errors in gotopy:\n{}",
+                internal.join("\n")
+            );
             let recorded_path = root().join(format!("tests/emitted/cpython-{version}.txt"));
             if bless {
                 std::fs::write(&recorded_path, &got).unwrap();

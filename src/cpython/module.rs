@@ -103,7 +103,10 @@ pub fn positions(code: &[u8], locations: &[u8], first_line: i32) -> Option<Vec<P
 
 /// Lowers every scope `plan` rewrites in the module whose code objects are `nodes`: each
 /// node's index with its new tables, in the plan's order. `load` gives a node's code
-/// object. A scope whose code object is not found, or whose rewrite fails, is the error.
+/// object. A scope no code object of the module is named after is left out: CPython's
+/// compiler removed its definition as unreachable (a function defined after `while True:`
+/// or `return`, or under `if False:`), so this module never creates it. A scope whose
+/// code object is named but not found, or whose rewrite fails, is the error.
 pub fn lower_module(
     shapes: &'static Shapes,
     plan: &Plan,
@@ -113,6 +116,9 @@ pub fn lower_module(
     let mut loaded: Vec<Option<Code>> = vec![None; nodes.len()];
     let mut lowered = Vec::with_capacity(plan.scopes.len());
     for scope in &plan.scopes {
+        if nodes.iter().all(|node| node.qualname != scope.qualname) {
+            continue;
+        }
         let whole = first_marker(scope);
         let found = find_scope(nodes, scope, |index| {
             let code = loaded[index].get_or_insert_with(|| load(index));
