@@ -11,7 +11,9 @@
   decoded, checked and assembled again (``_gotopy.reassemble``, the native bytecode
   layer); and
   the same files each with a goto loop added, through gotopy
-  (lowering that one function) against ``compile()`` of the same bytes.
+  (lowering that one function) against ``compile()`` of the same bytes, and through the
+  tree beside CPython's own round trip through ``ast`` (``compile(ast.parse(...))``), which
+  bounds that route.
 
 Run: ``python python/benches/bench.py`` with the package installed (docs/performance.md).
 """
@@ -120,6 +122,16 @@ def compile_path() -> None:
 
         return run
 
+    def round_trip(added: bytes = b"") -> Callable[[], None]:
+        """CPython alone through its tree: ``compile(ast.parse(...))``, the floor of the
+        tree route."""
+
+        def run() -> None:
+            for path, data in files:
+                compile(ast.parse(data + added, path), path, "exec", dont_inherit=True)
+
+        return run
+
     def through_gotopy(added: bytes = b"", edit: Edit | None = None, again: bool = False) -> Callable[[], None]:
         """gotopy's compile path of each file with ``added`` at its end; ``again``: every
         code object decoded and assembled afterwards."""
@@ -145,6 +157,7 @@ def compile_path() -> None:
         "tree": through_gotopy(edit=noop, again=True),
         "plain+goto": plain(GOTO_LOOP),
         "gotopy+goto": through_gotopy(GOTO_LOOP),
+        "ast+goto": round_trip(GOTO_LOOP),
         "tree+goto": through_gotopy(GOTO_LOOP, edit=noop),
     }
     times: dict[str, list[float]] = {name: [] for name in runs}
@@ -165,7 +178,8 @@ def compile_path() -> None:
     print(
         f"each file with a goto loop added: compile() {t['plain+goto']:.2f} s; gotopy "
         f"{ratio('gotopy+goto', 'plain+goto')}; through the tree instead "
-        f"{ratio('tree+goto', 'plain+goto')}"
+        f"{ratio('tree+goto', 'plain+goto')}, where CPython's own round trip through `ast` "
+        f"(compile(ast.parse(...))) takes {ratio('ast+goto', 'plain+goto')}"
     )
 
 
