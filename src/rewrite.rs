@@ -217,7 +217,10 @@ impl Decoration {
                 ));
             };
             let replacement = match marker.keyword {
-                Keyword::Label => vec![Item::Label(placed.label)],
+                Keyword::Label => vec![
+                    Item::Label(placed.label),
+                    Item::Instr(Instr::line_event(&marker.load)),
+                ],
                 Keyword::Goto => self.jump(marker, placed, stacks)?,
             };
             replacements.push((marker.at, replacement));

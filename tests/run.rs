@@ -882,6 +882,58 @@ fn tracebacks_in_rewritten_code_point_at_source_lines() {
     }
 }
 
+/// A tracer sees every statement that runs, labels and cases included (a line event where
+/// control reaches them, as for `pass`), in the same order on RustPython and on every
+/// CPython: what a debugger steps through and coverage counts.
+#[test]
+fn line_events_name_labels_and_cases() {
+    let path = write(
+        "lines.py",
+        "from goto import goto, label, switch, case\n\
+         import sys\n\
+         @goto\n\
+         def total(n):\n    \
+             s = 0\n    \
+             label .loop\n    \
+             if n <= 0:\n        \
+                 return s\n    \
+             s += n; n -= 1\n    \
+             goto .loop\n\
+         @goto\n\
+         def pick(n):\n    \
+             while switch *n:\n        \
+                 case[0]\n        \
+                 return 'zero'\n        \
+                 case[1]\n        \
+                 n = 'one'\n    \
+             return n\n\
+         lines = []\n\
+         def tracer(frame, event, arg):\n    \
+             if event == 'line' and frame.f_code.co_name in ('total', 'pick'):\n        \
+                 lines.append(frame.f_lineno)\n    \
+             return tracer\n\
+         sys.settrace(tracer)\n\
+         total(2); pick(0); pick(1); pick(2)\n\
+         sys.settrace(None)\n\
+         print(lines)\n",
+    );
+    // Lines 6 and 14/16 are the label and the cases.
+    let expected = "[5, 6, 7, 9, 10, 6, 7, 9, 10, 6, 7, 8, 13, 14, 15, 13, 16, 17, 18, 13, 18]\n";
+    let mut runs = vec![("RustPython".to_owned(), gotopy_run(&path, &[]))];
+    for (version, python) in cpython::installed() {
+        let output = Command::new(python)
+            .args(["-m", "gotopy", "run"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        runs.push((format!("CPython {version}"), output));
+    }
+    for (target, output) in runs {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(String::from_utf8_lossy(&output.stdout), expected, "{target}: {stderr}");
+    }
+}
+
 /// `gotopy` run in `dir`, colour off, UTF-8 output.
 fn gotopy_in(dir: &std::path::Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gotopy"));

@@ -916,13 +916,13 @@ class Tools(unittest.TestCase):
         self.assertNotIn("label", names)
         self.assertTrue(any(i.opname == "JUMP_BACKWARD" for i in instructions))
         self.assertEqual(self.module.countdown(3), [3, 2, 1])
-        # Every source line of the body but the label's (which is gone) starts instructions,
-        # and `dis.dis`'s listing names no marker.
+        # Every source line of the body starts instructions (the label's a `NOP`, as for
+        # `pass`), and `dis.dis`'s listing names no marker.
         listing = io.StringIO()
         dis.dis(self.module.countdown, file=listing)
         starts = {i.positions.lineno for i in instructions if i.positions and i.positions.lineno}
         first = self.module.countdown.__code__.co_firstlineno
-        self.assertEqual(sorted(starts - {first}), [first + n for n in (2, 4, 5, 6, 7, 8)])
+        self.assertEqual(sorted(starts - {first}), [first + n for n in (2, 3, 4, 5, 6, 7, 8)])
         self.assertNotIn("goto", listing.getvalue())
         self.assertNotIn("label", listing.getvalue())
 
@@ -957,9 +957,9 @@ class Tools(unittest.TestCase):
             self.module.countdown(1)
         finally:
             sys.settrace(None)
-        # Python's own order for the same loop written with `while`: the goto line runs
-        # between two rounds, the label is no statement.
-        self.assertEqual(lines, [6, 8, 10, 11, 12, 8, 9])
+        # Every statement that runs, in order, as for the same loop written with `while`:
+        # the goto line between two rounds, and the label's line where the goto lands.
+        self.assertEqual(lines, [6, 7, 8, 10, 11, 12, 7, 8, 9])
 
     def test_pdb_steps_over_a_goto(self) -> None:
         commands = "break tools_program.py:12\ncontinue\nnext\nnext\np n\nclear 1\ncontinue\n"
@@ -990,6 +990,69 @@ class Tools(unittest.TestCase):
         data = json.loads(report.stdout)
         executed = set(next(iter(data["files"].values()))["executed_lines"])
         self.assertLessEqual({6, 8, 9, 10, 11, 12}, executed)
+
+
+class Coverage(unittest.TestCase):
+    """coverage.py on goto code: labels and cases are line events as ``pass`` is, so every
+    ``ok`` fixture reports 100% of its lines and branches, with coverage's C tracer and, from
+    3.14, with ``sys.monitoring`` (``COVERAGE_CORE=sysmon``; before 3.14 it cannot measure
+    branches). Lines no run reaches carry ``# pragma: no cover`` and branches never taken
+    ``# pragma: no branch`` (coverage.py's own exclusions, written from reading each
+    program). Runs on 3.12 and 3.14, or on every version with ``GOTOPY_COVERAGE_ALL=1``."""
+
+    def test_every_ok_fixture_is_fully_covered(self) -> None:
+        if importlib.util.find_spec("coverage") is None:
+            self.skipTest("coverage is not installed here (tests/cpython.rs installs it)")
+        if sys.version_info[:2] not in {(3, 12), (3, 14)} and not os.environ.get("GOTOPY_COVERAGE_ALL"):
+            self.skipTest("runs on 3.12 and 3.14 (GOTOPY_COVERAGE_ALL=1: on every version)")
+        fixtures = sorted((FIXTURES / "ok").glob("*.py"))
+        for core in ["ctrace", "sysmon"] if sys.version_info >= (3, 14) else ["ctrace"]:
+            with self.subTest(core=core), tempfile.TemporaryDirectory() as directory:
+                env = {k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_START"}
+                env["COVERAGE_CORE"] = core
+                common = dict(capture_output=True, text=True, cwd=ROOT, env=env)
+                data = str(Path(directory, ".coverage"))
+                for path in fixtures:
+                    run = subprocess.run(
+                        [sys.executable, "-m", "coverage", "run", "--branch", "--parallel-mode",
+                         f"--data-file={data}", "-m", "gotopy", "run", str(path)],
+                        **common,
+                    )
+                    self.assertEqual(run.returncode, 0, f"{path.name}: {run.stderr}")
+                report_file = str(Path(directory, "report.json"))
+                only = ["--include", str(FIXTURES / "ok" / "*.py")]
+                for command in (["combine", "--quiet"], ["json", "-o", report_file, *only]):
+                    done = subprocess.run(
+                        [sys.executable, "-m", "coverage", *command, f"--data-file={data}"],
+                        **common,
+                    )
+                    self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+                report = json.loads(Path(report_file).read_text())["files"]
+                self.assertEqual(len(report), len(fixtures))
+                for name, measured in sorted(report.items()):
+                    summary = measured["summary"]
+                    not_run = (measured["missing_lines"], measured["missing_branches"])
+                    self.assertEqual(not_run, ([], []), f"{core}: {name}")
+                    self.assertEqual(summary["percent_covered"], 100.0, f"{core}: {name}")
+
+    def test_lines_after_a_goto_are_reported_as_missed(self) -> None:
+        if importlib.util.find_spec("coverage") is None:
+            self.skipTest("coverage is not installed here (tests/cpython.rs installs it)")
+        program = (
+            "from goto import goto, label\n\n\n@goto\ndef skip(n):\n    goto .over\n"
+            "    n += 1\n    label .over\n    return n\n\n\nprint(skip(1))\n"
+        )
+        with tempfile.TemporaryDirectory() as directory:
+            Path(directory, "skip.py").write_text(program)
+            env = {k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_START"}
+            common = dict(capture_output=True, text=True, cwd=directory, env=env)
+            run = subprocess.run([sys.executable, "-m", "coverage", "run", "--branch", "skip.py"], **common)
+            self.assertEqual(run.stdout, "1\n", run.stderr)
+            report = subprocess.run([sys.executable, "-m", "coverage", "json", "-o", "-"], **common)
+            measured = next(iter(json.loads(report.stdout)["files"].values()))
+        # Only `n += 1`, which the goto jumps over: the label's line ran.
+        self.assertEqual(measured["missing_lines"], [7])
+        self.assertEqual(measured["executed_lines"], [1, 4, 5, 6, 8, 9, 12])
 
 
 class Typing(unittest.TestCase):

@@ -81,6 +81,16 @@ impl Instr {
             inserted: true,
         }
     }
+
+    /// A `NOP` at the location of `at` and under its handler: what stays of a label or case
+    /// marker (or goes before a goto's cleanup at another line), as CPython keeps one for
+    /// `pass`, so that reaching it is a line event for tracers, debuggers and coverage.
+    pub fn line_event(at: &Instr) -> Instr {
+        Instr {
+            handler: at.handler,
+            ..Instr::like(at, Instruction::Nop, 0, None)
+        }
+    }
 }
 
 /// An element of an instruction list.

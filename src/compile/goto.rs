@@ -94,6 +94,13 @@ impl Lowering<'_, '_> {
                 REMOVED_AS_UNREACHABLE,
             ));
         };
+        // The goto's line is a line event before a `with` exit's (which carries the `with`
+        // statement's line) runs, as CPython puts a `NOP` before the cleanup of a `break`.
+        if let Some(Item::Instr(first)) = items.first()
+            && first.line.line != site.line.line
+        {
+            items.insert(0, Item::Instr(Instr::line_event(site)));
+        }
         // The jump belongs to the label's side: if it is interrupted (a backward jump checks
         // for signals), the handlers around the label are the ones that apply.
         let mut jump = Instr::like(site, jump_op(), 0, Some(label));

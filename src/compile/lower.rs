@@ -202,13 +202,19 @@ impl<'r, 'c> Lowering<'r, 'c> {
         match &scope.marker(marker).kind {
             MarkerKind::Label { name, .. } => {
                 let (label, _) = self.targets.label(name, site.copy, scope, marker)?;
-                Ok(vec![Item::Label(label)])
+                Ok(vec![
+                    Item::Label(label),
+                    Item::Instr(Instr::line_event(instr)),
+                ])
             }
             MarkerKind::Case {
                 switch: Some(_), ..
             } => {
                 let (label, _) = self.targets.case(marker, site.copy, scope)?;
-                Ok(vec![Item::Label(label)])
+                Ok(vec![
+                    Item::Label(label),
+                    Item::Instr(Instr::line_event(instr)),
+                ])
             }
             MarkerKind::Switch(switch) => self.lower_switch(*site, marker, *switch),
             MarkerKind::ComputedGoto { .. } => self.lower_computed_goto(*site, marker),

@@ -49,6 +49,8 @@ pub struct Shapes {
     pub jump_forward: u8,
     /// `JUMP_BACKWARD`.
     pub jump_backward: u8,
+    /// `NOP`: where a marker was, it carries the marker's line (a line event).
+    pub nop: u8,
     /// Whether the location table has one entry per run of instructions at one position
     /// (3.12 and later) or one per instruction (3.11).
     pub merged_location_runs: bool,
@@ -62,6 +64,9 @@ pub struct Shapes {
     /// The conditional jump taken when the value on top is true, forward: the only
     /// direction gotopy's searches jump in (3.11 names the direction).
     pub jump_if_true: u8,
+    /// What follows a conditional jump where it does not jump (3.14 and later): `NOT_TAKEN`,
+    /// which reports that branch to `sys.monitoring` (coverage.py's branch arcs).
+    pub not_taken: Option<u8>,
     /// The stack slots a `for` loop's body runs above: its iterator, and from 3.14 the index
     /// or `NULL` beside it (what `POP_ITER` pops).
     pub for_slots: u32,
@@ -165,11 +170,13 @@ impl Shapes {
             extended_arg: must("EXTENDED_ARG"),
             jump_forward: must("JUMP_FORWARD"),
             jump_backward: must("JUMP_BACKWARD"),
+            nop: must("NOP"),
             merged_location_runs: version.at_least(12),
             with_exit_at_item: version.at_least(13),
             unchecked_local_loads: version.at_least(12),
             jump_if_true: op("POP_JUMP_FORWARD_IF_TRUE")
                 .unwrap_or_else(|| must("POP_JUMP_IF_TRUE")),
+            not_taken: op("NOT_TAKEN"),
             for_slots: pop_iter.map_or(1, |effect| (-effect) as u32),
             with_slots: if version.at_least(14) { 2 } else { 1 },
             common_none: version.at_least(15).then_some(7),
@@ -521,6 +528,29 @@ mod tests {
             assert_eq!(shapes.jumps_if(shapes.jump_if_true), Some(true));
             assert!(!shapes.is_backward(shapes.jump_if_true));
         }
+    }
+
+    #[test]
+    fn a_conditional_jump_is_followed_by_not_taken_from_3_14() {
+        each(
+            "def f(x):\n    if x:\n        return 1\n",
+            |shapes, _, body| {
+                let all = instrs(body);
+                let at = all
+                    .iter()
+                    .position(|i| shapes.jumps_if(i.op).is_some())
+                    .unwrap();
+                let next = shapes.opcodes.name(all[at + 1].op);
+                let expected = shapes.version.at_least(14);
+                assert_eq!(next == "NOT_TAKEN", expected, "CPython {}", shapes.version);
+                assert_eq!(
+                    shapes.not_taken.is_some(),
+                    expected,
+                    "CPython {}",
+                    shapes.version
+                );
+            },
+        );
     }
 
     #[test]

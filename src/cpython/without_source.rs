@@ -172,6 +172,8 @@ pub fn lower(shapes: &'static Shapes, code: &Code) -> Result<Lowered, LowerError
                 }
             };
             out.push(Item::Label(label));
+            // Reaching a label is a line event, as in the lowering with source.
+            out.push(Item::Instr(body.like(site, shapes.nop, 0, None)));
             placed.insert(name);
         } else {
             for _ in 0..pops.get(&load).copied().unwrap_or(0) {

@@ -167,6 +167,9 @@ impl Lowering<'_> {
                     let (compare, arg) = shapes.comparison(false);
                     out.push(guarded(body, compare, arg, None));
                     out.push(guarded(body, shapes.jump_if_true, 0, Some(hit)));
+                    if let Some(not_taken) = shapes.not_taken {
+                        out.push(Item::Instr(body.like(site, not_taken, 0, None)));
+                    }
                     out.push(Item::Instr(body.like(
                         site,
                         shapes.jump_forward,
@@ -182,6 +185,9 @@ impl Lowering<'_> {
                     let (compare, arg) = shapes.comparison(true);
                     out.push(guarded(body, compare, arg, None));
                     out.push(guarded(body, shapes.jump_if_true, 0, Some(label)));
+                    if let Some(not_taken) = shapes.not_taken {
+                        out.push(Item::Instr(body.like(site, not_taken, 0, None)));
+                    }
                 }
                 Step::Below(place) => out.push(Item::Label(places[&place])),
             }

@@ -50,6 +50,16 @@ impl Lowering<'_> {
                 _ => cleanup.extend(self.with_exit(site, leave, plan)?),
             }
         }
+        // The goto's line is a line event before a `with` exit's (which carries the `with`
+        // statement's line) runs, as CPython puts a `NOP` before the cleanup of a `break`.
+        if cleanup
+            .first()
+            .and_then(Item::instr)
+            .is_some_and(|first| first.position[0] != site.position[0])
+        {
+            let nop = self.shapes().nop;
+            cleanup.insert(0, Item::Instr(self.body.like(site, nop, 0, None)));
+        }
         let candidates = self.candidates(plan);
         let Some(&target) = candidates.get(copy) else {
             return Err(internal(

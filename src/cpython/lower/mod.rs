@@ -324,7 +324,7 @@ impl<'p> Lowering<'p> {
                 && places.contains(&span)
                 && self.marker_at(&items, index, word) == Some(word)
             {
-                self.place("", Some(span), load, &mut out);
+                self.place(word, Some(span), load, &mut out);
                 index += 3;
                 continue;
             }
@@ -471,7 +471,10 @@ impl<'p> Lowering<'p> {
     }
 
     /// Replaces a label's (or a place's) marker with a new copy of it: a label `name`, or
-    /// the place at `place`.
+    /// the place at `place` (a case, or the end of a switch when `name` is `switch`). A
+    /// label or a case keeps a `NOP` at its marker's position, as CPython keeps one for
+    /// `pass`: reaching it is a line event (tracers, debuggers, coverage), and an exception
+    /// a tracer raises there meets the handlers the marker had.
     fn place(
         &mut self,
         name: &'p str,
@@ -486,6 +489,10 @@ impl<'p> Lowering<'p> {
             None => self.labels.entry(name).or_default().push(label),
         }
         self.marker_of.insert(label, marker.id);
+        if name != "switch" {
+            let nop = self.shapes().nop;
+            out.push(Item::Instr(self.body.like(marker, nop, 0, None)));
+        }
     }
 
     /// The index in `out` of the `POP_TOP` that ends the statement computing a switch's
@@ -572,6 +579,10 @@ impl<'p> Lowering<'p> {
         } else if taken_if_true {
             let jump = self.body.like(load, jump_forward, 0, Some(target));
             out.push(Item::Instr(jump));
+        } else {
+            // The guarded statement's line stays a line event where its test was: CPython
+            // keeps a `NOP` for `while True:`, which the guard `while label:` stood for.
+            out.push(Item::Instr(self.body.like(load, shapes.nop, 0, None)));
         }
         Ok(at)
     }
