@@ -860,16 +860,7 @@ fn tracebacks_in_rewritten_code_point_at_source_lines() {
              print(e.__traceback__.tb_next.tb_lineno)\n\
          again([1, 2])\n",
     );
-    let mut runs = vec![("RustPython".to_owned(), gotopy_run(&path, &[]))];
-    for (version, python) in cpython::installed() {
-        let output = Command::new(python)
-            .args(["-m", "gotopy", "run"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        runs.push((format!("CPython {version}"), output));
-    }
-    for (target, output) in runs {
+    for (target, output) in on_every_target(&path) {
         assert_eq!(String::from_utf8_lossy(&output.stdout), "7\n", "{target}");
         assert_eq!(output.status.code(), Some(1), "{target}");
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -919,19 +910,29 @@ fn line_events_name_labels_and_cases() {
     );
     // Lines 6 and 14/16 are the label and the cases.
     let expected = "[5, 6, 7, 9, 10, 6, 7, 9, 10, 6, 7, 8, 13, 14, 15, 13, 16, 17, 18, 13, 18]\n";
-    let mut runs = vec![("RustPython".to_owned(), gotopy_run(&path, &[]))];
+    for (target, output) in on_every_target(&path) {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            expected,
+            "{target}: {stderr}"
+        );
+    }
+}
+
+/// `path` run by `gotopy run` (RustPython) and by `python -m gotopy run` on every CPython,
+/// each with the target's name.
+fn on_every_target(path: &std::path::Path) -> Vec<(String, std::process::Output)> {
+    let mut runs = vec![("RustPython".to_owned(), gotopy_run(path, &[]))];
     for (version, python) in cpython::installed() {
         let output = Command::new(python)
             .args(["-m", "gotopy", "run"])
-            .arg(&path)
+            .arg(path)
             .output()
             .unwrap();
         runs.push((format!("CPython {version}"), output));
     }
-    for (target, output) in runs {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(String::from_utf8_lossy(&output.stdout), expected, "{target}: {stderr}");
-    }
+    runs
 }
 
 /// `gotopy` run in `dir`, colour off, UTF-8 output.
