@@ -11,6 +11,7 @@ use common::root;
 
 #[allow(dead_code)] // shared helpers; this file uses only some of them
 mod common;
+#[allow(dead_code)]
 #[path = "common/cpython.rs"]
 mod cpython;
 

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use common::{gotopy_run, output_with_stdin, write};
 
-use cpython::assert_same_everywhere as assert_same_as_cpython;
+use cpython::{assert_same_everywhere as assert_same_as_cpython, run_everywhere};
 
 #[test]
 fn leaving_one_two_and_eleven_for_loops() {
@@ -860,7 +860,7 @@ fn tracebacks_in_rewritten_code_point_at_source_lines() {
              print(e.__traceback__.tb_next.tb_lineno)\n\
          again([1, 2])\n",
     );
-    for (target, output) in on_every_target(&path) {
+    for (target, output) in run_everywhere(&path) {
         assert_eq!(String::from_utf8_lossy(&output.stdout), "7\n", "{target}");
         assert_eq!(output.status.code(), Some(1), "{target}");
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -910,7 +910,7 @@ fn line_events_name_labels_and_cases() {
     );
     // Lines 6 and 14/16 are the label and the cases.
     let expected = "[5, 6, 7, 9, 10, 6, 7, 9, 10, 6, 7, 8, 13, 14, 15, 13, 16, 17, 18, 13, 18]\n";
-    for (target, output) in on_every_target(&path) {
+    for (target, output) in run_everywhere(&path) {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(
             String::from_utf8_lossy(&output.stdout),
@@ -918,21 +918,6 @@ fn line_events_name_labels_and_cases() {
             "{target}: {stderr}"
         );
     }
-}
-
-/// `path` run by `gotopy run` (RustPython) and by `python -m gotopy run` on every CPython,
-/// each with the target's name.
-fn on_every_target(path: &std::path::Path) -> Vec<(String, std::process::Output)> {
-    let mut runs = vec![("RustPython".to_owned(), gotopy_run(path, &[]))];
-    for (version, python) in cpython::installed() {
-        let output = Command::new(python)
-            .args(["-m", "gotopy", "run"])
-            .arg(path)
-            .output()
-            .unwrap();
-        runs.push((format!("CPython {version}"), output));
-    }
-    runs
 }
 
 /// `gotopy` run in `dir`, colour off, UTF-8 output.

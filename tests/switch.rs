@@ -18,8 +18,8 @@ mod cpython;
 use std::fmt::Write;
 use std::process::{Command, Output};
 
-use common::{gotopy_run, write};
-use cpython::assert_same_everywhere as assert_same_as_cpython;
+use common::write;
+use cpython::{assert_same_everywhere as assert_same_as_cpython, run_everywhere};
 
 /// splitmix64: small, seedable, and enough for test data.
 struct Rng(u64);
@@ -598,20 +598,6 @@ fn search_height(pivots: &[i64]) -> Option<usize> {
         }
     }
     depths.values().copied().max()
-}
-
-/// `path` run by `gotopy run` and by `python -m gotopy run` on each CPython.
-fn run_everywhere(path: &std::path::Path) -> Vec<(String, Output)> {
-    let mut runs = vec![("RustPython".to_owned(), gotopy_run(path, &[]))];
-    for (version, python) in cpython::installed() {
-        let output = Command::new(python)
-            .args(["-m", "gotopy", "run"])
-            .arg(path)
-            .output()
-            .unwrap();
-        runs.push((format!("CPython {version}"), output));
-    }
-    runs
 }
 
 /// Tracebacks from a case body and from the subject name their own lines.

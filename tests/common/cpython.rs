@@ -22,6 +22,24 @@ use crate::common::root;
 /// The version the type checkers run on.
 const TYPING_VERSION: &str = "3.13";
 
+/// `path` run by `gotopy run` (RustPython) and by `python -m gotopy run` on every CPython,
+/// each with the target's name.
+pub fn run_everywhere(path: &Path) -> Vec<(String, Output)> {
+    let mut runs = vec![(
+        "RustPython".to_owned(),
+        crate::common::gotopy_run(path, &[]),
+    )];
+    for (version, python) in installed() {
+        let output = Command::new(python)
+            .args(["-m", "gotopy", "run"])
+            .arg(path)
+            .output()
+            .unwrap();
+        runs.push((format!("CPython {version}"), output));
+    }
+    runs
+}
+
 /// The program with goto does what the structured one does, on RustPython (against
 /// `python3`) and on every CPython with the package (against that CPython).
 #[allow(dead_code)] // not every test that shares this module uses it
