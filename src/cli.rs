@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use gotopy::diagnostic::{render_text, report_json, report_text};
+use gotopy::diagnostic::{render_text, report_github, report_json, report_text};
 use gotopy::{Diagnostic, Options, Source, check_source};
 
 mod cpython;
@@ -183,6 +183,8 @@ enum Format {
     Text,
     /// One JSON array of diagnostics.
     Json,
+    /// GitHub Actions workflow commands: an annotation on the line of each diagnostic.
+    Github,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -663,6 +665,7 @@ fn check(args: &CheckArgs, styles: Styles) -> u8 {
         Format::Text => Ok(report_text(pairs(&checked), styles.stdout)),
         Format::Json => report_json(pairs(&checked))
             .map_err(|error| format!("cannot write the diagnostics as JSON: {error}")),
+        Format::Github => Ok(report_github(pairs(&checked))),
     };
     // A report that cannot be made or written is a failure, never an empty result.
     if let Err(message) = output.and_then(|output| print_stdout(output.as_bytes())) {

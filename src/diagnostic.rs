@@ -227,6 +227,70 @@ pub fn report_json<'a>(
     Ok(json)
 }
 
+/// The report of `gotopy check --format github`: one GitHub Actions workflow command per
+/// diagnostic (`::error title=gotopy (G002),file=…,line=…,col=…,endLine=…,endColumn=…::…`),
+/// which a workflow step turns into an annotation on the file's line, as ruff's
+/// `--output-format github` does. The message reads `PATH:LINE:COLUMN: CODE message`, then
+/// each related place and the help on lines of their own; no summary line.
+pub fn report_github<'a>(
+    checked: impl IntoIterator<Item = (&'a Source, &'a [Diagnostic])>,
+) -> String {
+    let mut out = String::new();
+    for (source, diagnostics) in checked {
+        for diagnostic in diagnostics {
+            let at = JsonSpan::new(diagnostic.range, source);
+            let command = match diagnostic.severity() {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            let mut message = format!(
+                "{}:{}:{}: {} {}",
+                source.path(),
+                at.line,
+                at.column,
+                diagnostic.code.as_str(),
+                diagnostic.message
+            );
+            for related in &diagnostic.related {
+                let Location { line, column } = source.location(related.range.start());
+                message.push_str(&format!(
+                    "\n{}:{line}:{column}: {}",
+                    source.path(),
+                    related.message
+                ));
+            }
+            if let Some(help) = &diagnostic.help {
+                message.push_str(&format!("\nhelp: {help}"));
+            }
+            out.push_str(&format!(
+                "::{command} title={},file={},line={},col={},endLine={},endColumn={}::{}\n",
+                escape_property(&format!("gotopy ({})", diagnostic.code.as_str())),
+                escape_property(source.path()),
+                at.line,
+                at.column,
+                at.end_line,
+                at.end_column,
+                escape_data(&message)
+            ));
+        }
+    }
+    out
+}
+
+/// A workflow command's message: `%`, carriage returns and line feeds escaped, as the
+/// GitHub Actions toolkit escapes them.
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A workflow command's property value: as [`escape_data`], and `:` and `,` too, which
+/// separate the properties.
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
 fn report<'a>(diagnostic: &'a Diagnostic, source: &'a Source) -> Vec<Group<'a>> {
     let level = match diagnostic.severity() {
         Severity::Error => Level::ERROR,
@@ -450,5 +514,74 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A workflow command as the GitHub Actions runner reads one: `::NAME PROPERTIES::MESSAGE`,
+    /// properties split at `,` and `=`, then `%25`, `%0D`, `%0A`, `%3A` and `%2C` decoded
+    /// (the toolkit's escapes; written here from its documentation, not from gotopy).
+    fn parse_command(line: &str) -> (String, Vec<(String, String)>, String) {
+        let decode = |text: &str| {
+            text.replace("%0D", "\r")
+                .replace("%0A", "\n")
+                .replace("%3A", ":")
+                .replace("%2C", ",")
+                .replace("%25", "%")
+        };
+        let rest = line.strip_prefix("::").expect("a command starts with ::");
+        let (head, message) = rest.split_once("::").expect("a command has a message");
+        let (name, properties) = head.split_once(' ').expect("a command has properties");
+        let properties = properties
+            .split(',')
+            .map(|pair| {
+                let (key, value) = pair.split_once('=').expect("key=value");
+                (key.to_owned(), decode(value))
+            })
+            .collect();
+        (name.to_owned(), properties, decode(message))
+    }
+
+    /// Paths, messages and help with the characters that separate a command's parts come
+    /// through whole; positions are the JSON report's; related places and help follow the
+    /// message on lines of their own.
+    #[test]
+    fn github_commands_escape_what_would_split_them() {
+        let source = Source::new("a,b:c%d.py", "x = 1\nlabel .é\nlabel .é\n");
+        let diagnostics = [
+            Diagnostic::new(Code::DuplicateLabel, range(16, 25), "label `é` 100%: again")
+                .related(range(6, 15), "first, here")
+                .help("rename one\r\nof them"),
+            Diagnostic::new(Code::UnusedLabel, range(6, 15), "unused"),
+        ];
+        let report = report_github([(&source, diagnostics.as_slice())]);
+        let lines: Vec<&str> = report.lines().collect();
+        assert_eq!(lines.len(), 2, "{report}");
+        let (name, properties, message) = parse_command(lines[0]);
+        assert_eq!(name, "error");
+        let property = |key: &str| {
+            properties
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+                .unwrap_or_else(|| panic!("no {key} in {properties:?}"))
+        };
+        assert_eq!(property("title"), "gotopy (G001)");
+        assert_eq!(property("file"), "a,b:c%d.py");
+        let json = serde_json::to_value(JsonDiagnostic::new(&diagnostics[0], &source)).unwrap();
+        for (key, field) in [
+            ("line", "line"),
+            ("col", "column"),
+            ("endLine", "end_line"),
+            ("endColumn", "end_column"),
+        ] {
+            assert_eq!(property(key), json[field].to_string(), "{key}");
+        }
+        assert_eq!((property("line"), property("col")), ("3", "1"));
+        assert_eq!(
+            message,
+            "a,b:c%d.py:3:1: G001 label `é` 100%: again\na,b:c%d.py:2:1: first, here\nhelp: rename one\r\nof them"
+        );
+        let (name, _, message) = parse_command(lines[1]);
+        assert_eq!(name, "warning");
+        assert_eq!(message, "a,b:c%d.py:2:1: G101 unused");
     }
 }

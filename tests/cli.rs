@@ -68,6 +68,15 @@ fn json_format_is_an_empty_array_for_clean_input() {
 }
 
 #[test]
+fn github_format_writes_one_workflow_command_per_diagnostic() {
+    assert_cmd_snapshot!(
+        gotopy()
+            .args(["check", "--format", "github", "-"])
+            .pass_stdin(EXAMPLE)
+    );
+}
+
+#[test]
 fn syntax_error_exits_one_with_its_location() {
     assert_cmd_snapshot!(
         gotopy()

@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--format",
-        choices=["text", "json"],
+        choices=["text", "json", "github"],
         default="text",
         help="how diagnostics are printed",
     )
@@ -221,6 +221,8 @@ def _check(args: argparse.Namespace) -> int:
     try:
         if args.format == "json":
             report = _gotopy.render_json(checked)
+        elif args.format == "github":
+            report = _gotopy.render_github(checked)
         else:
             color = _styled(getattr(args, "color", "auto"), sys.stdout)
             report = _gotopy.render_text(checked, color=color)

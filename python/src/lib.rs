@@ -15,7 +15,7 @@ use gotopy::cpython::module::{LateError, lower_module};
 use gotopy::cpython::plan::{late_error_json, plan_source, rejection_json};
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, markers, without_source};
-use gotopy::diagnostic::{report_json, report_text};
+use gotopy::diagnostic::{report_github, report_json, report_text};
 use gotopy::tables::Position;
 use gotopy::{Diagnostic, Options, Source, check_source};
 use pyo3::create_exception;
@@ -113,6 +113,16 @@ fn render_json(checked: Vec<PyRef<'_, Checked>>) -> PyResult<String> {
     .map_err(|error| {
         PyValueError::new_err(format!("cannot write the diagnostics as JSON: {error}"))
     })
+}
+
+/// The report of `gotopy check --format github`: GitHub Actions workflow commands.
+#[pyfunction]
+fn render_github(checked: Vec<PyRef<'_, Checked>>) -> String {
+    report_github(
+        checked
+            .iter()
+            .map(|one| (&one.source, one.diagnostics.as_slice())),
+    )
 }
 
 /// The shapes of the running interpreter's version.
@@ -347,6 +357,6 @@ mod _gotopy {
     #[pymodule_export]
     use super::{
         Checked, Plan, asks_all_scopes, check, decode_source, has_markers, misused_markers, plan,
-        reassemble, render_json, render_text, rewrite_without_source, still_needed,
+        reassemble, render_github, render_json, render_text, rewrite_without_source, still_needed,
     };
 }

@@ -139,6 +139,10 @@ class SameAsTheBinary(unittest.TestCase):
         self.assert_same(["--format", "json", "fixtures/ok"])
         self.assert_same(["--format=json", "-"], stdin=b"label .a\nlabel .a\n")
 
+    def test_github(self) -> None:
+        self.assertEqual(self.assert_same(["--format", "github", "fixtures/err"]).status, 1)
+        self.assertEqual(self.assert_same(["--format", "github", "fixtures/ok"]).status, 0)
+
     def test_missing_and_undecodable_inputs(self) -> None:
         self.assertEqual(self.assert_same(["no/such/file.py"]).status, 2)
         self.assert_same(["no/such/file.py", "fixtures/err/duplicate_label.py"])
