@@ -25,7 +25,15 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
             .map(|(version, interpreter)| {
                 let started = Instant::now();
                 let child = Command::new(interpreter)
-                    .args(["-m", "unittest", "-v", "test_check", "test_run", "test_pyc"])
+                    .args([
+                        "-m",
+                        "unittest",
+                        "-v",
+                        "test_check",
+                        "test_run",
+                        "test_pyc",
+                        "test_tools",
+                    ])
                     .current_dir(root().join("python/tests"))
                     .stdin(Stdio::null())
                     .stdout(Stdio::piped())

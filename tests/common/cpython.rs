@@ -1,12 +1,12 @@
 //! The Python package installed for CPython 3.11 to 3.15, for the tests that run programs
 //! on the CPython backend (`tests/cpython.rs`, `tests/run.rs`).
 //!
-//! Builds the package's wheel once per test process as `pip install ./python` does, installs
+//! Builds the package's wheel once per test process as `pip install .` does, installs
 //! it into a virtual environment for each interpreter `tools/pythons` gives, with the tools
-//! the package's tests use (coverage, mypy). Everything lives under `target/cpython/`:
+//! the package's tests use (coverage; the type checkers and linters on one version). Everything lives under `target/cpython/`:
 //! `cargo/` (the extension's own target directory), `wheels/` and `venv-3.X/`. A venv is
 //! reused, and the wheel reinstalled only when its digest changed. Needs network on the
-//! first run (Debian packages for 3.14 and 3.15, coverage and mypy from PyPI, the
+//! first run (Debian packages for 3.14 and 3.15, the tools from PyPI, the
 //! extension's crates) and on every build of the wheel (pip installs maturin, the build
 //! back end, into the build's own environment, from PyPI or pip's cache).
 
@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::common::root;
 
-/// The version the type checkers run on.
+/// The version the type checkers, the linters and pre-commit run on.
 const TYPING_VERSION: &str = "3.13";
 
 /// `path` run by `gotopy run` (RustPython) and by `python -m gotopy run` on every CPython,
@@ -134,7 +134,7 @@ fn venv(python: &Path, dir: &Path) -> PathBuf {
     interpreter
 }
 
-/// Builds the wheel as `pip install ./python` does (pip runs the build back end the package
+/// Builds the wheel as `pip install .` does (pip runs the build back end the package
 /// names, maturin, in an environment of its own), with the extension's build kept in
 /// `cargo/` between runs; its path.
 fn build_wheel(work: &Path, python: &Path) -> PathBuf {
@@ -142,11 +142,12 @@ fn build_wheel(work: &Path, python: &Path) -> PathBuf {
     let _ = std::fs::remove_dir_all(&wheels);
     let started = Instant::now();
     run(
-        "pip wheel ./python",
+        "pip wheel .",
         Command::new(python)
             .args(["-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir"])
             .arg(&wheels)
-            .arg("./python")
+            .arg(".")
+            .current_dir(root())
             .env("CARGO_TARGET_DIR", work.join("cargo")),
     );
     println!("wheel built in {:.1?}", started.elapsed());
@@ -165,12 +166,20 @@ fn build_wheel(work: &Path, python: &Path) -> PathBuf {
 fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
     let dir = work.join(format!("venv-{version}"));
     let interpreter = venv(python, &dir);
-    // What the tools tests run: coverage everywhere (a rewritten function's lines reported
-    // as run); the type checkers on one version (markers accepted by mypy and pyright;
-    // pyright's wheel brings its own Node.js, over 100 MB).
+    // What the tools tests (`python/tests/test_tools.py`) run: coverage everywhere; the
+    // type checkers, the linters and pre-commit on one version (pyright's wheel brings its
+    // own Node.js, over 100 MB).
     let mut wanted = vec!["coverage>=7.6,<8"];
     if version == TYPING_VERSION {
-        wanted.extend(["mypy>=1.13,<2", "pyright[nodejs]>=1.1.400,<2"]);
+        wanted.extend([
+            "mypy>=1.13,<2",
+            "pyright[nodejs]>=1.1.400,<2",
+            "ruff>=0.15,<0.18",
+            "pylint>=3.3,<5",
+            "flake8>=7,<8",
+            "flake8-bugbear>=24",
+            "pre-commit>=4,<5",
+        ]);
     }
     let tools = dir.join("gotopy-test-tools");
     let stamp = wanted.join("\n");

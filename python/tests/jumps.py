@@ -1,0 +1,138 @@
+"""Assigns ``frame.f_lineno`` (a debugger's ``jump``) from every line event to every line
+and reports what each jump did: ``python jumps.py FILE OUT [all]``.
+
+FILE runs as ``python -m gotopy run FILE`` runs it, under a tracer. The first time a frame
+of a code object gotopy rewrote (its bytes differ from CPython's own compile of the file;
+with ``all``, any code object of FILE) reports a line event on a line, the tracer forks
+once for each line of that code object: the child assigns the line to ``f_lineno`` and,
+if CPython accepts the jump, runs on until the frame returns or yields (1 s at most, its
+output thrown away), while the parent waits and then goes on untouched. OUT gets one JSON
+object per attempt: ``{"code", "first", "generator", "from", "to", "outcome"}`` (``first``
+the code's first line, ``generator`` whether it is a generator or coroutine), the outcome
+``jumped`` (the frame ran on and returned, yielded, raised or ran its 200 lines), ``refused``
+(``ValueError``), ``timeout``, ``system-error`` (a ``SystemError`` in the frame after the
+jump) or ``signal NAME`` (the interpreter died).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from types import CodeType, FrameType
+from typing import Any
+
+from gotopy import _cli
+
+REFUSED, SYSTEM_ERROR = 3, 4
+# How many lines a child runs after its jump before it counts as having jumped well: a
+# jump the interpreter took wrongly breaks it within the next few instructions, while the
+# program, left to finish, can run long loops (the eleven nested ones) for every jump.
+LINES_AFTER = 200
+Tracer = Callable[[FrameType, str, Any], Any]
+
+
+GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def main() -> int:
+    fixture, out = os.path.abspath(sys.argv[1]), sys.argv[2]
+    with open(fixture, "rb") as file:
+        plain = {(c.co_qualname, c.co_firstlineno, c.co_code) for c in codes(compile(file.read(), fixture, "exec"))}
+    explored = (lambda code: True) if sys.argv[3:] == ["all"] else (
+        lambda code: (code.co_qualname, code.co_firstlineno, code.co_code) not in plain
+    )
+    seen: set[tuple[object, int]] = set()
+    results: list[dict[str, object]] = []
+
+    def calls(frame: FrameType, event: str, arg: object) -> Tracer | None:
+        code = frame.f_code
+        return lines if code.co_filename == fixture and explored(code) else None
+
+    def lines(frame: FrameType, event: str, arg: object) -> Tracer | None:
+        if event == "line" and (frame.f_code, frame.f_lineno) not in seen:
+            seen.add((frame.f_code, frame.f_lineno))
+            return explore(frame)
+        return lines
+
+    def explore(frame: FrameType) -> Tracer | None:
+        origin = frame.f_lineno
+        code = frame.f_code
+        targets = sorted({line for _, _, line in code.co_lines() if line is not None})
+        for target in targets:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                return jump(frame, target)
+            _, status = os.waitpid(pid, 0)
+            results.append(
+                {
+                    "code": code.co_qualname,
+                    "first": code.co_firstlineno,
+                    "generator": bool(code.co_flags & GENERATOR_FLAGS),
+                    "from": origin,
+                    "to": target,
+                    "outcome": outcome(status),
+                }
+            )
+        return lines
+
+    def jump(frame: FrameType, target: int) -> Tracer | None:
+        """In the child: jump, then run until the frame is done."""
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        sys.settrace(lambda *_: None)
+        try:
+            frame.f_lineno = target
+        except ValueError:
+            os._exit(REFUSED)
+        budget = [LINES_AFTER]
+
+        def until_done(frame: FrameType, event: str, arg: Any) -> Tracer | None:
+            if event == "exception" and issubclass(arg[0], SystemError):
+                os._exit(SYSTEM_ERROR)
+            budget[0] -= event == "line"
+            if event == "return" or budget[0] < 0:
+                os._exit(0)
+            return until_done
+
+        return until_done
+
+    sys.settrace(calls)
+    try:
+        _cli.main(["run", fixture])
+    except SystemExit:
+        pass
+    finally:
+        sys.settrace(None)
+    with open(out, "w", encoding="utf-8") as file:
+        for result in results:
+            file.write(json.dumps(result) + "\n")
+    return 0
+
+
+def codes(code: CodeType) -> Iterator[CodeType]:
+    """``code`` and every code object nested in it."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from codes(const)
+
+
+def outcome(status: int) -> str:
+    code = os.waitstatus_to_exitcode(status)
+    if code == -signal.SIGALRM:
+        return "timeout"
+    if code < 0:
+        return f"signal {signal.Signals(-code).name}"
+    return {0: "jumped", REFUSED: "refused", SYSTEM_ERROR: "system-error"}.get(code, f"exit {code}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
