@@ -47,12 +47,17 @@ def main() -> int:
     )
     seen: set[tuple[object, int]] = set()
     results: list[dict[str, object]] = []
+    # Set in a child: the frames traced before the fork keep this tracer, and a child that
+    # explored too would fork grandchildren, which outlive its timer and never end.
+    in_child = []
 
     def calls(frame: FrameType, event: str, arg: object) -> Tracer | None:
         code = frame.f_code
         return lines if code.co_filename == fixture and explored(code) else None
 
     def lines(frame: FrameType, event: str, arg: object) -> Tracer | None:
+        if in_child:
+            return None
         if event == "line" and (frame.f_code, frame.f_lineno) not in seen:
             seen.add((frame.f_code, frame.f_lineno))
             return explore(frame)
@@ -83,6 +88,7 @@ def main() -> int:
 
     def jump(frame: FrameType, target: int) -> Tracer | None:
         """In the child: jump, then run until the frame is done."""
+        in_child.append(True)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
