@@ -41,19 +41,18 @@ GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC
 def main() -> int:
     fixture, out = os.path.abspath(sys.argv[1]), sys.argv[2]
     with open(fixture, "rb") as file:
-        plain = {(c.co_qualname, c.co_firstlineno, c.co_code) for c in codes(compile(file.read(), fixture, "exec"))}
-    explored = (lambda code: True) if sys.argv[3:] == ["all"] else (
-        lambda code: (code.co_qualname, code.co_firstlineno, code.co_code) not in plain
-    )
+        plain = {identity(code) for code in codes(compile(file.read(), fixture, "exec"))}
+    every_code = sys.argv[3:] == ["all"]
     seen: set[tuple[object, int]] = set()
     results: list[dict[str, object]] = []
     # Set in a child: the frames traced before the fork keep this tracer, and a child that
     # explored too would fork grandchildren, which outlive its timer and never end.
-    in_child = []
+    in_child = False
 
     def calls(frame: FrameType, event: str, arg: object) -> Tracer | None:
         code = frame.f_code
-        return lines if code.co_filename == fixture and explored(code) else None
+        explored = every_code or identity(code) not in plain
+        return lines if code.co_filename == fixture and explored else None
 
     def lines(frame: FrameType, event: str, arg: object) -> Tracer | None:
         if in_child:
@@ -88,7 +87,8 @@ def main() -> int:
 
     def jump(frame: FrameType, target: int) -> Tracer | None:
         """In the child: jump, then run until the frame is done."""
-        in_child.append(True)
+        nonlocal in_child
+        in_child = True
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
@@ -98,13 +98,14 @@ def main() -> int:
             frame.f_lineno = target
         except ValueError:
             os._exit(REFUSED)
-        budget = [LINES_AFTER]
+        budget = LINES_AFTER
 
         def until_done(frame: FrameType, event: str, arg: Any) -> Tracer | None:
+            nonlocal budget
             if event == "exception" and issubclass(arg[0], SystemError):
                 os._exit(SYSTEM_ERROR)
-            budget[0] -= event == "line"
-            if event == "return" or budget[0] < 0:
+            budget -= event == "line"
+            if event == "return" or budget < 0:
                 os._exit(0)
             return until_done
 
@@ -121,6 +122,12 @@ def main() -> int:
         for result in results:
             file.write(json.dumps(result) + "\n")
     return 0
+
+
+def identity(code: CodeType) -> tuple[str, int, bytes]:
+    """What tells a code object from the others of its file, and whether gotopy rewrote
+    it: its qualified name, first line and bytecode."""
+    return code.co_qualname, code.co_firstlineno, code.co_code
 
 
 def codes(code: CodeType) -> Iterator[CodeType]:

@@ -1,14 +1,15 @@
 //! The Python package installed for CPython 3.11 to 3.15, for the tests that run programs
 //! on the CPython backend (`tests/cpython.rs`, `tests/run.rs`).
 //!
-//! Builds the package's wheel once per test process as `pip install .` does, installs
-//! it into a virtual environment for each interpreter `tools/pythons` gives, with the tools
-//! the package's tests use (coverage; the type checkers and linters on one version). Everything lives under `target/cpython/`:
-//! `cargo/` (the extension's own target directory), `wheels/` and `venv-3.X/`. A venv is
-//! reused, and the wheel reinstalled only when its digest changed. Needs network on the
-//! first run (Debian packages for 3.14 and 3.15, the tools from PyPI, the
-//! extension's crates) and on every build of the wheel (pip installs maturin, the build
-//! back end, into the build's own environment, from PyPI or pip's cache).
+//! Builds the package's wheel once per test process as `pip install .` does, installs it
+//! into a virtual environment for each interpreter `tools/pythons` gives, with the tools the
+//! package's tests use (coverage; the type checkers, linters and pre-commit on one
+//! version). Everything lives under `target/cpython/`: `cargo/` (the extension's own target
+//! directory), `wheels/` and `venv-3.X/`. A venv is reused, and the wheel reinstalled only
+//! when its digest changed. Needs network on the first run (Debian packages for 3.14 and
+//! 3.15, the tools from PyPI, the extension's crates) and on every build of the wheel (pip
+//! installs maturin, the build back end, into the build's own environment, from PyPI or
+//! pip's cache).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
