@@ -50,6 +50,9 @@ enum Command {
     Compile(CompileArgs),
     /// Print the rewritten bytecode of a Python file.
     Dis(DisArgs),
+    /// Translate Python files with goto to plain structured Python that runs on any Python
+    /// 3.8+ without gotopy.
+    Translate(TranslateArgs),
     /// Run a Python program in the embedded RustPython interpreter, compiled with goto.
     #[command(
         override_usage = "gotopy run [OPTIONS] <FILE | - | -c CODE | -m MODULE> [ARGS]...",
@@ -126,6 +129,25 @@ struct CompileArgs {
     /// (default: timestamp, or checked-hash when `SOURCE_DATE_EPOCH` is set).
     #[arg(long, value_enum, value_name = "MODE", requires = "python")]
     invalidation_mode: Option<InvalidationMode>,
+}
+
+#[derive(Debug, clap::Args)]
+struct TranslateArgs {
+    /// Files and directories to translate (directories recursively, `*.py`); `-` reads
+    /// standard input, which has no name, so it needs `-o`.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Where to write the translation of a single input; `-` writes it to standard output.
+    #[arg(short, long, value_name = "OUT", conflicts_with = "out_dir")]
+    output: Option<PathBuf>,
+    /// Directory for the outputs: `F.py` found under a directory argument goes to
+    /// DIR/<F relative to it>, a file argument to DIR/<its name>. A source is never
+    /// overwritten.
+    #[arg(long, value_name = "DIR", required_unless_present = "output")]
+    out_dir: Option<PathBuf>,
+    /// Rewrite every scope that contains markers, module and class bodies included.
+    #[arg(long)]
+    all_scopes: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -251,6 +273,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
             None => compile(&args, styles),
         },
         Command::Dis(args) => dis(&args, styles),
+        Command::Translate(args) => translate(&args, styles),
         Command::Run(args) => run_program(args, styles),
     })
 }
@@ -416,7 +439,12 @@ const PROGRESS_FROM: usize = 32;
 
 fn compile(args: &CompileArgs, styles: Styles) -> u8 {
     let options = Options::new().all_scopes(args.all_scopes);
-    let (jobs, mut problems) = match compile_jobs(args) {
+    let (jobs, mut problems) = match plan_jobs(
+        &args.paths,
+        args.output.as_deref(),
+        args.out_dir.as_deref(),
+        "rpyc",
+    ) {
         Ok(planned) => planned,
         Err(message) => {
             eprintln!("gotopy: error: {message}");
@@ -424,7 +452,7 @@ fn compile(args: &CompileArgs, styles: Styles) -> u8 {
         }
     };
     let mut failed = false;
-    for outcome in compile_all(&jobs, options, styles.stderr) {
+    for outcome in run_all(&jobs, |job| compile_job(job, options, styles.stderr)) {
         eprint!("{}", outcome.report);
         failed |= outcome.failed;
         problems.extend(outcome.problem);
@@ -458,13 +486,18 @@ enum Output {
     Stdout,
 }
 
-/// What `compile` is asked to do, with the paths that could not be expanded; a usage error
-/// instead when the outputs cannot be named.
-fn compile_jobs(args: &CompileArgs) -> Result<(Vec<Job>, Vec<String>), String> {
+/// What `compile` or `translate` is asked to do (outputs named with `extension`), with the
+/// paths that could not be expanded; a usage error instead when the outputs cannot be named.
+fn plan_jobs(
+    paths: &[PathBuf],
+    output: Option<&Path>,
+    out_dir: Option<&Path>,
+    extension: &str,
+) -> Result<(Vec<Job>, Vec<String>), String> {
     // Each input with its output's path under `--out-dir`; standard input has no name.
     let mut named: Vec<(Input, Option<PathBuf>)> = Vec::new();
     let mut problems = Vec::new();
-    for path in &args.paths {
+    for path in paths {
         match Input::from_path(path) {
             Input::Stdin => named.push((Input::Stdin, None)),
             Input::File(_) if path.is_dir() => {
@@ -473,18 +506,18 @@ fn compile_jobs(args: &CompileArgs) -> Result<(Vec<Job>, Vec<String>), String> {
                 for input in inputs {
                     if let Input::File(file) = &input {
                         let relative = file.strip_prefix(path).unwrap_or(file);
-                        let name = relative.with_extension("rpyc");
+                        let name = relative.with_extension(extension);
                         named.push((input, Some(name)));
                     }
                 }
             }
             file => {
                 let name = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
-                named.push((file, Some(name.with_extension("rpyc"))));
+                named.push((file, Some(name.with_extension(extension))));
             }
         }
     }
-    if let Some(output) = &args.output {
+    if let Some(output) = output {
         let (Ok([(input, _)]), true) = (<[_; 1]>::try_from(named), problems.is_empty()) else {
             return Err("`-o` takes exactly one input file; use `--out-dir`".to_owned());
         };
@@ -495,7 +528,7 @@ fn compile_jobs(args: &CompileArgs) -> Result<(Vec<Job>, Vec<String>), String> {
         return Ok((vec![Job { input, output }], problems));
     }
     // Without `-o`, clap requires `--out-dir`.
-    let dir = args.out_dir.clone().unwrap_or_default();
+    let dir = out_dir.map(Path::to_path_buf).unwrap_or_default();
     let jobs = named
         .into_iter()
         .map(|(input, name)| match name {
@@ -526,14 +559,14 @@ fn progress_bar(files: usize) -> indicatif::ProgressBar {
     }
 }
 
-/// Compiles the jobs in parallel; their outcomes come back in input order.
-fn compile_all(jobs: &[Job], options: Options, color: bool) -> Vec<Compiling> {
+/// Runs the jobs in parallel; their outcomes come back in input order.
+fn run_all(jobs: &[Job], work: impl Fn(&Job) -> Compiling + Sync) -> Vec<Compiling> {
     use rayon::prelude::*;
     let progress = progress_bar(jobs.len());
     let outcomes = jobs
         .par_iter()
         .map(|job| {
-            let outcome = compile_job(job, options, color);
+            let outcome = work(job);
             progress.inc(1);
             outcome
         })
@@ -572,7 +605,16 @@ fn compile_job(job: &Job, options: Options, color: bool) -> Compiling {
         };
     };
     let bytes = gotopy::bytecode::marshal(&compiled.code);
-    let problem = match &job.output {
+    Compiling {
+        report,
+        failed: false,
+        problem: write_output(&job.output, &bytes),
+    }
+}
+
+/// Writes an output file (making its directory) or standard output; why it could not.
+fn write_output(output: &Output, bytes: &[u8]) -> Option<String> {
+    match output {
         Output::File(path) => path
             .parent()
             .filter(|parent| !parent.as_os_str().is_empty())
@@ -580,12 +622,72 @@ fn compile_job(job: &Job, options: Options, color: bool) -> Compiling {
             .and_then(|()| std::fs::write(path, bytes))
             .err()
             .map(|error| format!("{}: cannot write: {}", shown(path), io_reason(&error))),
-        Output::Stdout => print_stdout(&bytes).err(),
+        Output::Stdout => print_stdout(bytes).err(),
+    }
+}
+
+fn translate(args: &TranslateArgs, styles: Styles) -> u8 {
+    let options = Options::new().all_scopes(args.all_scopes);
+    let planned = plan_jobs(
+        &args.paths,
+        args.output.as_deref(),
+        args.out_dir.as_deref(),
+        "py",
+    );
+    let (jobs, mut problems) = match planned {
+        Ok(planned) => planned,
+        Err(message) => {
+            eprintln!("gotopy: error: {message}");
+            return BAD_INPUT;
+        }
     };
-    Compiling {
-        report,
+    let mut failed = false;
+    for outcome in run_all(&jobs, |job| translate_job(job, options, styles.stderr)) {
+        eprint!("{}", outcome.report);
+        failed |= outcome.failed;
+        problems.extend(outcome.problem);
+    }
+    for message in &problems {
+        eprintln!("gotopy: error: {message}");
+    }
+    exit_status(!problems.is_empty(), failed)
+}
+
+fn translate_job(job: &Job, options: Options, color: bool) -> Compiling {
+    let problem = |message: String| Compiling {
+        report: String::new(),
         failed: false,
-        problem,
+        problem: Some(message),
+    };
+    if let (Input::File(input), Output::File(output)) = (&job.input, &job.output)
+        && let (Ok(a), Ok(b)) = (input.canonicalize(), output.canonicalize())
+        && a == b
+    {
+        return problem(format!(
+            "{}: the output would overwrite its source",
+            shown(output)
+        ));
+    }
+    let source = match read_source(&job.input) {
+        Ok(source) => source,
+        Err(message) => return problem(message),
+    };
+    match gotopy::translate::translate_source(&source, options) {
+        Ok(translated) => Compiling {
+            report: render_text(&translated.warnings, &source, color),
+            failed: false,
+            problem: write_output(&job.output, translated.text.as_bytes()),
+        },
+        Err(gotopy::compile::CompileError::Rejected { diagnostics, .. }) => Compiling {
+            report: render_text(&diagnostics, &source, color),
+            failed: true,
+            problem: None,
+        },
+        Err(error) => Compiling {
+            report: format!("gotopy: error: {}: {error}\n", source.path()),
+            failed: true,
+            problem: None,
+        },
     }
 }
 

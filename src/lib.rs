@@ -62,6 +62,7 @@ pub mod search;
 mod shapes;
 pub mod source;
 pub mod tables;
+pub mod translate;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
 /// Byte offsets and ranges into a [`Source`]'s text, as [`Diagnostic`]s hold them.

@@ -904,7 +904,7 @@ fn switch_subject(test: &Expr) -> Option<&Expr> {
     }
 }
 
-fn is_goto_decorator(expr: &Expr) -> bool {
+pub(crate) fn is_goto_decorator(expr: &Expr) -> bool {
     let name = match expr {
         Expr::Name(name) => name.id.as_str(),
         Expr::Attribute(attribute) => attribute.attr.id.as_str(),

@@ -1,0 +1,369 @@
+//! The source text as the translator copies it: lines, the lines that start inside a string
+//! (copied byte for byte), headers up to their colon, and the output's line allocator.
+
+use std::collections::BTreeSet;
+
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustpython_compiler::ast::token::{TokenKind, Tokens};
+
+/// One physical line of a statement copied from the source: `Rel` lines are indented again
+/// relative to the statement's own indentation, `Raw` lines (inside a string, or less
+/// indented than the statement, as inside brackets) are copied as they are.
+#[derive(Clone, Debug)]
+pub(super) enum Piece {
+    Rel(String),
+    Raw(String),
+}
+
+/// What a statement of the output is, for the allocator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// An ordinary simple statement (or a copied compound statement).
+    Simple,
+    /// A synthetic one-line statement that goes before the next simple statement on its
+    /// line (`_goto_k = 0; x += 1`), so that it takes no line of its own.
+    Prefix,
+    /// A comment line: dropped when its line is already taken.
+    Comment,
+    /// A compound statement on one line (`try: x = 1`): nothing may be joined before it.
+    Compound,
+}
+
+/// The output as a tree of statements, each with the line it wants (0: right after the
+/// previous one).
+#[derive(Clone, Debug)]
+pub(super) enum Out {
+    Stmt {
+        line: usize,
+        pieces: Vec<Piece>,
+        kind: Kind,
+    },
+    Block {
+        line: usize,
+        header: String,
+        body: Vec<Out>,
+    },
+}
+
+impl Out {
+    /// A one-line statement.
+    pub(super) fn line(line: usize, text: impl Into<String>) -> Out {
+        Out::Stmt {
+            line,
+            pieces: vec![Piece::Rel(text.into())],
+            kind: Kind::Simple,
+        }
+    }
+
+    /// A compound statement written on one line.
+    pub(super) fn compound(line: usize, text: impl Into<String>) -> Out {
+        Out::Stmt {
+            line,
+            pieces: vec![Piece::Rel(text.into())],
+            kind: Kind::Compound,
+        }
+    }
+
+    pub(super) fn prefix(line: usize, text: impl Into<String>) -> Out {
+        Out::Stmt {
+            line,
+            pieces: vec![Piece::Rel(text.into())],
+            kind: Kind::Prefix,
+        }
+    }
+
+    pub(super) fn block(line: usize, header: impl Into<String>, body: Vec<Out>) -> Out {
+        Out::Block {
+            line,
+            header: header.into(),
+            body,
+        }
+    }
+}
+
+pub(super) struct Text<'a> {
+    pub(super) src: &'a str,
+    pub(super) tokens: &'a Tokens,
+    /// Offsets where lines start; line 1 at index 0.
+    starts: Vec<usize>,
+    /// Lines (1-based) that start inside a string token or an f-string.
+    raw: BTreeSet<usize>,
+}
+
+impl<'a> Text<'a> {
+    pub(super) fn new(src: &'a str, tokens: &'a Tokens) -> Text<'a> {
+        let mut starts = vec![0];
+        starts.extend(src.match_indices('\n').map(|(at, _)| at + 1));
+        let mut spans = Vec::new();
+        let mut open = Vec::new();
+        for token in tokens.iter() {
+            match token.kind() {
+                TokenKind::String => spans.push(token.range()),
+                TokenKind::FStringStart | TokenKind::TStringStart => open.push(token.start()),
+                TokenKind::FStringEnd | TokenKind::TStringEnd => {
+                    if let Some(start) = open.pop()
+                        && open.is_empty()
+                    {
+                        spans.push(TextRange::new(start, token.end()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut raw = BTreeSet::new();
+        for span in spans {
+            let (start, end) = (usize::from(span.start()), usize::from(span.end()));
+            let first = starts.partition_point(|&at| at <= start);
+            for (index, &at) in starts.iter().enumerate().skip(first) {
+                if at >= end {
+                    break;
+                }
+                raw.insert(index + 1);
+            }
+        }
+        Text {
+            src,
+            tokens,
+            starts,
+            raw,
+        }
+    }
+
+    /// The 1-based line of an offset.
+    pub(super) fn line(&self, offset: TextSize) -> usize {
+        self.starts
+            .partition_point(|&at| at <= usize::from(offset))
+            .max(1)
+    }
+
+    /// The text of a line without its line break.
+    fn line_text(&self, line: usize) -> &'a str {
+        let start = self.starts[line - 1];
+        let end = self.starts.get(line).map_or(self.src.len(), |&next| next);
+        self.src[start..end].trim_end_matches(['\n', '\r'])
+    }
+
+    pub(super) fn slice(&self, range: TextRange) -> &'a str {
+        &self.src[range]
+    }
+
+    /// A statement's text as pieces: from its start to its end, or to the end of its last
+    /// line when only a comment follows it there.
+    pub(super) fn pieces(&self, range: TextRange) -> Vec<Piece> {
+        let first = self.line(range.start());
+        let last = self.line(range.end());
+        let line_text = self.line_text(last);
+        let line_start = self.starts[last - 1];
+        let tail = &line_text[(usize::from(range.end()) - line_start).min(line_text.len())..];
+        let end = if tail.trim().is_empty() || tail.trim_start().starts_with('#') {
+            line_start + line_text.len()
+        } else {
+            usize::from(range.end())
+        };
+        let indent: &str = {
+            let text = self.line_text(first);
+            &text[..text.len() - text.trim_start().len()]
+        };
+        let text = &self.src[usize::from(range.start())..end];
+        text.split('\n')
+            .enumerate()
+            .map(|(index, part)| {
+                let part = part.trim_end_matches('\r');
+                if index == 0 {
+                    Piece::Rel(part.to_owned())
+                } else if self.raw.contains(&(first + index)) {
+                    Piece::Raw(part.to_owned())
+                } else if let Some(rest) = part.strip_prefix(indent)
+                    && !rest.is_empty()
+                {
+                    Piece::Rel(rest.to_owned())
+                } else {
+                    Piece::Raw(part.to_owned())
+                }
+            })
+            .collect()
+    }
+
+    /// The offset of the last `:` before `offset`: where the header of a compound statement
+    /// whose body starts at `offset` ends.
+    pub(super) fn colon_before(&self, offset: TextSize) -> TextSize {
+        self.tokens
+            .before(offset)
+            .iter()
+            .rev()
+            .find(|token| token.kind() == TokenKind::Colon)
+            .map_or(offset, Ranged::start)
+    }
+
+    /// A header copied from `start` up to its colon (not included), its body starting at
+    /// `body`.
+    pub(super) fn header(&self, start: TextSize, body: TextSize) -> String {
+        self.src[usize::from(start)..usize::from(self.colon_before(body))].to_owned()
+    }
+
+    /// The line of the last `kind` keyword before `offset` (`else`, `finally`).
+    pub(super) fn keyword_line(&self, offset: TextSize, kind: TokenKind) -> usize {
+        self.tokens
+            .before(offset)
+            .iter()
+            .rev()
+            .find(|token| token.kind() == kind)
+            .map_or(0, |token| self.line(token.start()))
+    }
+
+    /// The first token of one of `kinds` at or after `offset`.
+    pub(super) fn token_after(&self, offset: TextSize, kinds: &[TokenKind]) -> Option<TextSize> {
+        self.tokens
+            .after(offset)
+            .iter()
+            .find(|token| kinds.contains(&token.kind()))
+            .map(Ranged::start)
+    }
+
+    /// Comments that stand on lines of their own within `range`, with their lines.
+    pub(super) fn comments(&self, range: TextRange) -> Vec<(usize, &'a str)> {
+        let start = self
+            .tokens
+            .partition_point(|token| token.start() < range.start());
+        self.tokens[start..]
+            .iter()
+            .take_while(|token| token.start() < range.end())
+            .filter(|token| token.kind() == TokenKind::Comment)
+            .filter_map(|token| {
+                let line = self.line(token.start());
+                let before = &self.src[self.starts[line - 1]..usize::from(token.start())];
+                before
+                    .trim()
+                    .is_empty()
+                    .then(|| (line, self.slice(token.range())))
+            })
+            .collect()
+    }
+}
+
+/// Writes the output tree: each statement on the line it wants when that line is still free,
+/// else on the next one; simple prefixes joined to the statement after them.
+pub(super) fn render(outs: Vec<Out>) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    write(&normalize(outs), 0, &mut lines);
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+/// Joins each prefix to the simple statement after it; a block left empty gets `pass`.
+fn normalize(outs: Vec<Out>) -> Vec<Out> {
+    let mut result: Vec<Out> = Vec::new();
+    let mut pending: Option<(usize, String)> = None;
+    for out in outs {
+        let out = match out {
+            Out::Block { line, header, body } => Out::Block {
+                line,
+                header,
+                body: normalize(body),
+            },
+            other => other,
+        };
+        match out {
+            Out::Stmt {
+                line,
+                pieces,
+                kind: Kind::Prefix,
+            } => {
+                let Some(Piece::Rel(text)) = pieces.into_iter().next() else {
+                    continue;
+                };
+                pending = Some(match pending.take() {
+                    Some((at, before)) => (at, format!("{before}; {text}")),
+                    None => (line, text),
+                });
+            }
+            Out::Stmt {
+                line,
+                mut pieces,
+                kind: Kind::Simple,
+            } if pending.is_some() => {
+                let (at, before) = pending.take().expect("pending");
+                if let Some(Piece::Rel(first)) = pieces.first_mut() {
+                    *first = format!("{before}; {first}");
+                    result.push(Out::Stmt {
+                        line: if line == 0 { at } else { line },
+                        pieces,
+                        kind: Kind::Simple,
+                    });
+                } else {
+                    result.push(Out::line(at, before));
+                    result.push(Out::Stmt {
+                        line,
+                        pieces,
+                        kind: Kind::Simple,
+                    });
+                }
+            }
+            other => {
+                if let Some((at, before)) = pending.take() {
+                    result.push(Out::line(at, before));
+                }
+                result.push(other);
+            }
+        }
+    }
+    if let Some((at, before)) = pending.take() {
+        result.push(Out::line(at, before));
+    }
+    if result.iter().all(|out| {
+        matches!(
+            out,
+            Out::Stmt {
+                kind: Kind::Comment,
+                ..
+            }
+        )
+    }) {
+        result.push(Out::line(0, "pass"));
+    }
+    result
+}
+
+fn place(line: usize, lines: &mut Vec<String>) {
+    while line > lines.len() + 1 {
+        lines.push(String::new());
+    }
+}
+
+fn write(outs: &[Out], depth: usize, lines: &mut Vec<String>) {
+    let indent = "    ".repeat(depth);
+    for out in outs {
+        match out {
+            Out::Stmt { line, pieces, kind } => {
+                if *kind == Kind::Comment && *line <= lines.len() {
+                    continue;
+                }
+                place(*line, lines);
+                for piece in pieces {
+                    lines.push(match piece {
+                        Piece::Rel(text) => format!("{indent}{text}"),
+                        Piece::Raw(text) => text.clone(),
+                    });
+                }
+            }
+            Out::Block { line, header, body } => {
+                place(*line, lines);
+                let parts: Vec<&str> = header.split('\n').collect();
+                for (index, part) in parts.iter().enumerate() {
+                    let part = part.trim_end_matches('\r');
+                    let mut text = if index == 0 {
+                        format!("{indent}{part}")
+                    } else {
+                        part.to_owned()
+                    };
+                    if index + 1 == parts.len() {
+                        text.push(':');
+                    }
+                    lines.push(text);
+                }
+                write(body, depth + 1, lines);
+            }
+        }
+    }
+}
