@@ -32,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
     if args.command == "compile":
         return _compile_files(args)
+    if args.command == "translate":
+        return _translate(args)
     parser.error("a subcommand is required")  # exits with status 2
     return BAD_INPUT
 
@@ -98,6 +100,23 @@ def _parser() -> argparse.ArgumentParser:
         choices=["timestamp", "checked-hash", "unchecked-hash"],
         help="how CPython decides the file is stale, as py_compile's option (default: "
         "timestamp, or checked-hash when SOURCE_DATE_EPOCH is set)",
+    )
+    translate = commands.add_parser(
+        "translate",
+        parents=[color, scopes],
+        help="translate Python files with goto to plain structured Python for any Python 3.8+",
+        description="Translate Python files with goto to plain structured Python that runs on "
+        "any Python 3.8+ without gotopy, as `gotopy translate` does.",
+    )
+    translate.add_argument(
+        "paths", nargs="+", metavar="PATH", help="files and directories to translate; - reads stdin"
+    )
+    where = translate.add_mutually_exclusive_group(required=True)
+    where.add_argument("-o", "--output", metavar="OUT", help="the output of a single input; - is stdout")
+    where.add_argument(
+        "--out-dir",
+        metavar="DIR",
+        help="DIR/<path relative to its directory argument> for each input (a file: DIR/<its name>)",
     )
     run = commands.add_parser(
         "run",
@@ -208,6 +227,71 @@ def _compile_files(args: argparse.Namespace) -> int:
     if problems:
         return BAD_INPUT
     return FOUND_ERRORS if any(o.failed for o in outcomes) else SUCCESS
+
+
+def _translate(args: argparse.Namespace) -> int:
+    """Writes the translation of every input; exit statuses as ``check``'s."""
+    found, problems = _collect_sources(args.paths)
+    if args.output is not None and (len(found) != 1 or problems):
+        _write(sys.stderr, "gotopy: error: `-o` takes exactly one input file; use `--out-dir`\n")
+        return BAD_INPUT
+    color = _styled(getattr(args, "color", "auto"), sys.stderr)
+    failed = False
+    for path, directory in found:
+        if args.output is not None:
+            output = args.output
+        elif path == "-":
+            problems.append("standard input (`-`) has no name to write under `--out-dir`; give its output with `-o`")
+            continue
+        else:
+            relative = os.path.relpath(path, directory) if directory else os.path.basename(path)
+            output = os.path.join(args.out_dir, relative)
+        if path != "-" and output != "-" and os.path.exists(output) and os.path.samefile(path, output):
+            problems.append(f"{output}: the output would overwrite its source")
+            continue
+        try:
+            text, checked = _translate_input(None if path == "-" else path, args.all_scopes)
+        except _Unreadable as problem:
+            problems.append(str(problem))
+            continue
+        report = _gotopy.render_text([checked], color=color) if checked.has_errors or text is None else ""
+        if report:
+            _write(sys.stderr, report)
+        if text is None:
+            failed = True
+            continue
+        try:
+            if output == "-":
+                _write(sys.stdout, text)
+            else:
+                if os.path.dirname(output):
+                    os.makedirs(os.path.dirname(output), exist_ok=True)
+                with open(output, "w", encoding="utf-8", newline="") as file:
+                    file.write(text)
+        except OSError as error:
+            problems.append(f"{output}: cannot write: {_reason(error)}")
+    for message in problems:
+        _write(sys.stderr, f"gotopy: error: {message}\n")
+    if problems:
+        return BAD_INPUT
+    return FOUND_ERRORS if failed else SUCCESS
+
+
+def _translate_input(path: str | None, all_scopes: bool):
+    """The translation of a file, or of standard input for ``None``, and its check."""
+    shown = "<stdin>" if path is None else path
+    try:
+        if path is None:
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as file:
+                data = file.read()
+    except OSError as error:
+        raise _Unreadable(f"{shown}: cannot read: {_reason(error)}") from error
+    try:
+        return _gotopy.translate(shown, data, all_scopes=all_scopes)
+    except ValueError as error:
+        raise _Unreadable(f"{shown}: {error}") from error
 
 
 def _check(args: argparse.Namespace) -> int:

@@ -90,6 +90,28 @@ fn check(path: &str, data: &[u8], all_scopes: bool) -> PyResult<Checked> {
     })
 }
 
+/// `gotopy translate` of one module reported under `path`: the structured Python (`None`
+/// when the module has errors) and the module checked, for its report. `ValueError` when it
+/// cannot be decoded.
+#[pyfunction]
+#[pyo3(signature = (path, data, *, all_scopes = false))]
+fn translate(path: &str, data: &[u8], all_scopes: bool) -> PyResult<(Option<String>, Checked)> {
+    let source = source(path, data)?;
+    let options = Options::new().all_scopes(all_scopes);
+    let (text, diagnostics) = match gotopy::translate::translate_source(&source, options) {
+        Ok(translated) => (Some(translated.text), translated.warnings),
+        Err(gotopy::compile::CompileError::Rejected { diagnostics, .. }) => (None, diagnostics),
+        Err(error) => return Err(PyValueError::new_err(error.to_string())),
+    };
+    Ok((
+        text,
+        Checked {
+            source,
+            diagnostics,
+        },
+    ))
+}
+
 /// The text report of `gotopy check`: every module's diagnostics, then the summary line.
 #[pyfunction]
 #[pyo3(signature = (checked, *, color = false))]
@@ -358,5 +380,6 @@ mod _gotopy {
     use super::{
         Checked, Plan, asks_all_scopes, check, decode_source, has_markers, misused_markers, plan,
         reassemble, render_github, render_json, render_text, rewrite_without_source, still_needed,
+        translate,
     };
 }

@@ -405,15 +405,18 @@ fn used_imports(body: &[Stmt], module: &Module, text: &Text) -> Vec<TextRange> {
             .iter()
             .flat_map(|scope| scope.markers.iter().map(|marker| marker.range)),
     );
+    // Sorted, they do not overlap (an import holds no marker): the one that may hold a name
+    // is the last one starting before it.
+    excluded.sort_by_key(|range| range.start());
+    let inside = |range: TextRange| {
+        let after = excluded.partition_point(|one| one.start() <= range.start());
+        after > 0 && excluded[after - 1].contains_range(range)
+    };
     let used: BTreeSet<&str> = text
         .tokens
         .iter()
         .filter(|token| token.kind() == TokenKind::Name)
-        .filter(|token| {
-            !excluded
-                .iter()
-                .any(|range| range.contains_range(token.range()))
-        })
+        .filter(|token| !inside(token.range()))
         .map(|token| text.slice(token.range()))
         .collect();
     imports

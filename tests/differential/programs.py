@@ -3,7 +3,8 @@
 `python3 programs.py SEED COUNT OUT_DIR [without-source]` writes `OUT_DIR/programs.json`,
 the sources of COUNT random functions `f0`, `f1`, ... using goto in a small subset of
 Python, `invalid.json` (the codes each rule-breaking one must be rejected with),
-`driver.py` (compiles and runs them under `gotopy run`) and `expected.txt`, one JSON line
+`driver.py` (compiles and runs them under `gotopy run`), `module.py` (the valid ones in one
+module that calls them, for `gotopy translate`) and `expected.txt`, one JSON line
 per call: its trace and outcome as this file's reference interpreter computes them. The
 interpreter walks the syntax tree (`ast`) and gives goto its SPEC meaning directly: a goto
 unwinds like an exception until it reaches the block list that can enter the label,
@@ -426,6 +427,26 @@ for index, source in enumerate(programs):
 '''
 
 
+# For `gotopy translate`: every valid program in one module, each called as the driver
+# calls it; translated, it runs under any plain Python.
+def translation_module(programs, invalid):
+    lines = [PRELUDE, "import json", ""]
+    for index, source in enumerate(programs):
+        if index not in invalid:
+            lines.append(source)
+    lines.append('''
+for index in %r:
+    for x in (0, 1, 5):
+        t = []
+        try:
+            outcome = ["return", globals()[f"f{index}"](t, x)]
+        except E as e:
+            outcome = ["raise", e.args[0]]
+        print(json.dumps([index, x, t, outcome]))
+''' % [index for index in range(len(programs)) if index not in invalid])
+    return "\n".join(lines)
+
+
 # --- The reference interpreter ------------------------------------------------------------
 
 
@@ -645,3 +666,5 @@ if __name__ == "__main__":
         f.write(DRIVER)
     with open(f"{out}/expected.txt", "w") as f:
         f.write("\n".join(reference(programs, invalid)) + "\n")
+    with open(f"{out}/module.py", "w") as f:
+        f.write(translation_module(programs, invalid))
