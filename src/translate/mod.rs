@@ -916,7 +916,8 @@ impl<'a> Ctx<'a> {
                 self.regions.insert(list, (a, b + 1));
             }
         }
-        for (&body, _) in &self.switch_bodies.clone() {
+        let bodies: Vec<ListId> = self.switch_bodies.keys().copied().collect();
+        for body in bodies {
             let ids: Vec<i64> = self
                 .targets
                 .iter()
