@@ -439,12 +439,22 @@ const PROGRESS_FROM: usize = 32;
 
 fn compile(args: &CompileArgs, styles: Styles) -> u8 {
     let options = Options::new().all_scopes(args.all_scopes);
-    let (jobs, mut problems) = match plan_jobs(
+    let planned = plan_jobs(
         &args.paths,
         args.output.as_deref(),
         args.out_dir.as_deref(),
         "rpyc",
-    ) {
+    );
+    run_batch(planned, |job| compile_job(job, options, styles.stderr))
+}
+
+/// Runs planned jobs (in parallel), reporting each one's diagnostics and every input that
+/// could not be read or written; the batch's exit status.
+fn run_batch(
+    planned: Result<(Vec<Job>, Vec<String>), String>,
+    work: impl Fn(&Job) -> Compiling + Sync,
+) -> u8 {
+    let (jobs, mut problems) = match planned {
         Ok(planned) => planned,
         Err(message) => {
             eprintln!("gotopy: error: {message}");
@@ -452,7 +462,7 @@ fn compile(args: &CompileArgs, styles: Styles) -> u8 {
         }
     };
     let mut failed = false;
-    for outcome in run_all(&jobs, |job| compile_job(job, options, styles.stderr)) {
+    for outcome in run_all(&jobs, work) {
         eprint!("{}", outcome.report);
         failed |= outcome.failed;
         problems.extend(outcome.problem);
@@ -634,23 +644,7 @@ fn translate(args: &TranslateArgs, styles: Styles) -> u8 {
         args.out_dir.as_deref(),
         "py",
     );
-    let (jobs, mut problems) = match planned {
-        Ok(planned) => planned,
-        Err(message) => {
-            eprintln!("gotopy: error: {message}");
-            return BAD_INPUT;
-        }
-    };
-    let mut failed = false;
-    for outcome in run_all(&jobs, |job| translate_job(job, options, styles.stderr)) {
-        eprint!("{}", outcome.report);
-        failed |= outcome.failed;
-        problems.extend(outcome.problem);
-    }
-    for message in &problems {
-        eprintln!("gotopy: error: {message}");
-    }
-    exit_status(!problems.is_empty(), failed)
+    run_batch(planned, |job| translate_job(job, options, styles.stderr))
 }
 
 fn translate_job(job: &Job, options: Options, color: bool) -> Compiling {

@@ -254,7 +254,7 @@ def _translate(args: argparse.Namespace) -> int:
         except _Unreadable as problem:
             problems.append(str(problem))
             continue
-        report = _gotopy.render_text([checked], color=color) if checked.has_errors or text is None else ""
+        report = _gotopy.render_text([checked], color=color) if text is None else ""
         if report:
             _write(sys.stderr, report)
         if text is None:
@@ -279,19 +279,7 @@ def _translate(args: argparse.Namespace) -> int:
 
 def _translate_input(path: str | None, all_scopes: bool):
     """The translation of a file, or of standard input for ``None``, and its check."""
-    shown = "<stdin>" if path is None else path
-    try:
-        if path is None:
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as file:
-                data = file.read()
-    except OSError as error:
-        raise _Unreadable(f"{shown}: cannot read: {_reason(error)}") from error
-    try:
-        return _gotopy.translate(shown, data, all_scopes=all_scopes)
-    except ValueError as error:
-        raise _Unreadable(f"{shown}: {error}") from error
+    return _read_input(path, lambda shown, data: _gotopy.translate(shown, data, all_scopes=all_scopes))
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -329,21 +317,23 @@ class _Unreadable(Exception):
 
 def _check_input(path: str | None, all_scopes: bool) -> _gotopy.Checked:
     """Checks a file, or standard input for ``None``."""
-    if path is None:
-        shown = "<stdin>"
-        try:
+    return _read_input(path, lambda shown, data: _gotopy.check(shown, data, all_scopes=all_scopes))
+
+
+def _read_input(path: str | None, work):
+    """``work(shown, data)`` for a file, or standard input for ``None``, under the name it is
+    reported by; a file that cannot be read or decoded raises ``_Unreadable``."""
+    shown = "<stdin>" if path is None else path
+    try:
+        if path is None:
             data = sys.stdin.buffer.read()
-        except OSError as error:
-            raise _Unreadable(f"<stdin>: cannot read: {_reason(error)}") from error
-    else:
-        shown = path
-        try:
+        else:
             with open(path, "rb") as file:
                 data = file.read()
-        except OSError as error:
-            raise _Unreadable(f"{shown}: cannot read: {_reason(error)}") from error
+    except OSError as error:
+        raise _Unreadable(f"{shown}: cannot read: {_reason(error)}") from error
     try:
-        return _gotopy.check(shown, data, all_scopes=all_scopes)
+        return work(shown, data)
     except ValueError as error:
         raise _Unreadable(f"{shown}: {error}") from error
 

@@ -23,9 +23,7 @@ use rustpython_compiler::ast::{self as ast, ExceptHandler, Stmt};
 use crate::compile::dispatch::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
 use crate::compile::{CompileError, rejected};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::scan::{
-    self, CaseKey, MarkerId, MarkerKind, Module, Options, Scope, ScopeKind, SwitchId,
-};
+use crate::scan::{self, MarkerId, MarkerKind, Module, Options, Scope, ScopeKind, SwitchId};
 use crate::search::{Step, balanced};
 use crate::source::Source;
 use text::{Kind, Out, Piece, Text, render};
@@ -49,8 +47,22 @@ pub fn translate_source(source: &Source, options: Options) -> Result<Translated,
         return Err(rejected(diagnostics, source));
     }
     let text = Text::new(source.text(), parsed.tokens());
+    let named = module
+        .scopes
+        .iter()
+        .filter(|scope| scope.kind != ScopeKind::Module);
+    let mut written: Vec<TextSize> = named
+        .clone()
+        .filter(|scope| scope.decorated || scope.rewritten && !scope.markers.is_empty())
+        .map(|scope| scope.name_range.start())
+        .collect();
+    written.sort();
     let translator = Translator {
         used_imports: used_imports(&parsed.syntax().body, &module, &text),
+        scopes: named
+            .map(|scope| (scope.name_range.start(), scope))
+            .collect(),
+        written,
         text,
         module: &module,
         path: source.path(),
@@ -139,6 +151,11 @@ struct Translator<'a> {
     /// Imports of `goto` or `gotopy` whose names the program uses besides its markers and
     /// decorators (`import goto as g; print(g.__name__)`): kept.
     used_imports: Vec<TextRange>,
+    /// The class and function scopes by where their names start.
+    scopes: HashMap<TextSize, &'a Scope>,
+    /// Where the names of the scopes that are written through start (decorated by gotopy,
+    /// or rewritten with markers), sorted.
+    written: Vec<TextSize>,
     text: Text<'a>,
     module: &'a Module,
     path: &'a str,
@@ -155,9 +172,10 @@ enum NodeKind {
     Simple,
     /// Dropped: `import goto`, `from goto import ...`, and the same for `gotopy`.
     MarkerImport,
+    /// A label or case: the number of its target.
     Label(usize),
     Case(usize),
-    Goto(usize),
+    Goto(MarkerId),
     Computed(MarkerId),
     Switch(SwitchId),
     Break,
@@ -212,19 +230,22 @@ enum Goal {
 
 struct Target {
     id: i64,
+    node: NodeId,
     range: TextRange,
 }
 
 /// One scope's tree and what the analysis found in it.
 struct Ctx<'a> {
     scope: &'a Scope,
-    rewritten: bool,
+    /// The scope's markers by where their statements start (none when it is not rewritten).
+    markers: HashMap<TextSize, MarkerId>,
     nodes: Vec<Node<'a>>,
     lists: Vec<List>,
     targets: Vec<Target>,
-    /// Ranges whose statements cannot be copied as they are.
+    /// Ranges of the statements that cannot be copied as they are (markers, jumps, marker
+    /// imports, definitions holding rewritten scopes): disjoint, sorted once analysed.
     special: Vec<TextRange>,
-    /// Ranges of jumps that set the register (for the resets of §exceptions).
+    /// Ranges of the jumps that set the register: disjoint, sorted once analysed.
     setters: Vec<TextRange>,
     /// Dispatch loops: a home list's first and last statement inside its loop.
     regions: HashMap<ListId, (usize, usize)>,
@@ -273,7 +294,6 @@ impl<'a> Translator<'a> {
             outs.push(comment_out(line, comment));
         }
         outs.extend(self.scope_body(&self.module.scopes[0], body, first)?);
-        let end = TextSize::try_from(self.text.src.len()).unwrap_or_default();
         let last = body.last().map_or(first, Ranged::end);
         for (line, comment) in self.text.comments(TextRange::new(last, end)) {
             outs.push(comment_out(line, comment));
@@ -291,7 +311,7 @@ impl<'a> Translator<'a> {
         let rewritten = scope.rewritten && !scope.markers.is_empty();
         let mut ctx = Ctx::build(self, scope, rewritten, body);
         if rewritten {
-            ctx.analyse(self)?;
+            ctx.analyse(self);
         }
         let mut outs = ctx.list(self, 0, &BTreeSet::new(), false, from)?;
         if ctx.uses_k {
@@ -321,10 +341,15 @@ impl<'a> Translator<'a> {
     }
 
     fn scope_of(&self, name: TextRange) -> Option<&'a Scope> {
-        self.module
-            .scopes
-            .iter()
-            .find(|scope| scope.kind != ScopeKind::Module && scope.name_range == name)
+        self.scopes.get(&name.start()).copied()
+    }
+
+    /// Whether a definition is or holds a scope that is written through, at any depth.
+    fn holds_rewritten(&self, range: TextRange) -> bool {
+        let first = self.written.partition_point(|&start| start < range.start());
+        self.written
+            .get(first)
+            .is_some_and(|&start| start < range.end())
     }
 }
 
@@ -443,6 +468,48 @@ fn is_marker_import(stmt: &Stmt) -> bool {
     }
 }
 
+/// The statements of `(number, code)` pairs grouped by code, in the order codes first come.
+fn grouped(pairs: Vec<(i64, String)>) -> Vec<(String, Vec<i64>)> {
+    let mut groups: Vec<(String, Vec<i64>)> = Vec::new();
+    for (number, code) in pairs {
+        match groups.iter_mut().find(|(text, _)| *text == code) {
+            Some((_, numbers)) => numbers.push(number),
+            None => groups.push((code, vec![number])),
+        }
+    }
+    groups
+}
+
+/// `if value == a or value == b: code` / `elif ...` for each group, the last one as `else`.
+fn branches(value: &str, groups: Vec<(String, Vec<i64>)>) -> Vec<Out> {
+    let count = groups.len();
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(index, (code, numbers))| {
+            let test = numbers
+                .iter()
+                .map(|number| format!("{value} == {number}"))
+                .collect::<Vec<_>>()
+                .join(" or ");
+            let header = match index {
+                _ if index + 1 == count => "else".to_owned(),
+                0 => format!("if {test}"),
+                _ => format!("elif {test}"),
+            };
+            Out::block(0, header, vec![Out::line(0, code)])
+        })
+        .collect()
+}
+
+/// Whether one of `ranges` (sorted by start, disjoint statements) lies inside `range`.
+fn holds(ranges: &[TextRange], range: TextRange) -> bool {
+    let first = ranges.partition_point(|inner| inner.start() < range.start());
+    ranges
+        .get(first)
+        .is_some_and(|inner| range.contains_range(*inner))
+}
+
 /// `lo <= K <= hi` as Python, or `K == lo`.
 fn within(k: &str, ids: &BTreeSet<i64>) -> String {
     let (lo, hi) = (ids.first().copied(), ids.last().copied());
@@ -493,9 +560,19 @@ fn search(value: &str, keys: &[(String, i64)]) -> String {
 
 impl<'a> Ctx<'a> {
     fn build(tr: &Translator<'a>, scope: &'a Scope, rewritten: bool, body: &'a [Stmt]) -> Ctx<'a> {
+        let markers = if rewritten {
+            scope
+                .markers
+                .iter()
+                .enumerate()
+                .map(|(index, marker)| (marker.range.start(), MarkerId(index)))
+                .collect()
+        } else {
+            HashMap::new()
+        };
         let mut ctx = Ctx {
             scope,
-            rewritten,
+            markers,
             nodes: Vec::new(),
             lists: Vec::new(),
             targets: Vec::new(),
@@ -509,25 +586,15 @@ impl<'a> Ctx<'a> {
             pseudo: HashMap::new(),
             uses_k: false,
         };
-        let markers: HashMap<TextSize, MarkerId> = if rewritten {
-            scope
-                .markers
-                .iter()
-                .enumerate()
-                .map(|(index, marker)| (marker.range.start(), MarkerId(index)))
-                .collect()
-        } else {
-            HashMap::new()
-        };
-        ctx.build_list(tr, &markers, body.iter().collect(), None, false);
+        ctx.build_list(tr, body, None, false);
+        ctx.special.sort_by_key(|range| range.start());
         ctx
     }
 
     fn build_list(
         &mut self,
         tr: &Translator<'a>,
-        markers: &HashMap<TextSize, MarkerId>,
-        stmts: Vec<&'a Stmt>,
+        stmts: &'a [Stmt],
         parent: Option<NodeId>,
         loop_body: bool,
     ) -> ListId {
@@ -537,39 +604,56 @@ impl<'a> Ctx<'a> {
             parent,
             loop_body,
         });
-        for (index, stmt) in stmts.into_iter().enumerate() {
-            let node = self.build_node(tr, markers, stmt, list, index);
+        for (index, stmt) in stmts.iter().enumerate() {
+            let node = self.build_node(tr, stmt, list, index);
             self.lists[list].items.push(node);
         }
         list
     }
 
+    /// The lists of a `try` statement's body, handlers and `else`, under `parent`.
+    fn try_lists(
+        &mut self,
+        tr: &Translator<'a>,
+        stmt: &'a ast::StmtTry,
+        parent: NodeId,
+    ) -> Vec<ListId> {
+        let mut lists = vec![self.build_list(tr, &stmt.body, Some(parent), false)];
+        for handler in &stmt.handlers {
+            let ExceptHandler::ExceptHandler(handler) = handler;
+            lists.push(self.build_list(tr, &handler.body, Some(parent), false));
+        }
+        lists.push(self.build_list(tr, &stmt.orelse, Some(parent), false));
+        lists
+    }
+
     fn build_node(
         &mut self,
         tr: &Translator<'a>,
-        markers: &HashMap<TextSize, MarkerId>,
         stmt: &'a Stmt,
         list: ListId,
         index: usize,
     ) -> NodeId {
-        let marker = markers.get(&stmt.start()).copied();
-        let kind = match (marker.map(|id| &self.scope.marker(id).kind), stmt) {
-            (Some(MarkerKind::Label { .. } | MarkerKind::Case { .. }), _) => {
+        let id = self.nodes.len();
+        let marker = self.markers.get(&stmt.start()).copied();
+        let kind = match (marker.map(|marker| &self.scope.marker(marker).kind), stmt) {
+            (Some(kind @ (MarkerKind::Label { .. } | MarkerKind::Case { .. })), _) => {
+                let target = self.targets.len();
                 self.targets.push(Target {
-                    id: self.targets.len() as i64 + 1,
+                    id: target as i64 + 1,
+                    node: id,
                     range: stmt.range(),
                 });
-                let target = self.targets.len() - 1;
-                match marker.map(|id| &self.scope.marker(id).kind) {
-                    Some(MarkerKind::Label { .. }) => NodeKind::Label(target),
+                match kind {
+                    MarkerKind::Label { .. } => NodeKind::Label(target),
                     _ => NodeKind::Case(target),
                 }
             }
-            (Some(MarkerKind::Goto { .. }), _) => NodeKind::Goto(usize::MAX),
+            (Some(MarkerKind::Goto { .. }), _) => NodeKind::Goto(marker.expect("a marker")),
             (Some(MarkerKind::ComputedGoto { .. }), _) => {
-                NodeKind::Computed(marker.expect("marker"))
+                NodeKind::Computed(marker.expect("a marker"))
             }
-            (Some(MarkerKind::Switch(id)), _) => NodeKind::Switch(*id),
+            (Some(MarkerKind::Switch(switch)), _) => NodeKind::Switch(*switch),
             (_, Stmt::Break(_)) => NodeKind::Break,
             (_, Stmt::Continue(_)) => NodeKind::Continue,
             (_, Stmt::If(_)) => NodeKind::If,
@@ -593,7 +677,6 @@ impl<'a> Ctx<'a> {
             }
             _ => NodeKind::Simple,
         };
-        let id = self.nodes.len();
         self.nodes.push(Node {
             stmt,
             kind,
@@ -602,41 +685,42 @@ impl<'a> Ctx<'a> {
             lists: Vec::new(),
             range: stmt.range(),
         });
-        if marker.is_some() {
-            self.special.push(stmt.range());
-        }
-        if kind == NodeKind::MarkerImport {
+        // A definition that is or holds a rewritten scope is written through: a copy would
+        // keep its markers and gotopy's decorator.
+        let written = match kind {
+            NodeKind::Def | NodeKind::Class => tr.holds_rewritten(stmt.range()),
+            NodeKind::MarkerImport => true,
+            _ => marker.is_some(),
+        };
+        if written {
             self.special.push(stmt.range());
         }
         let lists = match stmt {
             Stmt::If(stmt) => {
-                let mut lists =
-                    vec![self.build_list(tr, markers, stmt.body.iter().collect(), Some(id), false)];
+                let mut lists = vec![self.build_list(tr, &stmt.body, Some(id), false)];
                 for clause in &stmt.elif_else_clauses {
-                    lists.push(self.build_list(
-                        tr,
-                        markers,
-                        clause.body.iter().collect(),
-                        Some(id),
-                        false,
-                    ));
+                    lists.push(self.build_list(tr, &clause.body, Some(id), false));
                 }
                 lists
             }
-            Stmt::While(_) if matches!(kind, NodeKind::Switch(_)) => Vec::new(),
+            Stmt::While(stmt) if matches!(kind, NodeKind::Switch(_)) => {
+                let body = self.build_list(tr, &stmt.body, Some(id), true);
+                self.switch_bodies.insert(body, id);
+                vec![body]
+            }
             Stmt::While(stmt) => vec![
-                self.build_list(tr, markers, stmt.body.iter().collect(), Some(id), true),
-                self.build_list(tr, markers, stmt.orelse.iter().collect(), Some(id), false),
+                self.build_list(tr, &stmt.body, Some(id), true),
+                self.build_list(tr, &stmt.orelse, Some(id), false),
             ],
             Stmt::For(stmt) => vec![
-                self.build_list(tr, markers, stmt.body.iter().collect(), Some(id), true),
-                self.build_list(tr, markers, stmt.orelse.iter().collect(), Some(id), false),
+                self.build_list(tr, &stmt.body, Some(id), true),
+                self.build_list(tr, &stmt.orelse, Some(id), false),
             ],
             Stmt::Try(stmt) if kind == NodeKind::TryOuter => {
                 // The inner part: a list of one node standing for the same statement.
                 let inner_list = self.lists.len();
                 self.lists.push(List {
-                    items: Vec::new(),
+                    items: vec![self.nodes.len()],
                     parent: Some(id),
                     loop_body: false,
                 });
@@ -655,111 +739,27 @@ impl<'a> Ctx<'a> {
                     lists: Vec::new(),
                     range: TextRange::new(stmt.start(), end),
                 });
-                self.lists[inner_list].items.push(inner);
-                let mut parts = vec![self.build_list(
-                    tr,
-                    markers,
-                    stmt.body.iter().collect(),
-                    Some(inner),
-                    false,
-                )];
-                for handler in &stmt.handlers {
-                    let ExceptHandler::ExceptHandler(handler) = handler;
-                    parts.push(self.build_list(
-                        tr,
-                        markers,
-                        handler.body.iter().collect(),
-                        Some(inner),
-                        false,
-                    ));
-                }
-                parts.push(self.build_list(
-                    tr,
-                    markers,
-                    stmt.orelse.iter().collect(),
-                    Some(inner),
-                    false,
-                ));
-                self.nodes[inner].lists = parts;
+                self.nodes[inner].lists = self.try_lists(tr, stmt, inner);
                 vec![
                     inner_list,
-                    self.build_list(
-                        tr,
-                        markers,
-                        stmt.finalbody.iter().collect(),
-                        Some(id),
-                        false,
-                    ),
+                    self.build_list(tr, &stmt.finalbody, Some(id), false),
                 ]
             }
             Stmt::Try(stmt) => {
-                let mut lists =
-                    vec![self.build_list(tr, markers, stmt.body.iter().collect(), Some(id), false)];
-                for handler in &stmt.handlers {
-                    let ExceptHandler::ExceptHandler(handler) = handler;
-                    lists.push(self.build_list(
-                        tr,
-                        markers,
-                        handler.body.iter().collect(),
-                        Some(id),
-                        false,
-                    ));
-                }
-                lists.push(self.build_list(
-                    tr,
-                    markers,
-                    stmt.orelse.iter().collect(),
-                    Some(id),
-                    false,
-                ));
-                lists.push(self.build_list(
-                    tr,
-                    markers,
-                    stmt.finalbody.iter().collect(),
-                    Some(id),
-                    false,
-                ));
+                let mut lists = self.try_lists(tr, stmt, id);
+                lists.push(self.build_list(tr, &stmt.finalbody, Some(id), false));
                 lists
             }
-            Stmt::With(stmt) => {
-                vec![self.build_list(tr, markers, stmt.body.iter().collect(), Some(id), false)]
-            }
+            Stmt::With(stmt) => vec![self.build_list(tr, &stmt.body, Some(id), false)],
             Stmt::Match(stmt) => stmt
                 .cases
                 .iter()
-                .map(|case| {
-                    self.build_list(tr, markers, case.body.iter().collect(), Some(id), false)
-                })
+                .map(|case| self.build_list(tr, &case.body, Some(id), false))
                 .collect(),
             _ => Vec::new(),
         };
-        // A nested scope that is rewritten makes every statement around it special, so
-        // that the statements are written through (their copies would keep the markers).
-        if matches!(kind, NodeKind::Def | NodeKind::Class) && self.has_rewritten_inside(tr, stmt) {
-            self.special.push(stmt.range());
-        }
-        let lists = if let NodeKind::Switch(_) = kind {
-            let Stmt::While(stmt) = stmt else {
-                unreachable!("a switch is a while statement")
-            };
-            let body = self.build_list(tr, markers, stmt.body.iter().collect(), Some(id), true);
-            self.switch_bodies.insert(body, id);
-            vec![body]
-        } else {
-            lists
-        };
         self.nodes[id].lists = lists;
         id
-    }
-
-    /// Whether a definition is or holds a scope with gotopy's decorator or rewritten
-    /// markers, at any depth: it is written through, not copied.
-    fn has_rewritten_inside(&self, tr: &Translator<'a>, stmt: &Stmt) -> bool {
-        tr.module.scopes.iter().any(|scope| {
-            scope.kind != ScopeKind::Module
-                && (scope.decorated || scope.rewritten && !scope.markers.is_empty())
-                && stmt.range().contains_range(scope.name_range)
-        })
     }
 
     // ---------------------------------------------------------------- analysis
@@ -837,65 +837,52 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn target_node(&self, target: usize) -> NodeId {
-        let range = self.targets[target].range;
-        self.nodes
-            .iter()
-            .position(|node| {
-                node.range == range && matches!(node.kind, NodeKind::Label(_) | NodeKind::Case(_))
-            })
-            .expect("every target has its node")
-    }
-
-    fn label_target(&self, name: &str) -> Option<usize> {
-        let entry = self.scope.labels.get(name)?;
+    fn label_target(&self, name: &str) -> usize {
+        let entry = self.scope.labels.get(name).expect("check found the label");
         let start = self.scope.marker(entry.definition).range.start();
         self.targets
             .iter()
             .position(|target| target.range.start() == start)
+            .expect("every label is a target")
     }
 
-    fn analyse(&mut self, tr: &Translator<'a>) -> Result<(), Diagnostic> {
-        // Jumps to labels: gotos, computed gotos (each legal label), and switch cases.
-        let mut jumps: Vec<(NodeId, usize)> = Vec::new();
+    fn analyse(&mut self, tr: &Translator<'a>) {
+        // Jumps to labels: gotos and computed gotos (each label it may reach).
+        let mut gotos: Vec<(NodeId, usize)> = Vec::new();
         let mut computed: Vec<(NodeId, Vec<(String, usize)>)> = Vec::new();
         for node in 0..self.nodes.len() {
-            let marker_id = |ctx: &Ctx<'a>| {
-                ctx.scope
-                    .markers
-                    .iter()
-                    .position(|marker| marker.range.start() == ctx.nodes[node].range.start())
-                    .map(MarkerId)
-            };
             match self.nodes[node].kind {
-                NodeKind::Goto(_) => {
-                    let id = marker_id(self).expect("a goto marker");
-                    let MarkerKind::Goto { name, .. } = &self.scope.marker(id).kind else {
-                        continue;
+                NodeKind::Goto(marker) => {
+                    let MarkerKind::Goto { name, .. } = &self.scope.marker(marker).kind else {
+                        unreachable!("a goto marker")
                     };
-                    let target = self.label_target(name).expect("check found the label");
-                    self.nodes[node].kind = NodeKind::Goto(target);
-                    jumps.push((node, target));
+                    gotos.push((node, self.label_target(name)));
                 }
-                NodeKind::Computed(id) => {
-                    let goto = self.scope.marker(id);
-                    let mut names = Vec::new();
-                    for entry in self.scope.labels.iter() {
-                        let label = self.scope.marker(entry.definition);
-                        if crate::check::jump(self.scope, goto, label, &entry.name).is_none() {
-                            let target = self.label_target(&entry.name).expect("a label");
-                            names.push((entry.name.to_string(), target));
-                            jumps.push((node, target));
-                        }
-                    }
+                NodeKind::Computed(marker) => {
+                    let goto = self.scope.marker(marker);
+                    let mut names: Vec<(String, usize)> = self
+                        .scope
+                        .labels
+                        .iter()
+                        .filter(|entry| {
+                            let label = self.scope.marker(entry.definition);
+                            crate::check::jump(self.scope, goto, label, &entry.name).is_none()
+                        })
+                        .map(|entry| (entry.name.to_string(), self.label_target(&entry.name)))
+                        .collect();
                     names.sort();
                     computed.push((node, names));
                 }
                 _ => {}
             }
         }
-        for &(node, target) in &jumps {
-            let (home, a, b) = self.home(node, self.target_node(target));
+        let jumps = gotos.iter().copied().chain(
+            computed
+                .iter()
+                .flat_map(|(node, names)| names.iter().map(|&(_, target)| (*node, target))),
+        );
+        for (node, target) in jumps.collect::<Vec<_>>() {
+            let (home, a, b) = self.home(node, self.targets[target].node);
             if self.switch_bodies.contains_key(&home) {
                 continue;
             }
@@ -903,7 +890,6 @@ impl<'a> Ctx<'a> {
             let region = self.regions.entry(home).or_insert((lo, hi));
             *region = (region.0.min(lo), region.1.max(hi));
         }
-        // Cases are entered from their switch with the register set.
         // A `return` or `raise` right after a dispatch loop goes in, as its last statement:
         // then the loop needs no `break` at its end.
         let regions: Vec<(ListId, (usize, usize))> =
@@ -916,55 +902,50 @@ impl<'a> Ctx<'a> {
                 self.regions.insert(list, (a, b + 1));
             }
         }
-        let bodies: Vec<ListId> = self.switch_bodies.keys().copied().collect();
-        for body in bodies {
-            let ids: Vec<i64> = self
-                .targets
-                .iter()
-                .enumerate()
-                .filter(|(index, _)| {
-                    let node = self.target_node(*index);
-                    matches!(self.nodes[node].kind, NodeKind::Case(_))
-                        && self.case_switch_body(node) == Some(body)
-                })
-                .map(|(_, target)| target.id)
-                .collect();
-            self.homed.entry(body).or_default().extend(ids);
-        }
-        for node in 0..self.nodes.len() {
-            match self.nodes[node].kind {
-                NodeKind::Goto(target) => {
-                    let line = tr.text.line(self.nodes[node].range.start());
-                    let code = self.jump(tr, node, Goal::Target(target), None);
-                    self.codes.insert(node, vec![Out::line(line, code)]);
-                }
-                NodeKind::Break | NodeKind::Continue if self.rewritten => {
-                    let is_break = self.nodes[node].kind == NodeKind::Break;
-                    let Some(owner) = self.owner_loop(node) else {
-                        continue;
-                    };
-                    let loops = self.loops(node);
-                    if loops.first() == Some(&LoopKey::Source(owner)) {
-                        continue;
-                    }
-                    let goal = if is_break {
-                        Goal::Break(owner)
-                    } else {
-                        Goal::Continue(owner)
-                    };
-                    let line = tr.text.line(self.nodes[node].range.start());
-                    let code = self.jump(tr, node, goal, None);
-                    self.special.push(self.nodes[node].range);
-                    self.codes.insert(node, vec![Out::line(line, code)]);
-                }
-                _ => {}
+        // Cases are entered from their switch with the register set.
+        for target in 0..self.targets.len() {
+            let node = self.targets[target].node;
+            if let NodeKind::Case(_) = self.nodes[node].kind
+                && let Some(body) = self.case_switch_body(node)
+            {
+                let id = self.targets[target].id;
+                self.homed.entry(body).or_default().insert(id);
             }
+        }
+        for (node, target) in gotos {
+            let line = tr.text.line(self.nodes[node].range.start());
+            let code = self.jump(tr, node, Goal::Target(target), None);
+            self.codes.insert(node, vec![Out::line(line, code)]);
+        }
+        // A `break` or `continue` that a dispatch loop would capture: a jump of its own.
+        for node in 0..self.nodes.len() {
+            let is_break = match self.nodes[node].kind {
+                NodeKind::Break => true,
+                NodeKind::Continue => false,
+                _ => continue,
+            };
+            let Some(owner) = self.owner_loop(node) else {
+                continue;
+            };
+            if self.loops(node).first() == Some(&LoopKey::Source(owner)) {
+                continue;
+            }
+            let goal = if is_break {
+                Goal::Break(owner)
+            } else {
+                Goal::Continue(owner)
+            };
+            let line = tr.text.line(self.nodes[node].range.start());
+            let code = self.jump(tr, node, goal, None);
+            self.special.push(self.nodes[node].range);
+            self.codes.insert(node, vec![Out::line(line, code)]);
         }
         for (node, names) in computed {
             let code = self.computed(tr, node, &names);
             self.codes.insert(node, code);
         }
-        Ok(())
+        self.special.sort_by_key(|range| range.start());
+        self.setters.sort_by_key(|range| range.start());
     }
 
     /// The switch body a case marker belongs to (the innermost switch around it).
@@ -1005,7 +986,7 @@ impl<'a> Ctx<'a> {
         let loops = self.loops(node);
         let (last, number, home) = match goal {
             Goal::Target(target) => {
-                let (home, _, _) = self.home(node, self.target_node(target));
+                let (home, _, _) = self.home(node, self.targets[target].node);
                 (self.dispatch_of(home), self.targets[target].id, Some(home))
             }
             Goal::Break(owner) | Goal::Continue(owner) => {
@@ -1073,7 +1054,7 @@ impl<'a> Ctx<'a> {
         node: NodeId,
         names: &[(String, usize)],
     ) -> Vec<Out> {
-        let Names { k, v, t, .. } = &tr.names;
+        let Names { v, t, .. } = &tr.names;
         let NodeKind::Computed(marker) = self.nodes[node].kind else {
             unreachable!()
         };
@@ -1103,38 +1084,15 @@ impl<'a> Ctx<'a> {
                 ),
             ),
         ];
-        let _ = k;
         // One jump per distinct way out; the register takes the computed number.
-        let mut ways: Vec<(String, Vec<i64>)> = Vec::new();
-        for (_, target) in names {
-            let code = self.jump(tr, node, Goal::Target(*target), Some(t));
-            let id = self.targets[*target].id;
-            match ways.iter_mut().find(|(text, _)| *text == code) {
-                Some((_, ids)) => ids.push(id),
-                None => ways.push((code, vec![id])),
-            }
-        }
-        let count = ways.len();
-        for (index, (code, ids)) in ways.into_iter().enumerate() {
-            if index + 1 == count {
-                if count == 1 {
-                    outs.push(Out::line(0, code));
-                } else {
-                    outs.push(Out::block(0, "else", vec![Out::line(0, code)]));
-                }
-            } else {
-                let test = ids
-                    .iter()
-                    .map(|id| format!("{t} == {id}"))
-                    .collect::<Vec<_>>()
-                    .join(" or ");
-                let word = if index == 0 { "if" } else { "elif" };
-                outs.push(Out::block(
-                    0,
-                    format!("{word} {test}"),
-                    vec![Out::line(0, code)],
-                ));
-            }
+        let ways = names.iter().map(|&(_, target)| {
+            let code = self.jump(tr, node, Goal::Target(target), Some(t));
+            (self.targets[target].id, code)
+        });
+        let ways = grouped(ways.collect::<Vec<_>>());
+        match ways.as_slice() {
+            [(code, _)] => outs.push(Out::line(0, code.clone())),
+            _ => outs.extend(branches(t, ways)),
         }
         outs
     }
@@ -1162,9 +1120,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn is_special(&self, range: TextRange) -> bool {
-        self.special
-            .iter()
-            .any(|inner| range.contains_range(*inner))
+        holds(&self.special, range)
     }
 
     /// A statement list: its dispatch loop if it is a home, guards when it is entered.
@@ -1317,37 +1273,17 @@ impl<'a> Ctx<'a> {
             return Vec::new();
         };
         let k = &tr.names.k;
-        let mut groups: Vec<(String, Vec<i64>)> = Vec::new();
-        for (&number, action) in actions {
-            match groups.iter_mut().find(|(text, _)| text == action) {
-                Some((_, numbers)) => numbers.push(number),
-                None => groups.push((action.clone(), vec![number])),
-            }
-        }
+        let groups = grouped(
+            actions
+                .iter()
+                .map(|(&number, action)| (number, action.clone()))
+                .collect(),
+        );
         self.uses_k = true;
-        if groups.len() == 1 {
-            return vec![Out::compound(0, format!("if {k}: {}", groups[0].0))];
+        match groups.as_slice() {
+            [(action, _)] => vec![Out::compound(0, format!("if {k}: {action}"))],
+            _ => vec![Out::block(0, format!("if {k}"), branches(k, groups))],
         }
-        let count = groups.len();
-        let mut body = Vec::new();
-        for (index, (action, numbers)) in groups.into_iter().enumerate() {
-            if index + 1 == count {
-                body.push(Out::block(0, "else", vec![Out::line(0, action)]));
-            } else {
-                let test = numbers
-                    .iter()
-                    .map(|n| format!("{k} == {n}"))
-                    .collect::<Vec<_>>()
-                    .join(" or ");
-                let word = if index == 0 { "if" } else { "elif" };
-                body.push(Out::block(
-                    0,
-                    format!("{word} {test}"),
-                    vec![Out::line(0, action)],
-                ));
-            }
-        }
-        vec![Out::block(0, format!("if {k}"), body)]
     }
 
     fn verbatim(&self, tr: &Translator<'a>, node: NodeId) -> Out {
@@ -1505,14 +1441,7 @@ impl<'a> Ctx<'a> {
                 let Stmt::Try(stmt) = stmt else {
                     unreachable!()
                 };
-                outs.extend(self.try_parts(
-                    tr,
-                    node,
-                    stmt,
-                    &lists,
-                    entering,
-                    kind == NodeKind::Try,
-                )?);
+                outs.extend(self.try_parts(tr, stmt, &lists, entering, kind == NodeKind::Try)?);
             }
             NodeKind::TryOuter => {
                 let Stmt::Try(stmt) = stmt else {
@@ -1522,17 +1451,14 @@ impl<'a> Ctx<'a> {
                 let inner_node = self.lists[inner_list].items[0];
                 let inside = self.inside(self.list_range(inner_list), entering);
                 let nested = self.regions.contains_key(&inner_list);
-                let mut body = if nested {
-                    let mut body = vec![];
-                    body.extend(self.list(tr, inner_list, &inside, false, stmt.start())?);
-                    vec![Out::block(line, "try", body)]
+                if nested {
+                    let body = self.list(tr, inner_list, &inside, false, stmt.start())?;
+                    outs.push(Out::block(line, "try", body));
                 } else {
                     let inner_lists = self.nodes[inner_node].lists.clone();
-                    self.try_parts(tr, inner_node, stmt, &inner_lists, &inside, false)?
-                };
-                let finally = self.finally(tr, node, stmt, lists[1])?;
-                body.push(finally);
-                outs.extend(body);
+                    outs.extend(self.try_parts(tr, stmt, &inner_lists, &inside, false)?);
+                }
+                outs.push(self.finally(tr, stmt, lists[1])?);
             }
             NodeKind::With => {
                 let Stmt::With(stmt) = stmt else {
@@ -1597,9 +1523,7 @@ impl<'a> Ctx<'a> {
 
     /// Whether a jump that sets the register starts inside `range`.
     fn sets_inside(&self, range: TextRange) -> bool {
-        self.setters
-            .iter()
-            .any(|setter| range.contains_range(*setter))
+        holds(&self.setters, range)
     }
 
     fn orelse(
@@ -1626,7 +1550,6 @@ impl<'a> Ctx<'a> {
     fn try_parts(
         &mut self,
         tr: &Translator<'a>,
-        node: NodeId,
         stmt: &'a ast::StmtTry,
         lists: &[ListId],
         entering: &BTreeSet<i64>,
@@ -1668,7 +1591,7 @@ impl<'a> Ctx<'a> {
             &mut outs,
         )?;
         if with_finally && !stmt.finalbody.is_empty() {
-            outs.push(self.finally(tr, node, stmt, lists[2 + handlers])?);
+            outs.push(self.finally(tr, stmt, lists[2 + handlers])?);
         }
         Ok(outs)
     }
@@ -1678,7 +1601,6 @@ impl<'a> Ctx<'a> {
     fn finally(
         &mut self,
         tr: &Translator<'a>,
-        node: NodeId,
         stmt: &'a ast::StmtTry,
         list: ListId,
     ) -> Result<Out, Diagnostic> {
@@ -1688,7 +1610,6 @@ impl<'a> Ctx<'a> {
         let mut inner = self.list(tr, list, &BTreeSet::new(), false, first)?;
         let final_range = self.list_range(list).expect("a finally body");
         let try_range = TextRange::new(stmt.start(), final_range.start());
-        let _ = node;
         if self.is_special(final_range) && self.sets_inside(try_range) {
             let count = tr.saves.get() + 1;
             tr.saves.set(count);
@@ -1728,7 +1649,6 @@ impl<'a> Ctx<'a> {
             else {
                 continue;
             };
-            let _: &CaseKey = key;
             keys.push((format!("({})", tr.text.slice(value.range)), target.id));
         }
         let head = vec![
