@@ -12,10 +12,11 @@ mod cpython;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The plain Pythons a translation runs on: CPython 3.11 to 3.15 (`tools/pythons`), and 3.8
-/// and 3.9 where pyenv has them.
+/// The plain Pythons a translation runs on: CPython 3.11 to 3.15 and PyPy 3.11
+/// (`tools/pythons`), and CPython 3.8 and 3.9 where pyenv has them.
 fn interpreters() -> Vec<(String, PathBuf)> {
     let mut all = cpython::pythons();
+    all.push(("pypy3.11".to_owned(), cpython::pypy()));
     let pyenv = std::env::var("PYENV_ROOT")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".pyenv"));
@@ -138,9 +139,24 @@ fn every_fixture_translated_prints_what_gotopy_run_prints() {
     assert!(compared > 200, "only {compared} runs compared");
 }
 
+/// Programs per generated module: a module of 100,000 programs would take each interpreter
+/// minutes to compile, so larger runs go in modules of this many, each with a seed of its
+/// own (the given seed plus the module's number).
+const PROGRAMS_PER_MODULE: usize = 2000;
+
 #[test]
 fn random_programs_translated_match_the_reference_interpreter() {
     let (seed, count) = common::seed_and_size("GOTOPY_TRANSLATE", 1000);
+    let pythons = interpreters();
+    for (index, start) in (0..count).step_by(PROGRAMS_PER_MODULE).enumerate() {
+        let size = PROGRAMS_PER_MODULE.min(count - start);
+        translated_programs_agree(seed + index as u64, size, &pythons);
+    }
+}
+
+/// Generates `count` programs from `seed`, translates them as one module, and runs the
+/// translation on every interpreter at once.
+fn translated_programs_agree(seed: u64, count: usize, pythons: &[(String, PathBuf)]) {
     let dir = common::generate_programs("translate", seed, count);
     let out = dir.join("translated.py");
     let translated = translate(&dir.join("module.py"), &out, false);
@@ -154,8 +170,21 @@ fn random_programs_translated_match_the_reference_interpreter() {
         expected.lines().count() > count,
         "seed {seed}: too few calls"
     );
-    for (version, python) in interpreters() {
-        let got = plain_run(&python, &out);
+    let running: Vec<_> = pythons
+        .iter()
+        .map(|(version, python)| {
+            let child = Command::new(python)
+                .args(["-I", "-S", "translated.py"])
+                .current_dir(&dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            (version, child)
+        })
+        .collect();
+    for (version, child) in running {
+        let got = child.wait_with_output().unwrap();
         assert!(
             got.status.success(),
             "seed {seed}, {version}: {}",

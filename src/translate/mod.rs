@@ -14,7 +14,7 @@
 
 mod text;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::token::TokenKind;
@@ -122,6 +122,7 @@ struct Names {
     v: String,
     t: String,
     f: String,
+    w: String,
 }
 
 impl Names {
@@ -143,6 +144,7 @@ impl Names {
             v: fresh("_goto_v"),
             t: fresh("_goto_t"),
             f: fresh("_goto_f"),
+            w: fresh("_goto_w"),
         }
     }
 }
@@ -218,6 +220,8 @@ enum LoopKey {
     Source(NodeId),
     /// The dispatch loop of a home list.
     Dispatch(ListId),
+    /// The loop around the body of a `with` that jumps leave (see `Ctx::shells`).
+    Shell(NodeId),
 }
 
 /// Where a jump goes.
@@ -259,6 +263,13 @@ struct Ctx<'a> {
     codes: HashMap<NodeId, Vec<Out>>,
     /// Register values of `break`/`continue` moved out of a dispatch loop.
     pseudo: HashMap<(NodeId, bool), i64>,
+    /// The `with` statements whose bodies get a loop of their own, `while True: BODY;
+    /// break`, which the jumps leaving the body break; a post-check after the statement goes
+    /// on. Then the statement is left early only by the source's own `return`s: PyPy 3.11
+    /// (8.0.1) compiles a `with` left by more than one `break`/`continue`/`return` wrongly
+    /// (a later `break` keeps the `with`'s handler active after its loop, so an exception
+    /// there calls a stale `__exit__` or crashes the interpreter).
+    shells: HashSet<NodeId>,
     uses_k: bool,
 }
 
@@ -584,6 +595,7 @@ impl<'a> Ctx<'a> {
             post: HashMap::new(),
             codes: HashMap::new(),
             pseudo: HashMap::new(),
+            shells: HashSet::new(),
             uses_k: false,
         };
         ctx.build_list(tr, body, None, false);
@@ -809,6 +821,9 @@ impl<'a> Ctx<'a> {
             let Some(parent) = self.lists[list].parent else {
                 break;
             };
+            if self.shells.contains(&parent) {
+                out.push(LoopKey::Shell(parent));
+            }
             if self.lists[list].loop_body {
                 out.push(LoopKey::Source(parent));
             }
@@ -902,6 +917,7 @@ impl<'a> Ctx<'a> {
                 self.regions.insert(list, (a, b + 1));
             }
         }
+        self.find_shells(&gotos, &computed);
         // Cases are entered from their switch with the register set.
         for target in 0..self.targets.len() {
             let node = self.targets[target].node;
@@ -946,6 +962,67 @@ impl<'a> Ctx<'a> {
         }
         self.special.sort_by_key(|range| range.start());
         self.setters.sort_by_key(|range| range.start());
+    }
+
+    /// The `with` statements between a node and the list `stop` holding it.
+    fn withs_between(&self, node: NodeId, stop: ListId) -> Vec<NodeId> {
+        let mut withs = Vec::new();
+        let mut at = node;
+        while self.nodes[at].list != stop {
+            let Some(parent) = self.lists[self.nodes[at].list].parent else {
+                break;
+            };
+            if self.nodes[parent].kind == NodeKind::With {
+                withs.push(parent);
+            }
+            at = parent;
+        }
+        withs
+    }
+
+    /// Finds `shells`: every `with` a goto or computed goto leaves, and every `with` a
+    /// `break`/`continue` of the source leaves when a loop of the output (dispatch or shell)
+    /// stands between it and its loop, which makes it a jump of its own.
+    fn find_shells(
+        &mut self,
+        gotos: &[(NodeId, usize)],
+        computed: &[(NodeId, Vec<(String, usize)>)],
+    ) {
+        let jumps = gotos.iter().copied().chain(
+            computed
+                .iter()
+                .flat_map(|(node, names)| names.iter().map(|&(_, target)| (*node, target))),
+        );
+        for (node, target) in jumps {
+            let (home, _, _) = self.home(node, self.targets[target].node);
+            self.shells.extend(self.withs_between(node, home));
+        }
+        let mut exits = Vec::new();
+        for node in 0..self.nodes.len() {
+            if !matches!(self.nodes[node].kind, NodeKind::Break | NodeKind::Continue) {
+                continue;
+            }
+            let Some(owner) = self.owner_loop(node) else {
+                continue;
+            };
+            let body = self.nodes[owner].lists[0];
+            let withs = self.withs_between(node, body);
+            if !withs.is_empty() {
+                exits.push((node, owner, withs));
+            }
+        }
+        // A new shell can capture more of them: until nothing changes.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (node, owner, withs) in &exits {
+                if self.loops(*node).first() != Some(&LoopKey::Source(*owner)) {
+                    for &with in withs {
+                        changed |= self.shells.insert(with);
+                    }
+                }
+            }
+        }
     }
 
     /// The switch body a case marker belongs to (the innermost switch around it).
@@ -1256,8 +1333,11 @@ impl<'a> Ctx<'a> {
                     .map(|&n| Item::Node(n))
                     .collect();
                 let mut body = self.chain(tr, &members, &inner, false)?;
-                let last = self.nodes[self.lists[list].items[b]].stmt;
-                if !matches!(last, Stmt::Return(_) | Stmt::Raise(_)) {
+                // The loop ends where its last statement does not jump or leave.
+                let last = &self.nodes[self.lists[list].items[b]];
+                if !matches!(last.stmt, Stmt::Return(_) | Stmt::Raise(_))
+                    && !matches!(last.kind, NodeKind::Goto(_))
+                {
                     body.push(Out::line(0, "break"));
                 }
                 let line = self.item_line(tr, item);
@@ -1465,10 +1545,26 @@ impl<'a> Ctx<'a> {
                     unreachable!()
                 };
                 let header = tr.text.header(stmt.start(), stmt.body[0].start());
-                let inner = self.list(tr, lists[0], &BTreeSet::new(), false, stmt.start())?;
-                outs.push(Out::block(line, header, inner));
-                if self.sets_inside(range) {
-                    outs.push(Out::prefix(0, format!("{k} = 0")));
+                let mut inner = self.list(tr, lists[0], &BTreeSet::new(), false, stmt.start())?;
+                if self.shells.contains(&node) {
+                    // The register goes on past the statement only when its body ended
+                    // through the loop's end: not when `__exit__` swallowed an exception
+                    // raised mid-jump.
+                    let w = &tr.names.w;
+                    inner.push(Out::line(0, "break"));
+                    outs.push(Out::prefix(0, format!("{w} = 0")));
+                    let shell = vec![
+                        Out::block(0, "while True", inner),
+                        Out::line(0, format!("{w} = {k}")),
+                    ];
+                    outs.push(Out::block(line, header, shell));
+                    outs.push(Out::prefix(0, format!("{k} = {w}")));
+                    outs.extend(self.post_check(tr, LoopKey::Shell(node)));
+                } else {
+                    outs.push(Out::block(line, header, inner));
+                    if self.sets_inside(range) {
+                        outs.push(Out::prefix(0, format!("{k} = 0")));
+                    }
                 }
             }
             NodeKind::Match => {

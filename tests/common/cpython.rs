@@ -123,6 +123,20 @@ pub fn pythons() -> Vec<(String, PathBuf)> {
     versions
 }
 
+/// PyPy 3.11, which `tools/pythons --pypy` sets up beside them (`gotopy translate`'s output
+/// runs on it).
+pub fn pypy() -> PathBuf {
+    let output = run(
+        "tools/pythons --pypy",
+        Command::new(root().join("tools/pythons")).arg("--pypy"),
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find_map(|line| line.strip_prefix("pypy3.11 "))
+        .map(PathBuf::from)
+        .expect("tools/pythons --pypy must print a pypy3.11 line")
+}
+
 /// A venv made by `python` at `dir`, unless it is there already; its interpreter.
 fn venv(python: &Path, dir: &Path) -> PathBuf {
     let interpreter = dir.join("bin/python");
