@@ -123,6 +123,7 @@ struct Names {
     t: String,
     f: String,
     w: String,
+    r: String,
 }
 
 impl Names {
@@ -145,6 +146,7 @@ impl Names {
             t: fresh("_goto_t"),
             f: fresh("_goto_f"),
             w: fresh("_goto_w"),
+            r: fresh("_goto_r"),
         }
     }
 }
@@ -230,6 +232,9 @@ enum Goal {
     Target(usize),
     Break(NodeId),
     Continue(NodeId),
+    /// A `return` inside a `with` that has a shell: it leaves the outermost such `with`'s
+    /// shell, and the post-check after that `with` returns.
+    Return(NodeId),
 }
 
 struct Target {
@@ -261,14 +266,16 @@ struct Ctx<'a> {
     post: HashMap<LoopKey, BTreeMap<i64, String>>,
     /// The statements that stand for a jump.
     codes: HashMap<NodeId, Vec<Out>>,
-    /// Register values of `break`/`continue` moved out of a dispatch loop.
+    /// Register values of `break`/`continue` moved out of a dispatch loop (by their loop
+    /// and `Goal::Break` as `true`), and of `return`s out of shells (by the `with`, `true`).
     pseudo: HashMap<(NodeId, bool), i64>,
     /// The `with` statements whose bodies get a loop of their own, `while True: BODY;
-    /// break`, which the jumps leaving the body break; a post-check after the statement goes
-    /// on. Then the statement is left early only by the source's own `return`s: PyPy 3.11
-    /// (8.0.1) compiles a `with` left by more than one `break`/`continue`/`return` wrongly
-    /// (a later `break` keeps the `with`'s handler active after its loop, so an exception
-    /// there calls a stale `__exit__` or crashes the interpreter).
+    /// break`, which every early exit of the body breaks (jumps, and `break`, `continue` and
+    /// `return` of the source); a post-check after the statement goes on. Then no `with` of
+    /// a rewritten scope is left early more than once: PyPy 3.11 (8.0.1) compiles a `with`
+    /// left by more than one `break`/`continue`/`return` wrongly (its handler stays active
+    /// on the later ones, so that an exception after them calls a stale `__exit__` or
+    /// crashes the interpreter).
     shells: HashSet<NodeId>,
     uses_k: bool,
 }
@@ -956,6 +963,27 @@ impl<'a> Ctx<'a> {
             self.special.push(self.nodes[node].range);
             self.codes.insert(node, vec![Out::line(line, code)]);
         }
+        // A `return` inside a shell leaves it by `break`, its value kept in `_goto_r`.
+        for node in 0..self.nodes.len() {
+            let Stmt::Return(stmt) = self.nodes[node].stmt else {
+                continue;
+            };
+            let Some(LoopKey::Shell(with)) = self
+                .loops(node)
+                .into_iter()
+                .rfind(|key| matches!(key, LoopKey::Shell(_)))
+            else {
+                continue;
+            };
+            let value = stmt.value.as_ref().map_or("None".to_owned(), |value| {
+                format!("({})", tr.text.slice(value.range()))
+            });
+            let line = tr.text.line(stmt.start());
+            let code = self.jump(tr, node, Goal::Return(with), None);
+            let code = format!("{} = {value}; {code}", tr.names.r);
+            self.special.push(self.nodes[node].range);
+            self.codes.insert(node, vec![Out::line(line, code)]);
+        }
         for (node, names) in computed {
             let code = self.computed(tr, node, &names);
             self.codes.insert(node, code);
@@ -997,20 +1025,35 @@ impl<'a> Ctx<'a> {
             let (home, _, _) = self.home(node, self.targets[target].node);
             self.shells.extend(self.withs_between(node, home));
         }
+        // A `with` left early twice by the source's own statements.
+        let mut left: HashMap<NodeId, usize> = HashMap::new();
         let mut exits = Vec::new();
         for node in 0..self.nodes.len() {
-            if !matches!(self.nodes[node].kind, NodeKind::Break | NodeKind::Continue) {
-                continue;
-            }
-            let Some(owner) = self.owner_loop(node) else {
-                continue;
+            let withs = match self.nodes[node].kind {
+                NodeKind::Break | NodeKind::Continue => {
+                    let Some(owner) = self.owner_loop(node) else {
+                        continue;
+                    };
+                    let withs = self.withs_between(node, self.nodes[owner].lists[0]);
+                    if !withs.is_empty() {
+                        exits.push((node, owner, withs.clone()));
+                    }
+                    withs
+                }
+                NodeKind::Simple if matches!(self.nodes[node].stmt, Stmt::Return(_)) => {
+                    self.withs_between(node, 0)
+                }
+                _ => continue,
             };
-            let body = self.nodes[owner].lists[0];
-            let withs = self.withs_between(node, body);
-            if !withs.is_empty() {
-                exits.push((node, owner, withs));
+            for with in withs {
+                *left.entry(with).or_default() += 1;
             }
         }
+        self.shells.extend(
+            left.into_iter()
+                .filter(|&(_, count)| count > 1)
+                .map(|(with, _)| with),
+        );
         // A new shell can capture more of them: until nothing changes.
         let mut changed = true;
         while changed {
@@ -1066,23 +1109,30 @@ impl<'a> Ctx<'a> {
                 let (home, _, _) = self.home(node, self.targets[target].node);
                 (self.dispatch_of(home), self.targets[target].id, Some(home))
             }
-            Goal::Break(owner) | Goal::Continue(owner) => {
-                let is_break = matches!(goal, Goal::Break(_));
+            Goal::Break(owner) | Goal::Continue(owner) | Goal::Return(owner) => {
+                let is_break = !matches!(goal, Goal::Continue(_));
                 let next = -(self.pseudo.len() as i64) - 1;
                 let number = *self.pseudo.entry((owner, is_break)).or_insert(next);
-                (LoopKey::Source(owner), number, None)
+                let key = match goal {
+                    Goal::Return(with) => LoopKey::Shell(with),
+                    _ => LoopKey::Source(owner),
+                };
+                (key, number, None)
             }
         };
+        // A `return` leaves its shell too: the post-check after it returns.
         let depth = loops
             .iter()
             .position(|&key| key == last)
-            .expect("the jump's loop is around it");
+            .expect("the jump's loop is around it")
+            + usize::from(matches!(goal, Goal::Return(_)));
         let starts = match goal {
             Goal::Target(target) => home.and_then(|home| self.region_start(home)) == Some(target),
             _ => false,
         };
         let shown = value.map_or_else(|| number.to_string(), str::to_owned);
         let finish = match goal {
+            Goal::Return(_) => format!("return {}", tr.names.r),
             Goal::Break(_) => format!("{k} = 0; break"),
             Goal::Continue(_) => format!("{k} = 0; continue"),
             Goal::Target(_) if starts => format!("{k} = 0; continue"),
@@ -1090,6 +1140,7 @@ impl<'a> Ctx<'a> {
         };
         if depth == 0 {
             return match goal {
+                Goal::Return(_) => unreachable!("a return leaves its shell"),
                 Goal::Break(_) => "break".to_owned(),
                 Goal::Continue(_) => "continue".to_owned(),
                 Goal::Target(_) if starts && value.is_none() => "continue".to_owned(),
@@ -1410,7 +1461,10 @@ impl<'a> Ctx<'a> {
                     None => outs.push(self.verbatim(tr, node)),
                 }
             }
-            NodeKind::Simple | NodeKind::MarkerImport => outs.push(self.verbatim(tr, node)),
+            NodeKind::Simple | NodeKind::MarkerImport => match self.codes.get(&node) {
+                Some(code) => outs.extend(code.clone()),
+                None => outs.push(self.verbatim(tr, node)),
+            },
             NodeKind::If => {
                 let Stmt::If(stmt) = stmt else { unreachable!() };
                 let parts: Vec<BTreeSet<i64>> = lists
