@@ -254,7 +254,8 @@ def _translate(args: argparse.Namespace) -> int:
         except _Unreadable as problem:
             problems.append(str(problem))
             continue
-        report = _gotopy.render_text([checked], color=color) if text is None else ""
+        # Warnings too, and no summary line, as the binary's `translate` and `compile`.
+        report = _gotopy.render_text([checked], color=color, summary=False)
         if report:
             _write(sys.stderr, report)
         if text is None:

@@ -15,7 +15,7 @@ use gotopy::cpython::module::{LateError, lower_module};
 use gotopy::cpython::plan::{late_error_json, plan_source, rejection_json};
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, markers, without_source};
-use gotopy::diagnostic::{report_github, report_json, report_text};
+use gotopy::diagnostic::{render_text as render_one, report_github, report_json, report_text};
 use gotopy::tables::Position;
 use gotopy::{Diagnostic, Options, Source, check_source};
 use pyo3::create_exception;
@@ -112,16 +112,21 @@ fn translate(path: &str, data: &[u8], all_scopes: bool) -> PyResult<(Option<Stri
     ))
 }
 
-/// The text report of `gotopy check`: every module's diagnostics, then the summary line.
+/// The text report of `gotopy check`: every module's diagnostics, then the summary line
+/// (without it for `summary=False`, as `compile` and `translate` report).
 #[pyfunction]
-#[pyo3(signature = (checked, *, color = false))]
-fn render_text(checked: Vec<PyRef<'_, Checked>>, color: bool) -> String {
-    report_text(
-        checked
-            .iter()
-            .map(|one| (&one.source, one.diagnostics.as_slice())),
-        color,
-    )
+#[pyo3(signature = (checked, *, color = false, summary = true))]
+fn render_text(checked: Vec<PyRef<'_, Checked>>, color: bool, summary: bool) -> String {
+    let modules = checked
+        .iter()
+        .map(|one| (&one.source, one.diagnostics.as_slice()));
+    if summary {
+        report_text(modules, color)
+    } else {
+        modules
+            .map(|(source, diagnostics)| render_one(diagnostics, source, color))
+            .collect()
+    }
 }
 
 /// The JSON report of `gotopy check --format json`.

@@ -124,6 +124,17 @@ class SameAsTheBinary(unittest.TestCase):
                         if status is not None:
                             self.assertEqual(result.status, status, repr(result))
 
+    def test_translate_reports_as_the_binary(self) -> None:
+        """``translate`` prints what the binary's does: the warnings of a file it translates
+        and the diagnostics of one that ``check`` rejects, with no summary line, and the
+        same translation."""
+        for name in ("ok/unused_label_warning.py", "err/unknown_label.py", "ok/computed_goto.py"):
+            args = ["translate", f"fixtures/{name}", "-o", "-"]
+            result = self.compare(args, run([sys.executable, "-m", "gotopy", *args]), run([BINARY, *args]))
+            self.assertEqual(result.status, 1 if name.startswith("err/") else 0, repr(result))
+            if name == "ok/unused_label_warning.py":
+                self.assertIn(b"warning[G101]", result.stderr)
+
     def test_standard_input(self) -> None:
         text = (FIXTURES / "err" / "duplicate_label.py").read_bytes()
         self.assert_same(["-"], stdin=text)
