@@ -13,8 +13,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The plain Pythons a translation runs on: CPython 3.11 to 3.15 and PyPy 3.11
-/// (`tools/pythons`), and CPython 3.8 and 3.9 where pyenv has them.
+/// (`tools/pythons`), and CPython 3.8 and 3.9 where pyenv has them; only those that
+/// `GOTOPY_TRANSLATE_PYTHONS` names when it is set (`3.11,3.13,pypy3.11`).
 fn interpreters() -> Vec<(String, PathBuf)> {
+    let mut all = every_interpreter();
+    if let Ok(names) = std::env::var("GOTOPY_TRANSLATE_PYTHONS") {
+        let names: Vec<&str> = names.split(',').map(str::trim).collect();
+        all.retain(|(version, _)| names.contains(&version.as_str()));
+        assert!(
+            !all.is_empty(),
+            "GOTOPY_TRANSLATE_PYTHONS names none of them"
+        );
+    }
+    all
+}
+
+fn every_interpreter() -> Vec<(String, PathBuf)> {
     let mut all = cpython::pythons();
     all.push(("pypy3.11".to_owned(), cpython::pypy()));
     let pyenv = std::env::var("PYENV_ROOT")
