@@ -222,7 +222,7 @@ enum LoopKey {
     Source(NodeId),
     /// The dispatch loop of a home list.
     Dispatch(ListId),
-    /// The loop around the body of a `with` that jumps leave (see `Ctx::shells`).
+    /// The loop around the body of a `with` left early (see `Ctx::shells`).
     Shell(NodeId),
 }
 
@@ -233,8 +233,9 @@ enum Goal {
     Break(NodeId),
     Continue(NodeId),
     /// A `return` inside a `with` that has a shell: it leaves the outermost such `with`'s
-    /// shell, and the post-check after that `with` returns.
-    Return(NodeId),
+    /// shell, and the post-check after that `with` returns (`_goto_r`, or nothing for a
+    /// bare `return`, which is all an async generator may have).
+    Return(NodeId, bool),
 }
 
 struct Target {
@@ -267,7 +268,8 @@ struct Ctx<'a> {
     /// The statements that stand for a jump.
     codes: HashMap<NodeId, Vec<Out>>,
     /// Register values of `break`/`continue` moved out of a dispatch loop (by their loop
-    /// and `Goal::Break` as `true`), and of `return`s out of shells (by the `with`, `true`).
+    /// and `Goal::Break` as `true`), and of `return`s out of shells (by the `with`, and
+    /// whether they return a value).
     pseudo: HashMap<(NodeId, bool), i64>,
     /// The `with` statements whose bodies get a loop of their own, `while True: BODY;
     /// break`, which every early exit of the body breaks (jumps, and `break`, `continue` and
@@ -975,12 +977,16 @@ impl<'a> Ctx<'a> {
             else {
                 continue;
             };
-            let value = stmt.value.as_ref().map_or("None".to_owned(), |value| {
-                format!("({})", tr.text.slice(value.range()))
-            });
             let line = tr.text.line(stmt.start());
-            let code = self.jump(tr, node, Goal::Return(with), None);
-            let code = format!("{} = {value}; {code}", tr.names.r);
+            let code = self.jump(tr, node, Goal::Return(with, stmt.value.is_some()), None);
+            let code = match &stmt.value {
+                Some(value) => format!(
+                    "{} = ({}); {code}",
+                    tr.names.r,
+                    tr.text.slice(value.range())
+                ),
+                None => code,
+            };
             self.special.push(self.nodes[node].range);
             self.codes.insert(node, vec![Out::line(line, code)]);
         }
@@ -1008,9 +1014,10 @@ impl<'a> Ctx<'a> {
         withs
     }
 
-    /// Finds `shells`: every `with` a goto or computed goto leaves, and every `with` a
-    /// `break`/`continue` of the source leaves when a loop of the output (dispatch or shell)
-    /// stands between it and its loop, which makes it a jump of its own.
+    /// Finds `shells`: every `with` a goto or computed goto leaves, every `with` the
+    /// source's own `break`, `continue` and `return` statements leave more than once, and
+    /// every `with` a `break`/`continue` leaves when a loop of the output (dispatch or
+    /// shell) stands between it and its loop, which makes it a jump of its own.
     fn find_shells(
         &mut self,
         gotos: &[(NodeId, usize)],
@@ -1109,12 +1116,15 @@ impl<'a> Ctx<'a> {
                 let (home, _, _) = self.home(node, self.targets[target].node);
                 (self.dispatch_of(home), self.targets[target].id, Some(home))
             }
-            Goal::Break(owner) | Goal::Continue(owner) | Goal::Return(owner) => {
-                let is_break = !matches!(goal, Goal::Continue(_));
+            Goal::Break(owner) | Goal::Continue(owner) | Goal::Return(owner, _) => {
+                let flag = match goal {
+                    Goal::Return(_, valued) => valued,
+                    _ => matches!(goal, Goal::Break(_)),
+                };
                 let next = -(self.pseudo.len() as i64) - 1;
-                let number = *self.pseudo.entry((owner, is_break)).or_insert(next);
+                let number = *self.pseudo.entry((owner, flag)).or_insert(next);
                 let key = match goal {
-                    Goal::Return(with) => LoopKey::Shell(with),
+                    Goal::Return(with, _) => LoopKey::Shell(with),
                     _ => LoopKey::Source(owner),
                 };
                 (key, number, None)
@@ -1125,14 +1135,15 @@ impl<'a> Ctx<'a> {
             .iter()
             .position(|&key| key == last)
             .expect("the jump's loop is around it")
-            + usize::from(matches!(goal, Goal::Return(_)));
+            + usize::from(matches!(goal, Goal::Return(..)));
         let starts = match goal {
             Goal::Target(target) => home.and_then(|home| self.region_start(home)) == Some(target),
             _ => false,
         };
         let shown = value.map_or_else(|| number.to_string(), str::to_owned);
         let finish = match goal {
-            Goal::Return(_) => format!("return {}", tr.names.r),
+            Goal::Return(_, true) => format!("return {}", tr.names.r),
+            Goal::Return(_, false) => "return".to_owned(),
             Goal::Break(_) => format!("{k} = 0; break"),
             Goal::Continue(_) => format!("{k} = 0; continue"),
             Goal::Target(_) if starts => format!("{k} = 0; continue"),
@@ -1140,7 +1151,7 @@ impl<'a> Ctx<'a> {
         };
         if depth == 0 {
             return match goal {
-                Goal::Return(_) => unreachable!("a return leaves its shell"),
+                Goal::Return(..) => unreachable!("a return leaves its shell"),
                 Goal::Break(_) => "break".to_owned(),
                 Goal::Continue(_) => "continue".to_owned(),
                 Goal::Target(_) if starts && value.is_none() => "continue".to_owned(),
