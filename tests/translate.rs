@@ -12,8 +12,8 @@ mod cpython;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The plain Pythons a translation runs on: CPython 3.11 to 3.15 and PyPy 3.11
-/// (`tools/pythons`), and CPython 3.8 and 3.9 where pyenv has them; only those that
+/// The plain Pythons a translation runs on: CPython 3.11 to 3.15, PyPy 3.11 and MicroPython
+/// (`tools/pythons`), and CPython 3.8, 3.9 and 3.10 where pyenv has them; only those that
 /// `GOTOPY_TRANSLATE_PYTHONS` names when it is set (`3.11,3.13,pypy3.11`).
 fn interpreters() -> Vec<(String, PathBuf)> {
     let mut all = every_interpreter();
@@ -31,10 +31,11 @@ fn interpreters() -> Vec<(String, PathBuf)> {
 fn every_interpreter() -> Vec<(String, PathBuf)> {
     let mut all = cpython::pythons();
     all.push(("pypy3.11".to_owned(), cpython::pypy()));
+    all.push(("micropython".to_owned(), cpython::micropython()));
     let pyenv = std::env::var("PYENV_ROOT")
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap()).join(".pyenv"));
-    for old in ["3.8", "3.9"] {
+    for old in ["3.8", "3.9", "3.10"] {
         let found = std::fs::read_dir(pyenv.join("versions"))
             .into_iter()
             .flatten()
@@ -68,9 +69,20 @@ fn translate(input: &Path, output: &Path, all_scopes: bool) -> Output {
     command.output().unwrap()
 }
 
+/// How an interpreter runs a file with nothing of gotopy's: CPython and PyPy isolated
+/// (`-I -S`), MicroPython (which has neither option, nor the packages) with a heap that
+/// holds 2,000 programs.
+fn plain_args(python: &Path) -> &'static [&'static str] {
+    if python.ends_with("micropython") {
+        &["-X", "heapsize=1024M"]
+    } else {
+        &["-I", "-S"]
+    }
+}
+
 fn plain_run(python: &Path, file: &Path) -> Output {
     Command::new(python)
-        .args(["-I", "-S"])
+        .args(plain_args(python))
         .arg(file.file_name().unwrap())
         .current_dir(file.parent().unwrap())
         .output()
@@ -135,8 +147,8 @@ fn every_fixture_translated_prints_what_gotopy_run_prints() {
             &[]
         };
         let expected = common::gotopy_run(&path, args);
-        // The fixtures use syntax of 3.11 (`except*`, `match`): the older Pythons run the
-        // random programs below.
+        // The fixtures use syntax of 3.11 (`except*`, `match`): the older Pythons and
+        // MicroPython run the random programs below.
         for (version, python) in pythons.iter().filter(|(version, _)| minor(version) >= 11) {
             let got = plain_run(python, &out);
             compared += 1;
@@ -188,7 +200,8 @@ fn translated_programs_agree(seed: u64, count: usize, pythons: &[(String, PathBu
         .iter()
         .map(|(version, python)| {
             let child = Command::new(python)
-                .args(["-I", "-S", "translated.py"])
+                .args(plain_args(python))
+                .arg("translated.py")
                 .current_dir(&dir)
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())

@@ -126,15 +126,23 @@ pub fn pythons() -> Vec<(String, PathBuf)> {
 /// PyPy 3.11, which `tools/pythons --pypy` sets up beside them (`gotopy translate`'s output
 /// runs on it).
 pub fn pypy() -> PathBuf {
+    other("pypy", "pypy3.11")
+}
+
+/// MicroPython, which `tools/pythons --micropython` sets up beside them.
+pub fn micropython() -> PathBuf {
+    other("micropython", "micropython")
+}
+
+fn other(option: &str, name: &str) -> PathBuf {
     let output = run(
-        "tools/pythons --pypy",
-        Command::new(root().join("tools/pythons")).arg("--pypy"),
+        &format!("tools/pythons --{option}"),
+        Command::new(root().join("tools/pythons")).arg(format!("--{option}")),
     );
     String::from_utf8_lossy(&output.stdout)
         .lines()
-        .find_map(|line| line.strip_prefix("pypy3.11 "))
-        .map(PathBuf::from)
-        .expect("tools/pythons --pypy must print a pypy3.11 line")
+        .find_map(|line| line.strip_prefix(&format!("{name} ")).map(PathBuf::from))
+        .unwrap_or_else(|| panic!("tools/pythons --{option} must print a {name} line"))
 }
 
 /// A venv made by `python` at `dir`, unless it is there already; its interpreter.
