@@ -49,7 +49,8 @@ def text(size=600_000, seed=7):
     while length < size:
         kind = rng.random()
         if kind < 0.35:
-            word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz_ABC0123") for _ in range(rng.randint(1, 10)))
+            letters = "abcdefghijklmnopqrstuvwxyz_ABC0123"
+            word = "".join(rng.choice(letters) for _ in range(rng.randint(1, 10)))
             part = word if not word[0].isdigit() else "x" + word
         elif kind < 0.55:
             part = str(rng.randint(0, 10 ** rng.randint(1, 8)))

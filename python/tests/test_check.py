@@ -130,7 +130,8 @@ class SameAsTheBinary(unittest.TestCase):
         same translation."""
         for name in ("ok/unused_label_warning.py", "err/unknown_label.py", "ok/computed_goto.py"):
             args = ["translate", f"fixtures/{name}", "-o", "-"]
-            result = self.compare(args, run([sys.executable, "-m", "gotopy", *args]), run([BINARY, *args]))
+            ours, theirs = run([sys.executable, "-m", "gotopy", *args]), run([BINARY, *args])
+            result = self.compare(args, ours, theirs)
             self.assertEqual(result.status, 1 if name.startswith("err/") else 0, repr(result))
             if name == "ok/unused_label_warning.py":
                 self.assertIn(b"warning[G101]", result.stderr)

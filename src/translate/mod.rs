@@ -227,7 +227,7 @@ enum LoopKey {
 }
 
 /// Where a jump goes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Goal {
     Target(usize),
     Break(NodeId),
@@ -267,10 +267,9 @@ struct Ctx<'a> {
     post: HashMap<LoopKey, BTreeMap<i64, String>>,
     /// The statements that stand for a jump.
     codes: HashMap<NodeId, Vec<Out>>,
-    /// Register values of `break`/`continue` moved out of a dispatch loop (by their loop
-    /// and `Goal::Break` as `true`), and of `return`s out of shells (by the `with`, and
-    /// whether they return a value).
-    pseudo: HashMap<(NodeId, bool), i64>,
+    /// Register values of the jumps that are not gotos: `break`/`continue` moved out of a
+    /// dispatch loop, `return`s out of shells.
+    pseudo: HashMap<Goal, i64>,
     /// The `with` statements whose bodies get a loop of their own, `while True: BODY;
     /// break`, which every early exit of the body breaks (jumps, and `break`, `continue` and
     /// `return` of the source); a post-check after the statement goes on. Then no `with` of
@@ -1117,12 +1116,8 @@ impl<'a> Ctx<'a> {
                 (self.dispatch_of(home), self.targets[target].id, Some(home))
             }
             Goal::Break(owner) | Goal::Continue(owner) | Goal::Return(owner, _) => {
-                let flag = match goal {
-                    Goal::Return(_, valued) => valued,
-                    _ => matches!(goal, Goal::Break(_)),
-                };
                 let next = -(self.pseudo.len() as i64) - 1;
-                let number = *self.pseudo.entry((owner, flag)).or_insert(next);
+                let number = *self.pseudo.entry(goal).or_insert(next);
                 let key = match goal {
                     Goal::Return(with, _) => LoopKey::Shell(with),
                     _ => LoopKey::Source(owner),
@@ -1522,64 +1517,48 @@ impl<'a> Ctx<'a> {
                     outs.push(Out::block(at, header, inner));
                 }
             }
-            NodeKind::While => {
-                let Stmt::While(stmt) = stmt else {
-                    unreachable!()
-                };
-                let body = self.inside(self.list_range(lists[0]), entering);
+            NodeKind::While | NodeKind::For => {
                 let orelse = self.inside(self.list_range(lists[1]), entering);
-                let c = tr.text.slice(stmt.test.range());
-                let header = if entering.is_empty() {
-                    tr.text.header(stmt.start(), stmt.body[0].start())
-                } else if orelse.is_empty() {
-                    format!("while {k} or ({c})")
-                } else if body.is_empty() {
-                    format!("while not {k} and ({c})")
-                } else {
-                    format!("while ({}) if {k} else ({c})", within(&k, &body))
+                let (header, entered, body, else_body) = match stmt {
+                    Stmt::While(stmt) => {
+                        let entered = self.inside(self.list_range(lists[0]), entering);
+                        let c = tr.text.slice(stmt.test.range());
+                        let header = if entering.is_empty() {
+                            tr.text.header(stmt.start(), stmt.body[0].start())
+                        } else if orelse.is_empty() {
+                            format!("while {k} or ({c})")
+                        } else if entered.is_empty() {
+                            format!("while not {k} and ({c})")
+                        } else {
+                            format!("while ({}) if {k} else ({c})", within(&k, &entered))
+                        };
+                        (header, entered, &stmt.body, &stmt.orelse)
+                    }
+                    Stmt::For(stmt) => {
+                        let header = if orelse.is_empty() {
+                            tr.text.header(stmt.start(), stmt.body[0].start())
+                        } else if stmt.is_async {
+                            return Err(self.refuse(
+                                range,
+                                "a goto into the `else` clause of an `async for` cannot be \
+                                 translated",
+                                "move the label out of the `else` clause",
+                            ));
+                        } else {
+                            format!(
+                                "for {} in (() if {k} else ({}))",
+                                tr.text.slice(stmt.target.range()),
+                                tr.text.slice(stmt.iter.range())
+                            )
+                        };
+                        // A `for` body is never entered (SPEC: no jump into it).
+                        (header, BTreeSet::new(), &stmt.body, &stmt.orelse)
+                    }
+                    _ => unreachable!("a loop"),
                 };
-                let inner = self.list(tr, lists[0], &body, false, stmt.start())?;
+                let inner = self.list(tr, lists[0], &entered, false, stmt.start())?;
                 outs.push(Out::block(line, header, inner));
-                self.orelse(
-                    tr,
-                    &stmt.orelse,
-                    stmt.body.last(),
-                    lists[1],
-                    &orelse,
-                    &mut outs,
-                )?;
-                outs.extend(self.post_check(tr, LoopKey::Source(node)));
-            }
-            NodeKind::For => {
-                let Stmt::For(stmt) = stmt else {
-                    unreachable!()
-                };
-                let orelse = self.inside(self.list_range(lists[1]), entering);
-                let header = if orelse.is_empty() {
-                    tr.text.header(stmt.start(), stmt.body[0].start())
-                } else if stmt.is_async {
-                    return Err(self.refuse(
-                        range,
-                        "a goto into the `else` clause of an `async for` cannot be translated",
-                        "move the label out of the `else` clause",
-                    ));
-                } else {
-                    format!(
-                        "for {} in (() if {k} else ({}))",
-                        tr.text.slice(stmt.target.range()),
-                        tr.text.slice(stmt.iter.range())
-                    )
-                };
-                let inner = self.list(tr, lists[0], &BTreeSet::new(), false, stmt.start())?;
-                outs.push(Out::block(line, header, inner));
-                self.orelse(
-                    tr,
-                    &stmt.orelse,
-                    stmt.body.last(),
-                    lists[1],
-                    &orelse,
-                    &mut outs,
-                )?;
+                self.orelse(tr, else_body, body.last(), lists[1], &orelse, &mut outs)?;
                 outs.extend(self.post_check(tr, LoopKey::Source(node)));
             }
             NodeKind::Try | NodeKind::TryInner => {
