@@ -53,6 +53,7 @@ pub mod cpython;
 pub mod diagnostic;
 #[cfg(feature = "vm")]
 pub mod embed;
+mod locals;
 mod parse;
 pub mod rewrite;
 #[cfg(feature = "vm")]

@@ -4,51 +4,37 @@
 //! otherwise).
 
 use super::LowerError;
-use crate::cpython::bytecode::{Body, Flow, Instr, Item};
+use crate::cpython::bytecode::{Body, Flow, Item};
 use crate::cpython::code::{Code, VARARGS, VARKEYWORDS};
+use crate::locals::{Action, LocalFlow, Locals, actions_of, maybe_unbound};
 
-/// What an instruction does to a local.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Action {
-    Load,
-    Store,
-    Delete,
+/// The rewritten code object as the analysis sees it.
+struct Graph<'a> {
+    body: &'a Body,
+    flow: Flow<'a>,
 }
 
-/// A set of locals, as bits.
-#[derive(Clone, PartialEq, Eq)]
-struct Locals(Vec<u64>);
-
-impl Locals {
-    fn none(count: usize) -> Locals {
-        Locals(vec![0; count.div_ceil(64)])
+impl LocalFlow for Graph<'_> {
+    fn len(&self) -> usize {
+        self.flow.len()
     }
 
-    fn contains(&self, local: usize) -> bool {
-        self.0
-            .get(local / 64)
-            .is_some_and(|word| word >> (local % 64) & 1 == 1)
+    fn actions(&self, index: usize) -> Vec<(Action, usize)> {
+        let instr = self.flow.instrs[index];
+        actions_of(self.body.name(instr.op), instr.arg)
     }
 
-    fn set(&mut self, local: usize, value: bool) {
-        if let Some(word) = self.0.get_mut(local / 64) {
-            if value {
-                *word |= 1 << (local % 64);
-            } else {
-                *word &= !(1 << (local % 64));
-            }
-        }
+    fn handler(&self, index: usize) -> Option<usize> {
+        self.flow.handler(index).map(|(_, start)| start)
     }
 
-    /// Adds `other`; whether anything changed.
-    fn union(&mut self, other: &Locals) -> bool {
-        let mut changed = false;
-        for (word, more) in self.0.iter_mut().zip(&other.0) {
-            let new = *word | more;
-            changed |= new != *word;
-            *word = new;
-        }
-        changed
+    fn successors(&self, index: usize) -> Vec<usize> {
+        self.flow
+            .successors(index)
+            .into_iter()
+            .flatten()
+            .map(|(to, _)| to)
+            .collect()
     }
 }
 
@@ -58,53 +44,14 @@ pub(crate) fn check_local_loads(body: &mut Body, code: &Code) -> Result<(), Lowe
     let mut arguments = (code.argcount + code.kwonlyargcount) as usize;
     arguments +=
         usize::from(code.flags & VARARGS != 0) + usize::from(code.flags & VARKEYWORDS != 0);
-    let unbound = {
-        let flow = Flow::new(body)?;
-        let length = flow.len();
-        // Where each local may be unbound.
-        let mut unbound: Vec<Option<Locals>> = vec![None; length];
-        if length > 0 {
-            let mut entry = Locals::none(count);
-            for local in arguments..count {
-                entry.set(local, true);
-            }
-            unbound[0] = Some(entry);
-        }
-        let mut work = vec![0usize];
-        let flow_into = |unbound: &mut Vec<Option<Locals>>,
-                         work: &mut Vec<usize>,
-                         index: usize,
-                         state: &Locals| {
-            match &mut unbound[index] {
-                None => {
-                    unbound[index] = Some(state.clone());
-                    work.push(index);
-                }
-                Some(old) => {
-                    if old.union(state) {
-                        work.push(index);
-                    }
-                }
-            }
-        };
-        while let Some(index) = work.pop() {
-            let Some(state) = unbound.get(index).cloned().flatten() else {
-                continue;
-            };
-            if let Some((_, start)) = flow.handler(index)
-                && start < length
-            {
-                flow_into(&mut unbound, &mut work, start, &state);
-            }
-            let after = transfer(body, flow.instrs[index], state, count);
-            for (to, _) in flow.successors(index).into_iter().flatten() {
-                if to < length {
-                    flow_into(&mut unbound, &mut work, to, &after);
-                }
-            }
-        }
-        unbound
-    };
+    let unbound = maybe_unbound(
+        &Graph {
+            body,
+            flow: Flow::new(body)?,
+        },
+        count,
+        arguments,
+    );
     let load_fast_check = body.shapes.op("LOAD_FAST_CHECK");
     let store_fast = body.shapes.op("STORE_FAST");
     let (Some(load_fast_check), Some(store_fast)) = (load_fast_check, store_fast) else {
@@ -122,7 +69,7 @@ pub(crate) fn check_local_loads(body: &mut Body, code: &Code) -> Result<(), Lowe
             .clone()
             .unwrap_or_else(|| Locals::none(count));
         index += 1;
-        let actions = locals(body, &instr);
+        let actions = actions_of(body.name(instr.op), instr.arg);
         let risky = !body.shapes.is(instr.op, "LOAD_FAST_CHECK")
             && actions.iter().any(|&(action, local)| {
                 action == Action::Load && local < count && state.contains(local)
@@ -144,35 +91,4 @@ pub(crate) fn check_local_loads(body: &mut Body, code: &Code) -> Result<(), Lowe
     }
     body.items = new_items;
     Ok(())
-}
-
-/// What an instruction does to which locals, in order.
-fn locals(body: &Body, instr: &Instr) -> Vec<(Action, usize)> {
-    let arg = instr.arg as usize;
-    match body.name(instr.op) {
-        "LOAD_FAST" | "LOAD_FAST_CHECK" | "LOAD_FAST_BORROW" => vec![(Action::Load, arg)],
-        "LOAD_FAST_LOAD_FAST" | "LOAD_FAST_BORROW_LOAD_FAST_BORROW" => {
-            vec![(Action::Load, arg >> 4), (Action::Load, arg & 15)]
-        }
-        "STORE_FAST" => vec![(Action::Store, arg)],
-        "STORE_FAST_STORE_FAST" => vec![(Action::Store, arg >> 4), (Action::Store, arg & 15)],
-        "STORE_FAST_LOAD_FAST" => vec![(Action::Store, arg >> 4), (Action::Load, arg & 15)],
-        "DELETE_FAST" | "LOAD_FAST_AND_CLEAR" => vec![(Action::Delete, arg)],
-        _ => Vec::new(),
-    }
-}
-
-/// The locals that may be unbound after `instr`, from those before it.
-fn transfer(body: &Body, instr: &Instr, mut state: Locals, count: usize) -> Locals {
-    for (action, local) in locals(body, instr) {
-        if local >= count {
-            continue;
-        }
-        match action {
-            Action::Store => state.set(local, false),
-            Action::Delete => state.set(local, true),
-            Action::Load => {}
-        }
-    }
-    state
 }
