@@ -156,6 +156,7 @@ fn rewrite_one(code: &mut CodeObject) -> Result<bool, RewriteError> {
     decoration.place_labels()?;
     let replacements = decoration.plan(&stacks)?;
     decoration.apply(replacements);
+    decoration.body.fold_line_events(code);
     decoration
         .body
         .assemble(code)

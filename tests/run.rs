@@ -873,6 +873,37 @@ fn tracebacks_in_rewritten_code_point_at_source_lines() {
     }
 }
 
+/// A goto past an assignment leaves the local unbound at the label: the error names the
+/// statement that reads it, not the label before it, on RustPython (where the label's line
+/// event rides on the next instruction only when that one cannot fail) and on every CPython.
+#[test]
+fn an_unbound_local_after_a_label_is_reported_at_the_statement_reading_it() {
+    let path = write(
+        "unbound.py",
+        "from goto import goto, label\n\
+         @goto\n\
+         def skip(flag):\n    \
+             if flag:\n        \
+                 goto .use\n    \
+             x = 1\n    \
+             label .use\n    \
+             return x\n\
+         print(skip(False))\n\
+         try:\n    \
+             skip(True)\n\
+         except UnboundLocalError as e:\n    \
+             print(e.__traceback__.tb_next.tb_lineno)\n",
+    );
+    for (target, output) in run_everywhere(&path) {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "1\n8\n",
+            "{target}: {stderr}"
+        );
+    }
+}
+
 /// A tracer sees every statement that runs, labels and cases included (a line event where
 /// control reaches them, as for `pass`), in the same order on RustPython and on every
 /// CPython: what a debugger steps through and coverage counts.

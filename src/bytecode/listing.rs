@@ -222,7 +222,7 @@ fn render(op: Instruction, arg: u32, code: &CodeObject) -> String {
 }
 
 /// The opcode's name as `dis` prints it (`JUMP_FORWARD`).
-fn opname(op: Instruction) -> String {
+pub(super) fn opname(op: Instruction) -> String {
     let debug = format!("{op:?}");
     let name = debug.split([' ', '{']).next().unwrap_or(&debug);
     let mut out = String::new();

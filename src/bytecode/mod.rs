@@ -31,6 +31,7 @@ mod flow;
 mod instr;
 mod jump;
 mod line_table;
+mod lines;
 mod listing;
 mod stack;
 

@@ -371,6 +371,7 @@ impl Lowered {
             .map_err(|e| internal(code, self.range, e))?;
         code.constants = self.added.constants.into_iter().collect();
         code.names = self.added.names.into_boxed_slice();
+        self.body.fold_line_events(code);
         self.body
             .assemble(code)
             .map_err(|e| internal(code, self.range, e))?;
