@@ -906,7 +906,8 @@ fn an_unbound_local_after_a_label_is_reported_at_the_statement_reading_it() {
 
 /// A tracer sees every statement that runs, labels and cases included (a line event where
 /// control reaches them, as for `pass`), in the same order on RustPython and on every
-/// CPython: what a debugger steps through and coverage counts.
+/// CPython, under `sys.settrace` and under `sys.monitoring`: what a debugger steps through
+/// and coverage counts.
 #[test]
 fn line_events_name_labels_and_cases() {
     let path = write(
@@ -937,12 +938,29 @@ fn line_events_name_labels_and_cases() {
          sys.settrace(tracer)\n\
          total(2); pick(0); pick(1); pick(2)\n\
          sys.settrace(None)\n\
-         print(lines)\n",
+         print(lines)\n\
+         if hasattr(sys, 'monitoring'):\n    \
+             lines = []\n    \
+             def on_line(code, line):\n        \
+                 if code.co_name in ('total', 'pick'):\n            \
+                     lines.append(line)\n    \
+             sys.monitoring.use_tool_id(3, 'test')\n    \
+             sys.monitoring.register_callback(3, sys.monitoring.events.LINE, on_line)\n    \
+             sys.monitoring.set_events(3, sys.monitoring.events.LINE)\n    \
+             total(2); pick(0); pick(1); pick(2)\n    \
+             sys.monitoring.set_events(3, 0)\n    \
+             print(lines)\n",
     );
-    // Lines 6 and 14/16 are the label and the cases.
-    let expected = "[5, 6, 7, 9, 10, 6, 7, 9, 10, 6, 7, 8, 13, 14, 15, 13, 16, 17, 18, 13, 18]\n";
+    // Lines 6 and 14/16 are the label and the cases; the same again under `sys.monitoring`
+    // (3.12 and later, and RustPython).
+    let lines = "[5, 6, 7, 9, 10, 6, 7, 9, 10, 6, 7, 8, 13, 14, 15, 13, 16, 17, 18, 13, 18]\n";
     for (target, output) in run_everywhere(&path) {
         let stderr = String::from_utf8_lossy(&output.stderr);
+        let expected = if target == "CPython 3.11" {
+            lines.to_owned()
+        } else {
+            lines.repeat(2)
+        };
         assert_eq!(
             String::from_utf8_lossy(&output.stdout),
             expected,
