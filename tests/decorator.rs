@@ -389,6 +389,58 @@ print(after_with(3))
     assert_same_as_cpython("decorator_after_with", script, structured);
 }
 
+/// The decorator's rewrite reports labels as lines as the compile path does (its `NOP`
+/// folded into the next instruction where that one cannot raise), and an unbound local
+/// after a label at the statement reading it, not at the label. The lines are written by
+/// hand from the source: one event per statement that runs, in order.
+#[test]
+fn decorated_functions_report_label_lines_and_errors_at_their_statements() {
+    let script = r#"
+import sys
+from goto import goto
+
+source = '''
+def total(n):
+    s = 0
+    label .loop
+    if n <= 0:
+        return s
+    s += n; n -= 1
+    goto .loop
+
+def skip(flag):
+    if flag:
+        goto .use
+    x = 1
+    label .use
+    return x
+'''
+ns = {}
+exec(compile(source, "<user code>", "exec"), ns)
+total, skip = goto(ns["total"]), goto(ns["skip"])
+lines = []
+def tracer(frame, event, arg):
+    if event == "line" and frame.f_code.co_name == "total":
+        lines.append(frame.f_lineno)
+    return tracer
+sys.settrace(tracer)
+total(2)
+sys.settrace(None)
+print(lines)
+try:
+    skip(True)
+except UnboundLocalError as error:
+    print(error.__traceback__.tb_next.tb_lineno)
+"#;
+    let output = gotopy_run(&write("decorated_lines.py", script), &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "[3, 4, 5, 7, 8, 4, 5, 7, 8, 4, 5, 6]\n15\n",
+        "{stderr}"
+    );
+}
+
 /// Every `fixtures/{ok,err}/*.py`, read from disk now: each code object of the plainly
 /// compiled module is given to the decorator's rewrite on its own (its nested code objects
 /// stripped), which must rewrite it or refuse it with the line of a marker, never panic or

@@ -59,7 +59,7 @@ impl Body {
     /// Moves the line of every line-event `NOP` gotopy inserted onto the instruction after
     /// it, and drops the `NOP`, where that instruction cannot raise, is reached only from
     /// the `NOP` (no label between them) and the instruction after it is of its line.
-    pub fn fold_line_events(&mut self, code: &CodeObject) {
+    pub(crate) fn fold_line_events(&mut self, code: &CodeObject) {
         let unbound = self.unbound_locals(code);
         let items = std::mem::take(&mut self.items);
         let mut kept = Vec::with_capacity(items.len());
