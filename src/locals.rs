@@ -5,6 +5,13 @@
 //!
 //! It sees a code object only as a [`LocalFlow`]: instructions by index, what each does to
 //! which local, and the edges between them; nothing of either interpreter's instructions.
+//!
+//! A comprehension's restore of the variable it saved (`LOAD_FAST_AND_CLEAR`, later
+//! `STORE_FAST`) counts as a store, though it puts back whatever was there, unbound too.
+//! That is sound for CPython's use: its compiler checks every load after such a restore
+//! until a real store, so no unchecked load can meet what the restore put back. RustPython's
+//! use, which proves loads safe rather than adding checks, counts such locals unbound
+//! everywhere instead.
 
 /// What an instruction does to a local.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
