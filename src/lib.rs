@@ -50,6 +50,7 @@ mod check;
 pub mod compile;
 mod copies;
 pub mod cpython;
+mod depth;
 pub mod diagnostic;
 #[cfg(feature = "vm")]
 pub mod embed;
@@ -75,11 +76,11 @@ pub use source::Source;
 ///
 /// A syntax error is reported as a single [`Code::SyntaxError`] diagnostic.
 pub fn check_source(source: &Source, options: Options) -> Vec<Diagnostic> {
-    match parse::parse(source) {
+    depth::on_deep_stack(|| match parse::parse(source) {
         Ok(parsed) => {
             let module = scan::scan(parsed.syntax(), parsed.tokens(), source, options);
             check::check(&module, source)
         }
         Err(syntax_error) => vec![syntax_error],
-    }
+    })
 }

@@ -33,6 +33,7 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
                         "test_run",
                         "test_pyc",
                         "test_tools",
+                        "test_deep",
                     ])
                     .current_dir(root().join("python/tests"))
                     .stdin(Stdio::null())

@@ -1,7 +1,7 @@
 //! Fuzzing with proptest (a coverage-guided `cargo fuzz` target needs a nightly toolchain,
 //! which these machines do not have): `check` and `compile` on arbitrary text and on
 //! generated Python dense in markers and compound statements, with and without
-//! `--all-scopes`. Neither may panic; whatever `compile` emits has passed the verifier
+//! `--all-scopes`, and on nesting far past CPython's bounds. Neither may panic; whatever `compile` emits has passed the verifier
 //! inside `assemble`, and must decode and disassemble again; the run-time rewrite of a
 //! plainly compiled module must not panic either and, when it succeeds, must leave code
 //! that decodes.
@@ -229,6 +229,73 @@ fn exercise(text: &str) {
     }
 }
 
+/// Deep nesting (issue 39): runs of the pieces `tests/deep/shapes.py` nests, one inside the
+/// other, in a statement under a few blocks, from just a few levels to far past CPython's
+/// bounds. A stack overflow would end the whole test process.
+fn nesting() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just(("(", ")")),
+        Just(("[", "]")),
+        Just(("{1: ", "}")),
+        Just(("f(", ")")),
+        Just(("a[", "]")),
+        Just(("f'{", "}'")),
+        Just(("[y for y in ", "]")),
+        Just(("(w := ", ")")),
+        Just(("-", "")),
+        Just(("not ", "")),
+        Just(("lambda: ", "")),
+        Just(("lambda a, b=-1: ", "")),
+        Just(("0 if c else ", "")),
+        Just(("1 + ", "")),
+        Just(("2 ** ", "")),
+        Just(("", ".b")),
+        Just(("", "()")),
+        Just(("", "[0]")),
+        Just(("", " and b or c")),
+    ];
+    let runs = prop::collection::vec((piece, 1usize..1_500), 1..5);
+    (runs, 0usize..4).prop_map(|(runs, blocks)| {
+        let mut open = String::new();
+        let mut close = String::new();
+        for ((prefix, suffix), count) in runs {
+            open.push_str(&prefix.repeat(count));
+            close.insert_str(0, &suffix.repeat(count));
+        }
+        let mut text = String::from("@goto\ndef f():\n    label .a\n    goto .a\n");
+        for level in 0..blocks {
+            text.push_str(&format!("{}if c:\n", "    ".repeat(level)));
+        }
+        text.push_str(&format!("{}x = {open}1{close}\n", "    ".repeat(blocks)));
+        text
+    })
+}
+
+/// Checks and compiles deep `text`: no panic, no internal error, and a syntax error or none.
+fn exercise_deep(text: &str) {
+    let source = Source::new("deep.py", text);
+    let checked = catch_unwind(AssertUnwindSafe(|| {
+        check_source(&source, Options::default())
+    }))
+    .unwrap_or_else(|_| panic!("check panicked on:\n{text}"));
+    assert!(
+        checked
+            .iter()
+            .all(|d| !d.is_error() || d.code == Code::SyntaxError),
+        "{checked:?}"
+    );
+    let compiled = catch_unwind(AssertUnwindSafe(|| {
+        compile_source(&source, Options::default())
+    }))
+    .unwrap_or_else(|_| panic!("compile panicked on:\n{text}"));
+    if let Err(CompileError::Rejected { diagnostics, .. }) = compiled {
+        assert!(
+            diagnostics.iter().all(|d| d.code != Code::Internal),
+            "{diagnostics:?}"
+        );
+    }
+}
+
 /// proptest's configuration from its environment variables, with a fixed seed unless
 /// `PROPTEST_RNG_SEED` names one: a red run replays from its log, and a new seed is one
 /// variable away.
@@ -256,5 +323,15 @@ proptest! {
     #[test]
     fn well_formed_generated_python_never_panics(text in program(true)) {
         exercise(&text);
+    }
+}
+
+proptest! {
+    // Each case is a large module; a quarter of the default number of cases.
+    #![proptest_config(ProptestConfig { cases: config().cases / 4, ..config() })]
+
+    #[test]
+    fn deep_nesting_never_crashes(text in nesting()) {
+        exercise_deep(&text);
     }
 }

@@ -40,6 +40,10 @@ pub struct Translated {
 /// Translates one module: checked first (its errors reject it, as `check` reports them),
 /// then every rewritten scope is written without goto, label, switch or case.
 pub fn translate_source(source: &Source, options: Options) -> Result<Translated, CompileError> {
+    crate::depth::on_deep_stack(|| translate_source_here(source, options))
+}
+
+fn translate_source_here(source: &Source, options: Options) -> Result<Translated, CompileError> {
     let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
     let module = scan::scan(parsed.syntax(), parsed.tokens(), source, options);
     let mut diagnostics = crate::check::check(&module, source);
