@@ -113,18 +113,25 @@ fn thousands(n: usize) -> String {
     out
 }
 
-/// Checks the token-level limits of a whole module, or says where the first is broken.
+/// Checks the token-level limits of a whole module and gives the largest estimate of a
+/// statement's depth, or says where the first limit is broken. Read once per source, and
+/// kept with it.
+pub(crate) fn reach(source: &Source) -> Result<usize, Diagnostic> {
+    source.depth.get_or_init(|| measure(source.text())).clone()
+}
+
+/// [`reach`], for a text.
 ///
 /// The lexer gives token kinds without their places, so a broken limit is placed by
 /// bisecting: the shortest prefix of the text that breaks a limit ends with the token that
 /// broke it. That costs a logarithmic number of passes, on the error path only.
-pub(crate) fn reach(source: &Source) -> Result<(), Diagnostic> {
-    let text = source.text();
-    let Some(limit) = first_limit(text) else {
-        return Ok(());
+fn measure(text: &str) -> Result<usize, Diagnostic> {
+    let mut deepest = 0;
+    let Some(mut limit) = estimate(text, &mut deepest) else {
+        return Ok(deepest);
     };
     let (mut short, mut long) = (0, text.len());
-    // Invariant: `text[..long]` breaks a limit and `text[..short]` breaks none.
+    // Invariant: `text[..long]` breaks `limit` first and `text[..short]` breaks none.
     while long - short > 1 {
         let mut middle = short + (long - short) / 2;
         while !text.is_char_boundary(middle) {
@@ -133,13 +140,11 @@ pub(crate) fn reach(source: &Source) -> Result<(), Diagnostic> {
         if middle >= long {
             break;
         }
-        if first_limit(&text[..middle]).is_some() {
-            long = middle;
-        } else {
-            short = middle;
+        match first_limit(&text[..middle]) {
+            Some(broken) => (long, limit) = (middle, broken),
+            None => short = middle,
         }
     }
-    let limit = first_limit(&text[..long]).unwrap_or(limit);
     let last = text[..long].chars().next_back().map_or(0, char::len_utf8);
     let end = TextSize::try_from(long).unwrap_or_default();
     let start = end - TextSize::try_from(last).unwrap_or_default();
@@ -176,6 +181,59 @@ const LEAF: usize = 2;
 /// `case`, a `try` and its handler).
 const BLOCK_SLACK: usize = 3;
 
+/// The blocks around the current statement: per level of indentation, the clauses of the
+/// `if` statement there so far (the k-th clause is k levels deeper than the `if`).
+struct Blocks {
+    clauses: Vec<usize>,
+    /// What they add to a statement's depth.
+    depth: usize,
+}
+
+impl Blocks {
+    fn new() -> Blocks {
+        Blocks {
+            clauses: vec![0],
+            depth: 0,
+        }
+    }
+
+    fn levels(&self) -> usize {
+        self.clauses.len() - 1
+    }
+
+    fn indent(&mut self) {
+        self.clauses.push(0);
+        self.depth += BLOCK_SLACK;
+    }
+
+    fn dedent(&mut self) {
+        if self.clauses.len() > 1 {
+            let clauses = self.clauses.pop().unwrap_or_default();
+            self.depth -= BLOCK_SLACK + clauses;
+        }
+    }
+
+    /// A statement starts with `kind`: an `elif` is one clause more, an `else` keeps the
+    /// chain, anything else ends it.
+    fn statement(&mut self, kind: TokenKind) {
+        let clauses = self
+            .clauses
+            .last_mut()
+            .expect("the module's level is never left");
+        match kind {
+            TokenKind::Elif => {
+                *clauses += 1;
+                self.depth += 1;
+            }
+            TokenKind::Else => {}
+            _ => {
+                self.depth -= *clauses;
+                *clauses = 0;
+            }
+        }
+    }
+}
+
 /// One bracket's contents (or a statement's, outermost) as the estimate reads them.
 #[derive(Default)]
 struct Group {
@@ -211,6 +269,13 @@ impl Group {
         }
     }
 
+    /// Whether the statement, as far as this group has read it, goes past the bound; keeps
+    /// the largest estimate in `deepest`.
+    fn too_deep(&self, blocks: &Blocks, deepest: &mut usize) -> bool {
+        *deepest = (*deepest).max(self.base + self.depth() + blocks.depth);
+        *deepest > MAX_ESTIMATE
+    }
+
     fn end_element(&mut self) {
         self.best = self.best.max(self.element());
         self.runs = [0; LEVELS];
@@ -236,24 +301,26 @@ impl Group {
     }
 }
 
-/// The first limit `text` breaks, read token by token without recursion.
+/// The first limit `text` breaks.
+fn first_limit(text: &str) -> Option<Limit> {
+    estimate(text, &mut 0)
+}
+
+/// The first limit `text` breaks, read token by token without recursion, keeping in
+/// `deepest` the largest estimate of a statement's depth it saw.
 ///
 /// The estimate of a statement's depth: within one element of a bracket (between commas),
 /// an expression without brackets is a tree whose every root-to-leaf path goes down through
 /// operators of rising precedence, except where a prefix operator starts a new chain; so the
 /// sum over precedence levels of the longest chain of each is at least its depth. A bracket
-/// is a leaf whose own depth adds to its element's; a statement adds its indentation.
-fn first_limit(text: &str) -> Option<Limit> {
-    estimate(text, &mut 0)
-}
-
-/// [`first_limit`], keeping in `deepest` the largest estimate of a statement it saw.
+/// is a leaf whose own depth adds to its element's; a statement adds its blocks, an `elif`
+/// chain one more level per clause.
 fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
     let mut lexer = lexer::lex(text, Mode::Module);
     let mut groups = vec![Group::default()];
     let mut brackets = 0;
     let mut fstrings = 0;
-    let mut indent = 0;
+    let mut blocks = Blocks::new();
     let mut previous = TokenKind::Newline;
     loop {
         let kind = lexer.next_token();
@@ -262,16 +329,32 @@ fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
         let group = groups
             .last_mut()
             .expect("the statement's group is never closed");
+        if outermost
+            && matches!(
+                previous,
+                TokenKind::Newline | TokenKind::Indent | TokenKind::Dedent
+            )
+            && !matches!(
+                kind,
+                TokenKind::Indent
+                    | TokenKind::Dedent
+                    | TokenKind::Comment
+                    | TokenKind::NonLogicalNewline
+                    | TokenKind::EndOfFile
+            )
+        {
+            blocks.statement(kind);
+        }
         match kind {
             TokenKind::EndOfFile => break,
             TokenKind::Comment | TokenKind::NonLogicalNewline => continue,
             TokenKind::Indent => {
-                indent += 1;
-                if indent >= MAX_INDENT {
+                blocks.indent();
+                if blocks.levels() >= MAX_INDENT {
                     return Some(Limit::Indent);
                 }
             }
-            TokenKind::Dedent => indent = indent.saturating_sub(1),
+            TokenKind::Dedent => blocks.dedent(),
             TokenKind::Newline | TokenKind::Semi if outermost => *group = Group::default(),
             TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
                 if after_operand {
@@ -366,16 +449,14 @@ fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
         let group = groups
             .last()
             .expect("the statement's group is never closed");
-        *deepest = (*deepest).max(group.base + group.depth() + BLOCK_SLACK * indent);
-        if *deepest > MAX_ESTIMATE {
+        if group.too_deep(&blocks, deepest) {
             return Some(Limit::Estimate);
         }
         previous = kind;
     }
     // The end of the text closes what is still open, as the parser's recovery does.
     while let Some(group) = groups.pop() {
-        *deepest = (*deepest).max(group.base + group.depth() + BLOCK_SLACK * indent);
-        if *deepest > MAX_ESTIMATE {
+        if group.too_deep(&blocks, deepest) {
             return Some(Limit::Estimate);
         }
         if let Some(parent) = groups.last_mut() {
@@ -413,7 +494,8 @@ fn ends_operand(kind: TokenKind) -> bool {
 
 /// The first node deeper than [`MAX_DEPTH`], as a "too complex" syntax error.
 ///
-/// Called on a tree [`reach`] accepted, whose depth is bounded by [`MAX_ESTIMATE`]; the walk
+/// Called on a tree [`reach`] accepted, whose depth is bounded by [`MAX_ESTIMATE`], and only
+/// when its estimate is above [`MAX_DEPTH`] (below, the tree cannot be deeper); the walk
 /// stops descending at the first node past the limit anyway.
 pub(crate) fn too_deep(module: &ModModule) -> Result<(), Diagnostic> {
     let mut walk = Walk::default();
@@ -437,32 +519,37 @@ pub(crate) fn too_deep(module: &ModModule) -> Result<(), Diagnostic> {
 #[derive(Default)]
 struct Walk {
     depth: usize,
-    /// What each open node added to `depth` (an `elif` adds one more than the clause before).
-    added: Vec<usize>,
-    /// The clauses of each open `if` statement seen so far.
+    /// The clauses of each open `if` statement seen so far: the k-th adds k to the depth
+    /// (an `elif` is one level deeper than the clause before it).
     clauses: Vec<usize>,
     deepest: Option<TextSize>,
     /// The largest depth reached.
     most: usize,
 }
 
+impl Walk {
+    /// What `node` adds to the depth: one, or k for the k-th clause of an `if` (its count is
+    /// the innermost open `if`'s both when the clause is entered and when it is left).
+    fn added(&self, node: AnyNodeRef<'_>) -> usize {
+        match (node, self.clauses.last()) {
+            (AnyNodeRef::ElifElseClause(_), Some(&clauses)) => clauses,
+            _ => 1,
+        }
+    }
+}
+
 impl<'a> SourceOrderVisitor<'a> for Walk {
     fn enter_node(&mut self, node: AnyNodeRef<'a>) -> TraversalSignal {
-        let added = match node {
-            AnyNodeRef::ElifElseClause(_) => match self.clauses.last_mut() {
-                Some(clauses) => {
+        match node {
+            AnyNodeRef::StmtIf(_) => self.clauses.push(0),
+            AnyNodeRef::ElifElseClause(_) => {
+                if let Some(clauses) = self.clauses.last_mut() {
                     *clauses += 1;
-                    *clauses
                 }
-                None => 1,
-            },
-            _ => 1,
-        };
-        if matches!(node, AnyNodeRef::StmtIf(_)) {
-            self.clauses.push(0);
+            }
+            _ => {}
         }
-        self.added.push(added);
-        self.depth += added;
+        self.depth += self.added(node);
         self.most = self.most.max(self.depth);
         if self.deepest.is_some() {
             return TraversalSignal::Skip;
@@ -475,16 +562,23 @@ impl<'a> SourceOrderVisitor<'a> for Walk {
     }
 
     fn leave_node(&mut self, node: AnyNodeRef<'a>) {
+        self.depth -= self.added(node);
         if matches!(node, AnyNodeRef::StmtIf(_)) {
             self.clauses.pop();
         }
-        self.depth -= self.added.pop().unwrap_or(0);
     }
 
     fn visit_body(&mut self, body: &'a [Stmt]) {
         source_order::walk_body(self, body);
     }
 }
+
+/// The largest estimate that runs on the caller's stack, as everything did before these
+/// bounds: twice the deepest file of CPython's standard library and pip (97, `idna`'s
+/// tables), and held by a unit test on a 2 MiB stack, Rust's default for a new thread, in a
+/// debug build (where 800 still fits and 2,000 does not). A thread with a large stack costs
+/// about 0.2 ms to start: more than parsing many files.
+const SHALLOW: usize = 200;
 
 /// The stack [`on_deep_stack`] gives its work: enough for RustPython's code generator (the
 /// deepest recursion, in a debug build) at [`MAX_DEPTH`], and for the parser and the drop of
@@ -495,11 +589,12 @@ thread_local! {
     static DEEP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `work` on a thread with a stack for the deepest module [`reach`] and [`too_deep`]
-/// accept (on this one, when it already is such a thread); a panic of `work` goes on in the
-/// caller's thread.
-pub(crate) fn on_deep_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
-    if DEEP.get() {
+/// Runs `work` on `source` on a thread with a stack for the deepest module [`reach`] and
+/// [`too_deep`] accept, unless its estimate is at most [`SHALLOW`] (or [`reach`] refuses it,
+/// and nothing will recurse) or this already is such a thread: then on this one. A panic of
+/// `work` goes on in the caller's thread.
+pub(crate) fn on_deep_stack<T: Send>(source: &Source, work: impl FnOnce() -> T + Send) -> T {
+    if DEEP.get() || !matches!(reach(source), Ok(deepest) if deepest > SHALLOW) {
         return work();
     }
     let mut slot = Some(work);
@@ -609,6 +704,41 @@ mod tests {
             (self.0 >> 33) % n
         }
 
+        /// `statement` in blocks: nested `if`s, `for`s and `def`s, each maybe the clause of
+        /// an `elif` chain, with comments and other statements between the clauses.
+        fn statement(&mut self, statement: &str) -> String {
+            let mut text = String::new();
+            let levels = self.below(4) as usize;
+            for level in 0..=levels {
+                let indent = "    ".repeat(level);
+                let last = level == levels;
+                let body = if last {
+                    statement.to_owned()
+                } else {
+                    String::new()
+                };
+                match self.below(4) {
+                    0 if !last => text.push_str(&format!("{indent}def f():\n")),
+                    1 if !last => text.push_str(&format!("{indent}for v in w:\n")),
+                    2 => {
+                        text.push_str(&format!("{indent}if a:\n{indent}    pass\n"));
+                        for _ in 0..self.below(5) {
+                            text.push_str(&format!(
+                                "{indent}# between\n{indent}elif b:\n{indent}    pass\n"
+                            ));
+                        }
+                        text.push_str(&format!("{indent}elif c:\n"));
+                        if last {
+                            text.push_str(&format!("{indent}    {body}\n"));
+                        }
+                    }
+                    _ if last => text.push_str(&format!("{indent}{body}\n")),
+                    _ => text.push_str(&format!("{indent}if a:\n")),
+                }
+            }
+            text
+        }
+
         fn expression(&mut self, budget: u32) -> String {
             if budget == 0 {
                 return ["a", "1", "'s'", "None", "x.y"][self.below(5) as usize].to_owned();
@@ -659,7 +789,8 @@ mod tests {
         let mut compared = 0;
         for _ in 0..1_000 {
             let budget = 1 + random.below(7) as u32;
-            let text = format!("x = {}\n", random.expression(budget));
+            let assignment = format!("x = {}", random.expression(budget));
+            let text = random.statement(&assignment);
             // Some combinations are no Python (a `lambda` as a comprehension's condition).
             let Ok(parsed) = rustpython_compiler::parser::parse_module(&text) else {
                 continue;
@@ -675,9 +806,60 @@ mod tests {
                 walk.most
             );
         }
-        assert!(
-            compared >= 300,
-            "only {compared} generated expressions parse"
-        );
+        assert!(compared >= 300, "only {compared} generated modules parse");
+    }
+
+    /// A module whose estimate is at most [`SHALLOW`] runs on the caller's stack: 2 MiB (a
+    /// new thread's) holds the whole compile path on it, for every shape of nesting.
+    #[test]
+    fn shallow_modules_compile_on_a_small_stack() {
+        type Shape = fn(usize) -> String;
+        let shapes: [(&str, Shape); 9] = [
+            ("unary", |n| format!("x = {}1\n", "-".repeat(n))),
+            ("lambdas", |n| {
+                format!("x = {}1\n", "lambda a=1: ".repeat(n))
+            }),
+            ("calls", |n| {
+                format!("x = {}1{}\n", "f(".repeat(n), ")".repeat(n))
+            }),
+            ("conditional", |n| {
+                format!("x = {}1\n", "0 if c else ".repeat(n))
+            }),
+            ("sum", |n| format!("x = {}1\n", "1 + ".repeat(n))),
+            ("attributes", |n| format!("x = a{}\n", ".b".repeat(n))),
+            ("f-strings", |n| {
+                format!("x = {}1{}\n", "f'{".repeat(n), "}'".repeat(n))
+            }),
+            ("elif", |n| {
+                let clauses = "elif False:\n    x = 1\n".repeat(n);
+                format!("if False:\n    pass\n{clauses}")
+            }),
+            ("blocks", |n| {
+                let mut text = String::new();
+                for level in 0..n.min(MAX_INDENT - 1) {
+                    text.push_str(&format!("{}def f():\n", " ".repeat(level)));
+                }
+                text + &format!("{}return -(-(-1))\n", " ".repeat(n.min(MAX_INDENT - 1)))
+            }),
+        ];
+        for (name, shape) in shapes {
+            let mut n = 1;
+            while n < MAX_DEPTH
+                && matches!(measure(&shape(n + 1)), Ok(deepest) if deepest <= SHALLOW)
+            {
+                n += 1;
+            }
+            let text = shape(n);
+            let compiled = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || {
+                    let source = Source::new("shallow.py", text);
+                    crate::compile::compile_source(&source, Options::new().all_scopes(true)).is_ok()
+                })
+                .expect("a thread")
+                .join()
+                .expect("no panic");
+            assert!(compiled, "{name} at {n}");
+        }
     }
 }

@@ -76,7 +76,7 @@ pub use source::Source;
 ///
 /// A syntax error is reported as a single [`Code::SyntaxError`] diagnostic.
 pub fn check_source(source: &Source, options: Options) -> Vec<Diagnostic> {
-    depth::on_deep_stack(|| match parse::parse(source) {
+    depth::on_deep_stack(source, || match parse::parse(source) {
         Ok(parsed) => {
             let module = scan::scan(parsed.syntax(), parsed.tokens(), source, options);
             check::check(&module, source)

@@ -18,12 +18,14 @@ use crate::source::Source;
 /// Nesting beyond CPython's limits is a syntax error too, found before the parser runs
 /// ([`depth`](crate::depth)); the caller runs on [`depth::on_deep_stack`](crate::depth).
 pub fn parse(source: &Source) -> Result<Parsed<ModModule>, Diagnostic> {
-    crate::depth::reach(source)?;
+    let deepest = crate::depth::reach(source)?;
     let parsed = parser::parse_unchecked(source.text(), ParseOptions::from(Mode::Module))
         .try_into_module()
         .expect("module mode parses to a module");
     let Some(error) = parsed.errors().first() else {
-        crate::depth::too_deep(parsed.syntax())?;
+        if deepest > crate::depth::MAX_DEPTH {
+            crate::depth::too_deep(parsed.syntax())?;
+        }
         return Ok(parsed);
     };
     let message = lowercase_first(&error.error.to_string());

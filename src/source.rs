@@ -26,6 +26,9 @@ pub struct Source {
     /// Where each `\n`-separated line starts, as annotate-snippets counts lines; built on
     /// first use, by the first snippet rendered.
     snippet_lines: OnceLock<Vec<usize>>,
+    /// What [`depth::reach`](crate::depth) found, read once: every route asks before it
+    /// parses, and again to choose a stack.
+    pub(crate) depth: OnceLock<Result<usize, crate::Diagnostic>>,
 }
 
 /// A one-based line and a one-based column counted in characters, as rustc and ruff print them.
@@ -45,6 +48,7 @@ impl Source {
             text: text.into(),
             index: OnceLock::new(),
             snippet_lines: OnceLock::new(),
+            depth: OnceLock::new(),
         }
     }
 

@@ -28,6 +28,13 @@ struct Shape {
     over: usize,
 }
 
+impl Shape {
+    /// What gotopy says past this shape's bound.
+    fn message(&self) -> String {
+        format!("error[G000]: syntax error: {}", self.limit)
+    }
+}
+
 fn shapes() -> Vec<Shape> {
     let output = generator(&["--list"]);
     String::from_utf8(output)
@@ -90,24 +97,23 @@ fn shown(output: &Output) -> String {
     text.chars().take(2_000).collect()
 }
 
-/// Every command of the binary refuses `path` with status 1 (never a signal) and `message`.
-fn every_command_refuses(path: &Path, message: &str, failures: &mut Vec<String>) {
+/// The commands of the binary, each of which parses its file first.
+const COMMANDS: [&str; 5] = ["check", "compile", "dis", "run", "translate"];
+
+/// Each of `commands` refuses `path` with status 1 (never a signal) and `message`.
+fn refuses(path: &Path, commands: &[&str], message: &str, failures: &mut Vec<String>) {
     let out = std::env::temp_dir().join(format!("gotopy-deep-{}.out", std::process::id()));
     let out = out.to_str().unwrap();
-    let commands: [&[&str]; 5] = [
-        &["check"],
-        &["compile", "-o", out],
-        &["dis"],
-        &["run"],
-        &["translate", "-o", out],
-    ];
-    for command in commands {
-        let output = gotopy(command, path);
+    for &command in commands {
+        let args: &[&str] = match command {
+            "compile" | "translate" => &[command, "-o", out],
+            _ => &[command],
+        };
+        let output = gotopy(args, path);
         let text = shown(&output);
         if output.status.code() != Some(1) || !text.contains(message) {
             failures.push(format!(
-                "gotopy {} {}: {:?}, expected status 1 and {message:?}:\n{text}",
-                command[0],
+                "gotopy {command} {}: {:?}, expected status 1 and {message:?}:\n{text}",
                 common::shown(path),
                 output.status
             ));
@@ -160,22 +166,15 @@ fn just_over_each_bound_every_command_gives_cpythons_error() {
     let mut failures = Vec::new();
     for shape in shapes() {
         let path = module(&shape.name, shape.over, false);
-        every_command_refuses(
-            &path,
-            &format!("error[G000]: syntax error: {}", shape.limit),
-            &mut failures,
-        );
-        let plain = module(&shape.name, shape.over, true);
-        if shape.limit != "too complex"
-            && shape.name != "f-strings"
-            && !cpython(&plain).contains(&shape.limit)
-        {
-            failures.push(format!(
-                "CPython on {} at {}: {}",
-                shape.name,
-                shape.over,
-                cpython(&plain)
-            ));
+        refuses(&path, &COMMANDS, &shape.message(), &mut failures);
+        if shape.limit != "too complex" && shape.name != "f-strings" {
+            let theirs = cpython(&module(&shape.name, shape.over, true));
+            if !theirs.contains(&shape.limit) {
+                failures.push(format!(
+                    "CPython on {} at {}: {theirs}",
+                    shape.name, shape.over
+                ));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
@@ -191,56 +190,46 @@ const REPRESENTATIVES: [&str; 6] = [
     "functions",
 ];
 
+/// The shapes `check` also takes a million levels deep.
+const MILLION: [&str; 6] = [
+    "parentheses",
+    "unary",
+    "sum",
+    "lambdas",
+    "conditional",
+    "f-strings",
+];
+
 #[test]
 fn far_beyond_each_bound_every_command_gives_the_error_and_no_signal() {
     let mut failures = Vec::new();
-    for shape in shapes() {
+    let shapes = shapes();
+    for shape in &shapes {
         // Indentation costs the square of its depth in text.
-        let depths: &[usize] = if shape.limit.contains("indentation") {
-            &[1_000]
+        let depth = if shape.limit.contains("indentation") {
+            1_000
         } else {
-            &[100_000]
+            100_000
         };
-        for &depth in depths {
-            let path = module(&shape.name, depth, false);
-            let message = format!("error[G000]: syntax error: {}", shape.limit);
-            // Every command on one shape of each bound (each starts with the same parse),
-            // `check` on the others.
-            if REPRESENTATIVES.contains(&shape.name.as_str()) {
-                every_command_refuses(&path, &message, &mut failures);
-            } else {
-                let output = gotopy(&["check"], &path);
-                if output.status.code() != Some(1) || !shown(&output).contains(&message) {
-                    failures.push(format!(
-                        "gotopy check {} at {depth}: {}",
-                        shape.name,
-                        shown(&output)
-                    ));
-                }
-            }
-            let theirs = cpython(&module(&shape.name, depth, true));
-            if theirs.ends_with("ok") {
-                failures.push(format!("CPython accepts {} at {depth}", shape.name));
-            }
+        let path = module(&shape.name, depth, false);
+        // Every command on one shape of each bound (each starts with the same parse),
+        // `check` on the others.
+        let commands: &[&str] = if REPRESENTATIVES.contains(&shape.name.as_str()) {
+            &COMMANDS
+        } else {
+            &["check"]
+        };
+        refuses(&path, commands, &shape.message(), &mut failures);
+        let theirs = cpython(&module(&shape.name, depth, true));
+        if theirs.ends_with("ok") {
+            failures.push(format!("CPython accepts {} at {depth}", shape.name));
         }
     }
     // A million levels: `check` alone, which every other command starts with.
-    for shape in [
-        "parentheses",
-        "unary",
-        "sum",
-        "lambdas",
-        "conditional",
-        "f-strings",
-    ] {
-        let path = module(shape, 1_000_000, false);
-        let output = gotopy(&["check"], &path);
-        if output.status.code() != Some(1) || !shown(&output).contains("error[G000]") {
-            failures.push(format!(
-                "gotopy check {shape} at 10^6: {:?}\n{}",
-                output.status,
-                shown(&output)
-            ));
+    for shape in &shapes {
+        if MILLION.contains(&shape.name.as_str()) {
+            let path = module(&shape.name, 1_000_000, false);
+            refuses(&path, &["check"], &shape.message(), &mut failures);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -1,8 +1,9 @@
 //! Fuzzing with proptest (a coverage-guided `cargo fuzz` target needs a nightly toolchain,
 //! which these machines do not have): `check` and `compile` on arbitrary text and on
 //! generated Python dense in markers and compound statements, with and without
-//! `--all-scopes`, and on nesting far past CPython's bounds. Neither may panic; whatever `compile` emits has passed the verifier
-//! inside `assemble`, and must decode and disassemble again; the run-time rewrite of a
+//! `--all-scopes`, and on nesting far past CPython's bounds. Neither may panic; whatever
+//! `compile` emits has passed the verifier inside `assemble`, and must decode and
+//! disassemble again; the run-time rewrite of a
 //! plainly compiled module must not panic either and, when it succeeds, must leave code
 //! that decodes.
 //!
@@ -176,34 +177,42 @@ fn well_formed_line(
     if keep { line } else { "pass" }
 }
 
-/// Checks and compiles `text` both ways; panics (failing the case) on any panic inside.
+/// Checks and compiles `text`: no panic, no internal error, and emitted code that decodes.
+/// Gives what `check` found.
+fn check_and_compile(text: &str, options: Options) -> Vec<gotopy::Diagnostic> {
+    let source = Source::new("fuzz.py", text);
+    let checked = catch_unwind(AssertUnwindSafe(|| check_source(&source, options)))
+        .unwrap_or_else(|_| panic!("check panicked on:\n{text}"));
+    assert!(
+        !checked.iter().any(|d| d.code == Code::Internal),
+        "{checked:?} on:\n{text}"
+    );
+    let compiled = catch_unwind(AssertUnwindSafe(|| compile_source(&source, options)))
+        .unwrap_or_else(|_| panic!("compile panicked on:\n{text}"));
+    match compiled {
+        Ok(compiled) => {
+            gotopy::bytecode::disassemble(&compiled.code)
+                .unwrap_or_else(|e| panic!("emitted code does not decode ({e}):\n{text}"));
+        }
+        // A refusal by design or a bad program is fine; a failure inside gotopy is not.
+        Err(CompileError::Rejected { diagnostics, .. }) => {
+            let internal: Vec<_> = diagnostics
+                .iter()
+                .filter(|d| d.code == Code::Internal)
+                .collect();
+            assert!(internal.is_empty(), "{internal:?} on:\n{text}");
+        }
+        // RustPython's own code generator refuses or panics on some programs.
+        Err(CompileError::Codegen(_)) => {}
+    }
+    checked
+}
+
+/// Checks and compiles `text` both ways, then rewrites RustPython's own compile of it;
+/// panics (failing the case) on any panic inside.
 fn exercise(text: &str) {
     for options in [Options::default(), Options::new().all_scopes(true)] {
-        let source = Source::new("fuzz.py", text);
-        let checked = catch_unwind(AssertUnwindSafe(|| check_source(&source, options)))
-            .unwrap_or_else(|_| panic!("check panicked on:\n{text}"));
-        assert!(
-            !checked.iter().any(|d| d.code == Code::Internal),
-            "{checked:?} on:\n{text}"
-        );
-        let compiled = catch_unwind(AssertUnwindSafe(|| compile_source(&source, options)))
-            .unwrap_or_else(|_| panic!("compile panicked on:\n{text}"));
-        match compiled {
-            Ok(compiled) => {
-                gotopy::bytecode::disassemble(&compiled.code)
-                    .unwrap_or_else(|e| panic!("emitted code does not decode ({e}):\n{text}"));
-            }
-            // A refusal by design or a bad program is fine; a failure inside gotopy is not.
-            Err(CompileError::Rejected { diagnostics, .. }) => {
-                let internal: Vec<_> = diagnostics
-                    .iter()
-                    .filter(|d| d.code == Code::Internal)
-                    .collect();
-                assert!(internal.is_empty(), "{internal:?} on:\n{text}");
-            }
-            // RustPython's own code generator refuses or panics on some programs.
-            Err(CompileError::Codegen(_)) => {}
-        }
+        check_and_compile(text, options);
     }
     // RustPython's own code generator panics on some programs: not gotopy's to test.
     let plain = catch_unwind(|| {
@@ -271,29 +280,16 @@ fn nesting() -> impl Strategy<Value = String> {
     })
 }
 
-/// Checks and compiles deep `text`: no panic, no internal error, and a syntax error or none.
+/// Checks and compiles deep `text` (not RustPython's own compile, which has no bound): as
+/// [`check_and_compile`], and its only errors are syntax errors.
 fn exercise_deep(text: &str) {
-    let source = Source::new("deep.py", text);
-    let checked = catch_unwind(AssertUnwindSafe(|| {
-        check_source(&source, Options::default())
-    }))
-    .unwrap_or_else(|_| panic!("check panicked on:\n{text}"));
+    let checked = check_and_compile(text, Options::default());
     assert!(
         checked
             .iter()
             .all(|d| !d.is_error() || d.code == Code::SyntaxError),
         "{checked:?}"
     );
-    let compiled = catch_unwind(AssertUnwindSafe(|| {
-        compile_source(&source, Options::default())
-    }))
-    .unwrap_or_else(|_| panic!("compile panicked on:\n{text}"));
-    if let Err(CompileError::Rejected { diagnostics, .. }) = compiled {
-        assert!(
-            diagnostics.iter().all(|d| d.code != Code::Internal),
-            "{diagnostics:?}"
-        );
-    }
 }
 
 /// proptest's configuration from its environment variables, with a fixed seed unless

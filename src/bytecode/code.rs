@@ -33,13 +33,15 @@ fn is_code(constant: &ConstantData) -> bool {
     matches!(constant, ConstantData::Code { .. })
 }
 
+/// The rewritten code objects of one code object's constants, by constant index.
+type Children = Vec<Option<CodeObject>>;
+
 /// `constants` with every code object in them rewritten and replaced by its stub; the
 /// rewritten code objects by constant index.
-#[allow(clippy::type_complexity)]
 fn stubbed<E>(
     constants: &[ConstantData],
     f: &mut impl FnMut(&mut CodeObject) -> Result<(), E>,
-) -> Result<(Vec<ConstantData>, Vec<Option<CodeObject>>), E> {
+) -> Result<(Vec<ConstantData>, Children), E> {
     let mut stubs = Vec::with_capacity(constants.len());
     let mut children = Vec::with_capacity(constants.len());
     for constant in constants {
@@ -62,7 +64,7 @@ fn stubbed<E>(
 }
 
 /// Puts the rewritten code objects back where their stubs are.
-fn put_back(code: &mut CodeObject, mut children: Vec<Option<CodeObject>>) {
+fn put_back(code: &mut CodeObject, mut children: Children) {
     if children.iter().all(Option::is_none) {
         return;
     }

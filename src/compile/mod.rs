@@ -123,7 +123,7 @@ pub struct Compiled {
 /// A module with no marker in a rewritten scope compiles to exactly what
 /// `rustpython_compiler::compile(text, Mode::Exec, path, CompileOpts::default())` gives.
 pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, CompileError> {
-    crate::depth::on_deep_stack(|| compile_source_here(source, options))
+    crate::depth::on_deep_stack(source, || compile_source_here(source, options))
 }
 
 fn compile_source_here(source: &Source, options: Options) -> Result<Compiled, CompileError> {

@@ -273,7 +273,7 @@ fn rejected_json(diagnostics: &[Diagnostic], source: &Source, color: bool) -> se
 
 /// Checks a module and plans its compilation by CPython.
 pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileError> {
-    crate::depth::on_deep_stack(|| plan_source_here(source, options))
+    crate::depth::on_deep_stack(source, || plan_source_here(source, options))
 }
 
 fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileError> {

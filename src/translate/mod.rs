@@ -40,7 +40,7 @@ pub struct Translated {
 /// Translates one module: checked first (its errors reject it, as `check` reports them),
 /// then every rewritten scope is written without goto, label, switch or case.
 pub fn translate_source(source: &Source, options: Options) -> Result<Translated, CompileError> {
-    crate::depth::on_deep_stack(|| translate_source_here(source, options))
+    crate::depth::on_deep_stack(source, || translate_source_here(source, options))
 }
 
 fn translate_source_here(source: &Source, options: Options) -> Result<Translated, CompileError> {
@@ -95,7 +95,8 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
 /// The output parses and no rewritten scope has a marker left: else a bug of gotopy's.
 fn self_check(text: &str, source: &Source) -> Result<(), CompileError> {
     let output = Source::new(source.path(), text);
-    let failure = match crate::parse::parse(&output) {
+    // The output nests deeper than the input, by its dispatch loops: its own stack.
+    let failure = crate::depth::on_deep_stack(&output, || match crate::parse::parse(&output) {
         Err(error) => Some(format!("its output does not parse: {}", error.message)),
         Ok(parsed) => {
             let module = scan::scan(parsed.syntax(), parsed.tokens(), &output, Options::new());
@@ -105,7 +106,7 @@ fn self_check(text: &str, source: &Source) -> Result<(), CompileError> {
                 .any(|scope| scope.rewritten && !scope.markers.is_empty())
                 .then(|| "its output still has markers in a rewritten scope".to_owned())
         }
-    };
+    });
     match failure {
         None => Ok(()),
         Some(what) => Err(rejected(
