@@ -63,6 +63,8 @@ mod scan;
 pub mod search;
 mod shapes;
 pub mod source;
+#[doc(hidden)]
+pub mod splice;
 pub mod tables;
 pub mod translate;
 

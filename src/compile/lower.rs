@@ -20,7 +20,7 @@ use super::{
 use crate::bytecode::{Body, Instr, Item, Label};
 use crate::diagnostic::Diagnostic;
 use crate::scan::{MarkerId, MarkerKind, Scope, ScopeId};
-use crate::shapes::{self, Span};
+use crate::shapes::Span;
 
 /// One code object being rewritten: its instruction list, its sites, the targets chosen for
 /// them and what lowering adds. The sites of one code object all belong to one scope.
@@ -45,43 +45,59 @@ pub(super) struct Lowering<'r, 'c> {
 pub(super) struct Additions {
     /// Blocks reached only as handlers, placed after everything else.
     pub(super) cold: Vec<Item>,
-    constants: Vec<ConstantData>,
-    names: Vec<String>,
+    constants: Indexed<ConstantData>,
+    names: Indexed<String>,
     /// Handlers of searches, whose depth is known only once the code is complete.
     pub(super) unknown_depths: Vec<UnknownDepth>,
+}
+
+/// A code object's constants or names, with the index of each value: a search tree over
+/// thousands of labels adds a constant per label, so finding one must not scan the list.
+struct Indexed<T> {
+    values: Vec<T>,
+    /// The first index of each value (nested code objects are left out: they equal only
+    /// themselves, and lowering never adds one).
+    index: HashMap<T, u32>,
+}
+
+impl<T: Clone + Eq + std::hash::Hash> Indexed<T> {
+    fn new(values: Vec<T>, indexed: impl Fn(&T) -> bool) -> Self {
+        let mut index = HashMap::with_capacity(values.len());
+        for (at, value) in values.iter().enumerate() {
+            if indexed(value) {
+                index.entry(value.clone()).or_insert(at as u32);
+            }
+        }
+        Indexed { values, index }
+    }
+
+    /// The index of `value`, added if new.
+    fn get_or_add(&mut self, value: T) -> u32 {
+        if let Some(&at) = self.index.get(&value) {
+            return at;
+        }
+        let at = self.values.len() as u32;
+        self.values.push(value.clone());
+        self.index.insert(value, at);
+        at
+    }
 }
 
 impl Additions {
     /// The index of `value` among the code object's constants, added if new.
     pub(super) fn constant(&mut self, value: ConstantData) -> u32 {
-        let index = match self.constants.iter().position(|c| *c == value) {
-            Some(index) => index,
-            None => {
-                self.constants.push(value);
-                self.constants.len() - 1
-            }
-        };
-        index as u32
+        self.constants.get_or_add(value)
     }
 
     /// The index of `name` among the code object's names, added if new.
     pub(super) fn name(&mut self, name: &str) -> u32 {
-        let index = match self.names.iter().position(|n| n == name) {
-            Some(index) => index,
-            None => {
-                self.names.push(name.to_owned());
-                self.names.len() - 1
-            }
-        };
-        index as u32
+        self.names.get_or_add(name.to_owned())
     }
 }
 
 /// What replaces one site.
 pub(super) struct Splice {
-    at: usize,
-    len: usize,
-    items: Vec<Item>,
+    splice: crate::splice::Splice<Item>,
     /// For a trampoline's test that becomes a jump over its copy (the first item): the
     /// label it jumps to. The jump takes the line of the first instruction there once
     /// everything after the site is lowered, so that it adds no line event of its own.
@@ -129,8 +145,10 @@ impl<'r, 'c> Lowering<'r, 'c> {
             targets: Targets::default(),
             added: Additions {
                 cold: Vec::new(),
-                constants: code.constants.to_vec(),
-                names: code.names.to_vec(),
+                constants: Indexed::new(code.constants.to_vec(), |constant| {
+                    !matches!(constant, ConstantData::Code { .. })
+                }),
+                names: Indexed::new(code.names.to_vec(), |_| true),
                 unknown_depths: Vec::new(),
             },
             copies: HashMap::new(),
@@ -182,9 +200,11 @@ impl<'r, 'c> Lowering<'r, 'c> {
                 }
             };
             splices.push(Splice {
-                at: site.at,
-                len: site.len,
-                items,
+                splice: crate::splice::Splice {
+                    at: site.at,
+                    len: site.len,
+                    items,
+                },
                 lands_at,
             });
         }
@@ -315,25 +335,26 @@ impl<'r, 'c> Lowering<'r, 'c> {
         self.lower_goto(instr, site, goto)
     }
 
-    /// The splices, back to front, then the labels placed, ready to assemble.
+    /// The splices (as [`Lowering::plan`] gives them, back to front) applied in one pass
+    /// over the code, front to back, then the labels placed, ready to assemble. A
+    /// trampoline test's jump takes its line from the finished code.
     pub(super) fn apply(mut self, splices: Vec<Splice>) -> Result<Lowered, Diagnostic> {
-        for splice in splices {
-            let mut items = splice.items;
-            if let Some(over) = splice.lands_at
-                && let Some(Item::Instr(jump)) = items.first_mut()
-            {
-                let lands = self.first_instr_at(over)?;
-                if let Some(lands) = lands {
-                    jump.location = lands.location;
-                    jump.line = lands.line;
-                }
-            }
-            let end = splice.at + splice.len;
-            if end > self.body.items.len() {
-                return Err(self.lost("a site past the end of the code"));
-            }
-            self.body.items.splice(splice.at..end, items);
-        }
+        let (splices, lands): (Vec<_>, Vec<_>) = splices
+            .into_iter()
+            .rev()
+            .map(|planned| (planned.splice, planned.lands_at))
+            .unzip();
+        let items = std::mem::take(&mut self.body.items);
+        let Some((items, starts)) = crate::splice::splice_all(items, splices) else {
+            return Err(self.lost("a site past the end of the code, or overlapping another"));
+        };
+        self.body.items = items;
+        let landing: Vec<(usize, Label)> = starts
+            .into_iter()
+            .zip(lands)
+            .filter_map(|(at, over)| Some((at, over?)))
+            .collect();
+        self.land_jumps(&landing)?;
         Ok(Lowered {
             body: self.body,
             added: self.added,
@@ -342,15 +363,43 @@ impl<'r, 'c> Lowering<'r, 'c> {
         })
     }
 
-    /// The first instruction at or after `label`, if any.
-    fn first_instr_at(&self, label: Label) -> Result<Option<&Instr>, Diagnostic> {
-        let Some(at) = shapes::label_position(&self.body, label) else {
-            return Err(self.lost("a jump target that is not placed"));
-        };
-        Ok(self.body.items.iter().skip(at).find_map(|item| match item {
-            Item::Instr(next) => Some(next),
-            Item::Label(_) => None,
-        }))
+    /// Gives each trampoline test's jump (at its index, to its label) the location of the
+    /// first instruction where it lands, so that it adds no line event of its own.
+    fn land_jumps(&mut self, landing: &[(usize, Label)]) -> Result<(), Diagnostic> {
+        if landing.is_empty() {
+            return Ok(());
+        }
+        let mut wanted: HashMap<Label, Option<usize>> =
+            landing.iter().map(|&(_, over)| (over, None)).collect();
+        // The first instruction at or after each label, in one pass from the back.
+        crate::splice::count(self.body.items.len());
+        let mut next_instr = None;
+        for (at, item) in self.body.items.iter().enumerate().rev() {
+            match item {
+                Item::Instr(_) => next_instr = Some(at),
+                Item::Label(label) => {
+                    if let Some(slot) = wanted.get_mut(label) {
+                        *slot = Some(next_instr.unwrap_or(usize::MAX));
+                    }
+                }
+            }
+        }
+        // From the back: a jump that lands on another such jump takes its line once that
+        // one has its own.
+        for &(at, over) in landing.iter().rev() {
+            let Some(Some(lands)) = wanted.get(&over).copied() else {
+                return Err(self.lost("a jump target that is not placed"));
+            };
+            let Some(Item::Instr(lands)) = self.body.items.get(lands) else {
+                continue;
+            };
+            let (location, line) = (lands.location, lands.line);
+            if let Some(Item::Instr(jump)) = self.body.items.get_mut(at) {
+                jump.location = location;
+                jump.line = line;
+            }
+        }
+        Ok(())
     }
 
     /// An internal error of this code object, at its first site.
@@ -369,8 +418,8 @@ impl Lowered {
         self.body.items.extend(self.added.cold);
         set_search_depths(&mut self.body, &self.added.unknown_depths)
             .map_err(|e| internal(code, self.range, e))?;
-        code.constants = self.added.constants.into_iter().collect();
-        code.names = self.added.names.into_boxed_slice();
+        code.constants = self.added.constants.values.into_iter().collect();
+        code.names = self.added.names.values.into_boxed_slice();
         self.body.fold_line_events(code);
         self.body
             .assemble(code)

@@ -24,7 +24,7 @@
 //! `dispatch`), then splice and assemble (`lower`). The patterns of RustPython's output
 //! that these steps look for are in `crate::shapes`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ruff_source_file::{PositionEncoding, SourceFile, SourceFileBuilder};
 use ruff_text_size::{TextRange, TextSize};
@@ -368,6 +368,7 @@ impl<'a> Rewriter<'a> {
     /// Refuses every label of a rewritten scope that no code object held (the code
     /// generator removed it).
     fn all_labels_placed(&self, placed: &[(ScopeId, MarkerId)]) -> Result<(), Vec<Diagnostic>> {
+        let placed: HashSet<&(ScopeId, MarkerId)> = placed.iter().collect();
         let mut lost = Vec::new();
         for &(scope_id, marker) in self.markers.values() {
             let scope = &self.module.scopes[scope_id.0];

@@ -1,0 +1,102 @@
+//! Replacing many ranges of an instruction list at once, for both backends' lowering: a
+//! function of 64,000 blocks has tens of thousands of sites, and splicing each into the
+//! list in turn moves the rest of the list each time (sites times length). Here the list is
+//! built again once, front to back.
+//!
+//! The lowering also counts what it moves and visits here ([`work`]), so that a test can
+//! hold its cost proportional to the size of the code without timing anything.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What replaces one range of a list: `len` items from `at` become `items`.
+pub(crate) struct Splice<T> {
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+    pub(crate) items: Vec<T>,
+}
+
+/// `items` with every splice applied, in one pass; `splices` in the order of their `at`,
+/// not overlapping. Gives the list and where each splice's items start in it; `None` when
+/// a splice overlaps the one before it or ends past the list.
+pub(crate) fn splice_all<T>(
+    items: Vec<T>,
+    splices: Vec<Splice<T>>,
+) -> Option<(Vec<T>, Vec<usize>)> {
+    let total = items.len();
+    let added: usize = splices.iter().map(|splice| splice.items.len()).sum();
+    let mut out = Vec::with_capacity(total + added);
+    let mut starts = Vec::with_capacity(splices.len());
+    let mut rest = items.into_iter();
+    // How many of the old items are copied or dropped so far.
+    let mut done = 0;
+    for splice in splices {
+        let end = splice.at.checked_add(splice.len)?;
+        if splice.at < done || end > total {
+            return None;
+        }
+        out.extend(rest.by_ref().take(splice.at - done));
+        rest.by_ref().take(splice.len).for_each(drop);
+        done = end;
+        starts.push(out.len());
+        out.extend(splice.items);
+    }
+    out.extend(rest);
+    count(total + added);
+    Some((out, starts))
+}
+
+static WORK: AtomicU64 = AtomicU64::new(0);
+
+/// Counts `units` of work of the lowering: items moved or visited.
+pub(crate) fn count(units: usize) {
+    WORK.fetch_add(units as u64, Ordering::Relaxed);
+}
+
+/// The work the lowerings of this process have counted so far (items of instruction lists
+/// moved, searched or visited by the steps whose cost once grew faster than the code). A
+/// test compares it between inputs of different sizes; it is a count, not a time.
+///
+/// Not API: public for the test that guards the lowering's cost.
+#[doc(hidden)]
+pub fn work() -> u64 {
+    WORK.load(Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splice(at: usize, len: usize, items: &[i32]) -> Splice<i32> {
+        Splice {
+            at,
+            len,
+            items: items.to_vec(),
+        }
+    }
+
+    #[test]
+    fn splices_apply_as_one_at_a_time_from_the_back_would() {
+        let items: Vec<i32> = (0..10).collect();
+        let splices = vec![
+            splice(0, 1, &[100, 101]),
+            splice(3, 0, &[300]),
+            splice(5, 3, &[]),
+            splice(9, 1, &[900]),
+        ];
+        let mut expected = items.clone();
+        for s in splices.iter().rev() {
+            expected.splice(s.at..s.at + s.len, s.items.iter().copied());
+        }
+        let (out, starts) = splice_all(items, splices).expect("in order");
+        assert_eq!(out, expected);
+        assert_eq!(out, [100, 101, 1, 2, 300, 3, 4, 8, 900]);
+        assert_eq!(starts, [0, 4, 7, 8]);
+    }
+
+    #[test]
+    fn overlapping_or_past_the_end_is_refused() {
+        let items: Vec<i32> = (0..4).collect();
+        assert!(splice_all(items.clone(), vec![splice(1, 2, &[]), splice(2, 1, &[])]).is_none());
+        assert!(splice_all(items, vec![splice(3, 2, &[])]).is_none());
+    }
+}
