@@ -495,10 +495,14 @@ fn is_marker_import(stmt: &Stmt) -> bool {
 /// The statements of `(number, code)` pairs grouped by code, in the order codes first come.
 fn grouped(pairs: Vec<(i64, String)>) -> Vec<(String, Vec<i64>)> {
     let mut groups: Vec<(String, Vec<i64>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     for (number, code) in pairs {
-        match groups.iter_mut().find(|(text, _)| *text == code) {
-            Some((_, numbers)) => numbers.push(number),
-            None => groups.push((code, vec![number])),
+        match index.get(&code) {
+            Some(&at) => groups[at].1.push(number),
+            None => {
+                index.insert(code.clone(), groups.len());
+                groups.push((code, vec![number]));
+            }
         }
     }
     groups
@@ -868,10 +872,15 @@ impl<'a> Ctx<'a> {
     fn label_target(&self, name: &str) -> usize {
         let entry = self.scope.labels.get(name).expect("check found the label");
         let start = self.scope.marker(entry.definition).range.start();
+        self.target_at(start).expect("every label is a target")
+    }
+
+    /// The target whose statement starts at `start`, by bisection (targets are in source
+    /// order).
+    fn target_at(&self, start: TextSize) -> Option<usize> {
         self.targets
-            .iter()
-            .position(|target| target.range.start() == start)
-            .expect("every label is a target")
+            .binary_search_by_key(&start, |target| target.range.start())
+            .ok()
     }
 
     fn analyse(&mut self, tr: &Translator<'a>) {
@@ -1246,13 +1255,21 @@ impl<'a> Ctx<'a> {
         ))
     }
 
-    /// The entering targets inside `range`.
+    /// The entering targets inside `range`: targets are numbered in source order, so those
+    /// that start in `range` have consecutive numbers, found by bisection (a list of
+    /// thousands of statements asks this of each of them).
     fn inside(&self, range: Option<TextRange>, entering: &BTreeSet<i64>) -> BTreeSet<i64> {
         let Some(range) = range else {
             return BTreeSet::new();
         };
+        let first = self
+            .targets
+            .partition_point(|target| target.range.start() < range.start());
+        let end = self
+            .targets
+            .partition_point(|target| target.range.start() < range.end());
         entering
-            .iter()
+            .range(first as i64 + 1..end as i64 + 1)
             .copied()
             .filter(|&id| range.contains_range(self.targets[(id - 1) as usize].range))
             .collect()
@@ -1787,14 +1804,13 @@ impl<'a> Ctx<'a> {
                 continue;
             };
             let start = self.scope.marker(marker).range.start();
-            let Some(target) = self
-                .targets
-                .iter()
-                .find(|target| target.range.start() == start)
-            else {
+            let Some(target) = self.target_at(start) else {
                 continue;
             };
-            keys.push((format!("({})", tr.text.slice(value.range)), target.id));
+            keys.push((
+                format!("({})", tr.text.slice(value.range)),
+                self.targets[target].id,
+            ));
         }
         let head = vec![
             Out::line(line, format!("{v} = ({})", tr.text.slice(switch.subject))),
