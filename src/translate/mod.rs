@@ -492,6 +492,42 @@ fn is_marker_import(stmt: &Stmt) -> bool {
     }
 }
 
+/// One part of a statement list entered with the register set: its first line, the
+/// highest target number in it (`None`: none, only its first part), and its statements.
+struct Part {
+    line: usize,
+    last: Option<i64>,
+    body: Vec<Out>,
+}
+
+/// The parts of a statement list, each reached with a few tests of the register whatever
+/// its place: the first half under `if k <= LAST` (its highest target: targets are
+/// numbered in source order, and the register is 0 once its target is reached), then the
+/// second half, each half split again. A jump to the i-th of n parts takes about log2(n)
+/// tests, where a guard per part would take i; running through them in order takes one
+/// test per part, as that would. Up to three parts it is that chain exactly. `strict`: the
+/// register may hold numbers past the last part, which then is guarded too.
+fn guarded(k: &str, mut parts: Vec<Part>, strict: bool) -> Vec<Out> {
+    let guard = |part: &Part| match part.last {
+        Some(last) => format!("if {k} <= {last}"),
+        None => format!("if not {k}"),
+    };
+    if parts.len() == 1 {
+        let part = parts.pop().expect("one part");
+        return if strict {
+            vec![Out::block(part.line, guard(&part), part.body)]
+        } else {
+            part.body
+        };
+    }
+    let second = parts.split_off(parts.len() / 2);
+    let header = guard(parts.last().expect("a first half"));
+    let line = parts[0].line;
+    let mut outs = vec![Out::block(line, header, guarded(k, parts, false))];
+    outs.extend(guarded(k, second, strict));
+    outs
+}
+
 /// The statements of `(number, code)` pairs grouped by code, in the order codes first come.
 fn grouped(pairs: Vec<(i64, String)>) -> Vec<(String, Vec<i64>)> {
     let mut groups: Vec<(String, Vec<i64>)> = Vec::new();
@@ -1374,26 +1410,23 @@ impl<'a> Ctx<'a> {
                 segments.last_mut().expect("a segment").1.push(item);
             }
         }
-        let count = segments.len();
-        let mut outs = Vec::new();
-        for (index, (inside, members)) in segments.into_iter().enumerate() {
+        let mut parts = Vec::with_capacity(segments.len());
+        for (inside, members) in segments {
             let mut body = Vec::new();
             for (position, &item) in members.iter().enumerate() {
                 body.extend(self.item(tr, item, if position == 0 { &inside } else { &none })?);
             }
-            if index + 1 == count && !strict {
-                outs.extend(body);
-                continue;
-            }
-            self.uses_k = true;
             let line = self.item_line(tr, members[0]);
-            let guard = match inside.last() {
-                Some(hi) => format!("if {k} <= {hi}"),
-                None => format!("if not {k}"),
-            };
-            outs.push(Out::block(line, guard, body));
+            parts.push(Part {
+                line,
+                last: inside.last().copied(),
+                body,
+            });
         }
-        Ok(outs)
+        if parts.len() > 1 || strict {
+            self.uses_k = true;
+        }
+        Ok(guarded(&k, parts, strict))
     }
 
     fn item(
