@@ -6,7 +6,7 @@
 //! The lowering also counts what it moves and visits here ([`work`]), so that a test can
 //! hold its cost proportional to the size of the code without timing anything.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
 
 /// What replaces one range of a list: `len` items from `at` become `items`.
 pub(crate) struct Splice<T> {
@@ -45,21 +45,71 @@ pub(crate) fn splice_all<T>(
     Some((out, starts))
 }
 
-static WORK: AtomicU64 = AtomicU64::new(0);
-
-/// Counts `units` of work of the lowering: items moved or visited.
-pub(crate) fn count(units: usize) {
-    WORK.fetch_add(units as u64, Ordering::Relaxed);
+thread_local! {
+    static WORK: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The work the lowerings of this process have counted so far (items of instruction lists
+/// Counts `units` of work of the lowering on this thread: items moved or visited.
+pub(crate) fn count(units: usize) {
+    WORK.with(|work| work.set(work.get() + units as u64));
+}
+
+/// The work the lowerings on this thread have counted so far (items of instruction lists
 /// moved, searched or visited by the steps whose cost once grew faster than the code). A
 /// test compares it between inputs of different sizes; it is a count, not a time.
 ///
-/// Not API: public for the test that guards the lowering's cost.
+/// Not API: public for the tests that guard the lowering's cost.
 #[doc(hidden)]
 pub fn work() -> u64 {
-    WORK.load(Ordering::Relaxed)
+    WORK.with(Cell::get)
+}
+
+/// A function of `blocks` blocks under labels, each jumping back to an earlier one and on
+/// to a later one when a condition holds, for the tests of the cost of each route: every
+/// block is reachable without a goto, so CPython compiles it as written.
+#[cfg(test)]
+pub(crate) fn generated(blocks: usize) -> String {
+    let mut text = String::from("@goto\ndef f(steps):\n    a = 1\n    n = 0\n");
+    let mut seed: u64 = 7;
+    let mut next = |below: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % below.max(1)
+    };
+    for i in 0..blocks {
+        let back = next(i + 1);
+        let on = i + 1 + next(blocks - i);
+        text += &format!(
+            "    label .b{i}\n    a = (a * 3 + {i}) % 65521\n    n += 1\n    if n >= steps:\n        goto .done\n    if a % 7 == 0:\n        goto .b{back}\n"
+        );
+        if on < blocks {
+            text += &format!("    if a % 5 == 1:\n        if n % 2:\n            goto .b{on}\n");
+        }
+    }
+    text += "    label .done\n    return a\n";
+    text
+}
+
+/// The work counted while `run` runs.
+#[cfg(test)]
+pub(crate) fn work_of(run: impl FnOnce()) -> u64 {
+    let before = work();
+    run();
+    work() - before
+}
+
+/// Holds the cost of a route linear: sixteen times the blocks may cost at most about
+/// sixteen times the work (20 times), where a step that grows with the square would cost
+/// 256 times.
+#[cfg(test)]
+pub(crate) fn assert_linear(route: &str, work: impl Fn(usize) -> u64) {
+    let (small, large) = (work(250), work(4_000));
+    assert!(small > 0, "{route}: no work counted");
+    assert!(
+        large <= small * 20,
+        "{route}: 250 blocks cost {small}, 4,000 blocks {large}: more than 20 times"
+    );
 }
 
 #[cfg(test)]
@@ -98,5 +148,28 @@ mod tests {
         let items: Vec<i32> = (0..4).collect();
         assert!(splice_all(items.clone(), vec![splice(1, 2, &[]), splice(2, 1, &[])]).is_none());
         assert!(splice_all(items, vec![splice(3, 2, &[])]).is_none());
+    }
+
+    #[test]
+    fn the_rustpython_lowering_and_translate_cost_what_the_code_costs() {
+        use crate::{Options, Source};
+        let compile = |blocks: usize| {
+            let text = generated(blocks);
+            let source = Source::new("big.py", text.as_str());
+            work_of(|| {
+                crate::compile::compile_source(&source, Options::default())
+                    .expect("the generated module compiles");
+            })
+        };
+        assert_linear("compile", compile);
+        let translate = |blocks: usize| {
+            let text = generated(blocks);
+            let source = Source::new("big.py", text.as_str());
+            work_of(|| {
+                crate::translate::translate_source(&source, Options::default())
+                    .expect("the generated module translates");
+            })
+        };
+        assert_linear("translate", translate);
     }
 }

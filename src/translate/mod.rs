@@ -1304,8 +1304,9 @@ impl<'a> Ctx<'a> {
         let end = self
             .targets
             .partition_point(|target| target.range.start() < range.end());
-        entering
-            .range(first as i64 + 1..end as i64 + 1)
+        let candidates = entering.range(first as i64 + 1..end as i64 + 1);
+        crate::splice::count(1 + candidates.clone().count());
+        candidates
             .copied()
             .filter(|&id| range.contains_range(self.targets[(id - 1) as usize].range))
             .collect()
