@@ -213,14 +213,6 @@ impl Body {
         at
     }
 
-    /// The instruction with identity `id`, to edit.
-    pub fn find_mut(&mut self, id: InstrId) -> Option<&mut Instr> {
-        self.items
-            .iter_mut()
-            .filter_map(Item::instr_mut)
-            .find(|instr| instr.id == id)
-    }
-
     /// The name of opcode `op`, for messages.
     pub fn name(&self, op: u8) -> &'static str {
         self.opcodes.name(op)

@@ -63,6 +63,7 @@ impl Lowering<'_> {
     pub(super) fn lower_computed(
         &mut self,
         marker: &Instr,
+        at: usize,
         number: usize,
         chosen: Vec<(&GotoPlan, usize)>,
         below: i64,
@@ -71,7 +72,8 @@ impl Lowering<'_> {
         let pop_top = self.op("POP_TOP")?;
         let placeholder = self.placeholder_of.get(&number).copied();
         let placeholder = placeholder
-            .and_then(|id| self.body.find_mut(id))
+            .and_then(|(_, at)| self.body.items.get_mut(at))
+            .and_then(Item::instr_mut)
             .ok_or_else(|| {
                 super::internal(
                     "a computed goto's error has no value to format",
@@ -104,7 +106,7 @@ impl Lowering<'_> {
                 None,
                 marker.position,
             )));
-            stubs.extend(self.lower_goto(marker, target, copy)?);
+            stubs.extend(self.lower_goto(marker, at, target, copy)?);
         }
         let mut items = self.search(&keys, marker, guard, Miss::Keep(miss))?;
         items.extend(stubs);

@@ -10,12 +10,17 @@ use super::{LowerError, Lowering, internal};
 use crate::cpython::bytecode::{Handler, Instr, Item, Label};
 use crate::cpython::plan::{GotoPlan, Leave};
 
-impl Lowering<'_> {
-    /// The cleanup and jump that replace the goto whose load is `site`, to copy `copy` of
-    /// its target.
+/// The places that may be a `with` statement's exit, by the line and column of their first
+/// instruction: (first, last) indices in the list.
+pub(super) type Exits = HashMap<(i32, i32), Vec<(usize, usize)>>;
+
+impl<'p> Lowering<'p> {
+    /// The cleanup and jump that replace the goto whose load is `site`, at `at` in the list,
+    /// to copy `copy` of its target.
     pub(super) fn lower_goto(
         &mut self,
         site: &Instr,
+        at: usize,
         plan: &GotoPlan,
         copy: usize,
     ) -> Result<Vec<Item>, LowerError> {
@@ -47,7 +52,7 @@ impl Lowering<'_> {
                         cleanup.extend(self.unbind(site, name, plan)?);
                     }
                 }
-                _ => cleanup.extend(self.with_exit(site, leave, plan)?),
+                _ => cleanup.extend(self.with_exit(at, leave, plan)?),
             }
         }
         // The goto's line is a line event before a `with` exit's (which carries the `with`
@@ -84,8 +89,32 @@ impl Lowering<'_> {
         name: &str,
         plan: &GotoPlan,
     ) -> Result<Vec<Item>, LowerError> {
+        if self.unbindings.is_none() {
+            self.unbindings = Some(self.find_unbindings());
+        }
+        let found = self
+            .unbindings
+            .as_ref()
+            .and_then(|found| found.get(name).copied());
+        let Some(found) = found else {
+            return Err(internal(
+                format!("cannot find how this function unbinds `{name}`"),
+                plan.keyword,
+            ));
+        };
+        Ok(found
+            .into_iter()
+            .map(|(op, arg)| Item::Instr(self.body.new_instr(op, arg, None, site.position)))
+            .collect())
+    }
+
+    /// The first `LOAD_CONST None; STORE name; DELETE name` of each name in the code, in
+    /// one pass (a goto out of a handler asks for one; there may be thousands).
+    fn find_unbindings(&self) -> HashMap<&'p str, [(u8, u32); 3]> {
         let shapes = self.shapes();
         let instrs: Vec<&Instr> = self.body.instrs().collect();
+        crate::splice::count(instrs.len());
+        let mut found = HashMap::new();
         for window in instrs.windows(3) {
             let [first, store, delete] = window else {
                 continue;
@@ -97,30 +126,23 @@ impl Lowering<'_> {
             if self.is_none(first)
                 && shapes.opcodes.name(delete.op).strip_prefix("DELETE_") == Some(kind)
                 && store.arg == delete.arg
-                && self.name_of(store) == Some(name)
+                && let Some(name) = self.name_of(store)
             {
-                let found = [
+                found.entry(name).or_insert([
                     (first.op, first.arg),
                     (store.op, store.arg),
                     (delete.op, delete.arg),
-                ];
-                return Ok(found
-                    .into_iter()
-                    .map(|(op, arg)| Item::Instr(self.body.new_instr(op, arg, None, site.position)))
-                    .collect());
+                ]);
             }
         }
-        Err(internal(
-            format!("cannot find how this function unbinds `{name}`"),
-            plan.keyword,
-        ))
+        found
     }
 
     /// A copy of the `with` statement's exit: three `None`s, the call and what follows it up
-    /// to the `POP_TOP` of its result, found after the goto.
+    /// to the `POP_TOP` of its result, found after the goto (at `start` in the list).
     fn with_exit(
         &mut self,
-        site: &Instr,
+        start: usize,
         leave: &Leave,
         plan: &GotoPlan,
     ) -> Result<Vec<Item>, LowerError> {
@@ -137,39 +159,25 @@ impl Lowering<'_> {
             [line, _, column, _] = spans[spans.len() - 1 - skip];
             skip = 0;
         }
-        let items = &self.body.items;
-        let start = items
-            .iter()
-            .position(|item| item.instr().is_some_and(|instr| instr.id == site.id))
-            .ok_or_else(|| internal("a goto is not in the code it is lowered in", plan.keyword))?;
-        let mut found = Vec::new();
-        for index in 0..items.len().saturating_sub(3) {
-            let Some(first) = items[index].instr() else {
-                continue;
-            };
-            if first.position[0] != line || first.position[2] != column {
-                continue;
-            }
-            if !items[index..index + 3]
-                .iter()
-                .all(|item| item.instr().is_some_and(|instr| self.is_none(instr)))
-            {
-                continue;
-            }
-            let end = (index + 3..items.len()).find(|&at| {
-                items[at]
-                    .instr()
-                    .is_some_and(|instr| self.shapes().is(instr.op, "POP_TOP"))
-            });
-            if let Some(end) = end {
-                found.push((index < start, index, end));
-            }
+        if self.exits.is_none() {
+            self.exits = Some(self.find_exits());
         }
+        let mut found: Vec<(bool, usize, usize)> = self
+            .exits
+            .as_ref()
+            .and_then(|exits| exits.get(&(line, column)))
+            .map(|regions| {
+                regions
+                    .iter()
+                    .map(|&(index, end)| (index < start, index, end))
+                    .collect()
+            })
+            .unwrap_or_default();
         // Any copy is the same exit; the first after the goto, for the sake of locality.
         // (`with a, b:` on 3.11 and 3.12: all exits at one position, innermost first.)
         found.sort_unstable();
         if let Some(&(_, index, end)) = found.get(skip) {
-            let region: Vec<Item> = items[index..=end].to_vec();
+            let region: Vec<Item> = self.body.items[index..=end].to_vec();
             return Ok(self.copy(&region));
         }
         Err(internal(
@@ -179,6 +187,42 @@ impl Lowering<'_> {
             ),
             plan.keyword,
         ))
+    }
+
+    /// Every place that may be a `with` statement's exit, by the line and column of its
+    /// first instruction: three `None`s, up to the next `POP_TOP`, as (first, last) indices
+    /// in the list, in one pass from the back.
+    fn find_exits(&self) -> Exits {
+        let items = &self.body.items;
+        crate::splice::count(items.len());
+        let mut exits = Exits::new();
+        let mut next_pop = None;
+        // Whether each of the two items after the current one loads `None`.
+        let mut none_after = [false, false];
+        for index in (0..items.len()).rev() {
+            // The region's `POP_TOP` comes after its three `None`s.
+            if items
+                .get(index + 3)
+                .and_then(Item::instr)
+                .is_some_and(|instr| self.shapes().is(instr.op, "POP_TOP"))
+            {
+                next_pop = Some(index + 3);
+            }
+            let instr = items[index].instr();
+            let none = instr.is_some_and(|instr| self.is_none(instr));
+            if let Some(first) = instr
+                && none
+                && none_after == [true, true]
+                && let Some(end) = next_pop
+            {
+                exits
+                    .entry((first.position[0], first.position[2]))
+                    .or_default()
+                    .push((index, end));
+            }
+            none_after = [none, none_after[0]];
+        }
+        exits
     }
 
     /// `region` with fresh labels for those placed in it, under the same handlers.

@@ -31,6 +31,7 @@ use super::bytecode::{Body, BytecodeError, Flow, Instr, InstrId, Item, Label};
 use super::code::{Code, Constant, Lowered};
 use super::plan::{CaseConstant, ComputedPlan, GotoPlan, Plan, ScopePlan, SwitchPlan};
 use super::shapes::Shapes;
+use crate::splice::{Splice, splice_all};
 use crate::tables::Position;
 
 /// Why a code object could not be rewritten.
@@ -176,10 +177,15 @@ pub struct Lowering<'p> {
     labels: HashMap<&'p str, Vec<Label>>,
     /// Likewise for each case and end of a switch, by the position of its marker.
     places: HashMap<Position, Vec<Label>>,
-    /// The load of `goto` that each computed goto's error formats, by the plan's index.
-    placeholder_of: HashMap<usize, InstrId>,
+    /// The load of `goto` that each computed goto's error formats, by the plan's index: its
+    /// id and its index in the list (which no site moves until every site is lowered).
+    placeholder_of: HashMap<usize, (InstrId, usize)>,
     /// Which copy of each `finally` body each instruction is in.
     copies_of: HashMap<InstrId, HashMap<usize, usize>>,
+    /// The first unbinding of each `as` name in the code, found when a goto first needs one.
+    unbindings: Option<HashMap<&'p str, [(u8, u32); 3]>>,
+    /// Where each `with` statement's exit may be, found when a goto first needs one.
+    exits: Option<goto::Exits>,
     /// Labels CPython removed as unreachable.
     missing: HashSet<&'p str>,
     constants: Vec<Constant>,
@@ -219,6 +225,8 @@ impl<'p> Lowering<'p> {
             places: HashMap::new(),
             placeholder_of: HashMap::new(),
             copies_of: HashMap::new(),
+            unbindings: None,
+            exits: None,
             missing: HashSet::new(),
             constants: code.constants.clone(),
             added: Vec::new(),
@@ -358,7 +366,7 @@ impl<'p> Lowering<'p> {
                     .instr()
                     .is_some_and(|next| self.shapes().is_conversion(next.op))
             {
-                self.placeholder_of.insert(number, load.id);
+                self.placeholder_of.insert(number, (load.id, out.len()));
             }
             if word == Some("goto")
                 && let Some(plans) = gotos.get(&span)
@@ -382,44 +390,49 @@ impl<'p> Lowering<'p> {
             .collect();
         // Every target is chosen on the code as CPython laid it out, before any splice.
         let decided = self.decide(&sites)?;
-        // Second pass: the splices, back to front so indices hold.
+        // Second pass: what each site becomes, back to front (the order in which labels,
+        // constants and instructions are numbered), all read on the code as the first pass
+        // left it: what a lowering copies (a `with` exit, an unbinding) is never part of a
+        // site. Then every replacement in one pass over the code.
+        let mut splices = Vec::with_capacity(sites.len());
         for (site, targets) in sites.into_iter().zip(decided).rev() {
             let at = site.at();
             let Some(targets) = targets else {
                 // A switch or computed goto in code that never runs: its markers go, the
                 // value its statement computes is dropped as CPython compiled it.
-                self.body
-                    .items
-                    .drain(at + 1..(at + 4).min(self.body.items.len()));
+                let end = (at + 4).min(self.body.items.len());
+                splices.push(Splice {
+                    at: at + 1,
+                    len: end.saturating_sub(at + 1),
+                    items: Vec::new(),
+                });
                 if let Site::Computed(_, number) = site
-                    && let Some(&placeholder) = self.placeholder_of.get(&number)
+                    && let Some(&(_, placeholder)) = self.placeholder_of.get(&number)
                 {
                     let before =
                         self.constant(Constant::Str(self.scope.computed[number].before.to_owned()));
                     let load_const = self.op("LOAD_CONST")?;
-                    if let Some(instr) = self.body.find_mut(placeholder) {
+                    if let Some(Item::Instr(instr)) = self.body.items.get_mut(placeholder) {
                         instr.op = load_const;
                         instr.arg = before;
                     }
                 }
                 continue;
             };
-            let replacement = match (site, targets) {
+            let (len, items) = match (site, targets) {
                 (Site::Goto(_, plan), Targets::Goto(copy)) => {
                     let load = self.instr_at(at)?;
-                    let lowered = self.lower_goto(&load, plan, copy)?;
-                    self.body.items.splice(at..at + 3, lowered);
-                    continue;
+                    (3, self.lower_goto(&load, at, plan, copy)?)
                 }
                 (Site::Switch(_, plan), Targets::Switch { cases, end }) => {
                     let marker = self.instr_at(at + 1)?;
                     self.own_reference(at - 1);
-                    self.lower_switch(&marker, plan, cases, end)?
+                    (4, self.lower_switch(&marker, plan, cases, end)?)
                 }
                 (Site::Computed(_, number), Targets::Computed { chosen, below }) => {
                     let marker = self.instr_at(at + 1)?;
                     self.own_reference(at - 1);
-                    self.lower_computed(&marker, number, chosen, below)?
+                    (4, self.lower_computed(&marker, at, number, chosen, below)?)
                 }
                 _ => {
                     return Err(internal(
@@ -428,8 +441,17 @@ impl<'p> Lowering<'p> {
                     ));
                 }
             };
-            self.body.items.splice(at..at + 4, replacement);
+            splices.push(Splice { at, len, items });
         }
+        splices.reverse();
+        let items = std::mem::take(&mut self.body.items);
+        let Some((items, _)) = splice_all(items, splices) else {
+            return Err(internal(
+                "the sites of the lowering overlap",
+                self.first_marker(),
+            ));
+        };
+        self.body.items = items;
         self.jumps_on_their_labels_side()?;
         if self.shapes().unchecked_local_loads {
             locals::check_local_loads(&mut self.body, self.code)?;
@@ -778,7 +800,7 @@ impl<'p> Lowering<'p> {
                 let formatted = self
                     .placeholder_of
                     .get(&number)
-                    .and_then(|id| analysis.index_of.get(id))
+                    .and_then(|(id, _)| analysis.index_of.get(id))
                     .and_then(|&at| analysis.stack[at]);
                 let Some(formatted) = formatted else {
                     return Err(BytecodeError::new(
@@ -1234,4 +1256,32 @@ fn python_repr_bytes(bytes: &[u8]) -> String {
     }
     out.push(char::from(quote));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lowering;
+    use crate::cpython::Version;
+    use crate::cpython::plan::plan_source;
+    use crate::cpython::shapes::Shapes;
+    use crate::cpython::testing::function;
+    use crate::splice::{assert_linear, generated, work_of};
+    use crate::{Options, Source};
+
+    #[test]
+    fn the_lowering_costs_what_the_code_costs() {
+        for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
+            assert_linear(&format!("CPython {version}"), |blocks| {
+                let text = generated(blocks);
+                let source = Source::new("big.py", text.as_str());
+                let plan = plan_source(&source, Options::default()).expect("the module plans");
+                assert!(!plan.edits_tree(), "CPython compiles the source as written");
+                let compiled = function(version, &text, "f");
+                work_of(|| {
+                    Lowering::lower(Shapes::of(version), &compiled.code, &plan.scopes[0], &plan)
+                        .expect("the function lowers");
+                })
+            });
+        }
+    }
 }
