@@ -8,9 +8,10 @@
 //! own `break` (out of each loop between, a *post-check* after each passing it on) and
 //! `continue`, so every `with`, `finally` and `except` on the way is left as SPEC 4 says.
 //! At the top, statements before the target are skipped by *guards* (`if _goto_k <= N:`,
-//! target numbers run in source order; nested as a balanced tree, [`guarded`]) and headers of `if`/`while`/`for`/`try` bodies the
-//! target is in are entered without evaluating their tests. Arriving at the label resets
-//! the register, so it is 0 whenever user code runs.
+//! target numbers run in source order; nested as a balanced tree, `guarded`) and headers
+//! of `if`/`while`/`for`/`try` bodies the target is in are entered without evaluating
+//! their tests. Arriving at the label resets the register, so it is 0 whenever user code
+//! runs.
 
 mod text;
 
