@@ -56,7 +56,7 @@ fn stubbed<E>(
         f(&mut child)?;
         put_back(&mut child, grandchildren);
         stubs.push(ConstantData::Code {
-            code: Box::new(without_constants(&child)),
+            code: Box::new(stub(&child)),
         });
         children.push(Some(child));
     }
@@ -80,9 +80,36 @@ fn put_back(code: &mut CodeObject, mut children: Children) {
 
 /// A copy of `code`'s own fields, without its constants.
 fn without_constants(code: &CodeObject) -> CodeObject {
+    copy_of(code, true)
+}
+
+/// What the rewrite of a code object sees of one nested in its constants: its own fields
+/// without its constants, code and tables (nothing reads them there; a copy of the code of
+/// a function of 64,000 blocks is tens of megabytes).
+fn stub(code: &CodeObject) -> CodeObject {
+    copy_of(code, false)
+}
+
+/// A copy of `code`'s own fields without its constants, with its code and tables or not.
+fn copy_of(code: &CodeObject, with_code: bool) -> CodeObject {
+    let or_empty = |table: &[u8]| -> Box<[u8]> {
+        if with_code {
+            table.into()
+        } else {
+            Box::default()
+        }
+    };
     CodeObject {
-        instructions: code.instructions.clone(),
-        locations: code.locations.clone(),
+        instructions: if with_code {
+            code.instructions.clone()
+        } else {
+            Vec::new().into()
+        },
+        locations: if with_code {
+            code.locations.clone()
+        } else {
+            Box::default()
+        },
         flags: code.flags,
         posonlyarg_count: code.posonlyarg_count,
         arg_count: code.arg_count,
@@ -98,8 +125,8 @@ fn without_constants(code: &CodeObject) -> CodeObject {
         cellvars: code.cellvars.clone(),
         freevars: code.freevars.clone(),
         localspluskinds: code.localspluskinds.clone(),
-        linetable: code.linetable.clone(),
-        exceptiontable: code.exceptiontable.clone(),
+        linetable: or_empty(&code.linetable),
+        exceptiontable: or_empty(&code.exceptiontable),
     }
 }
 
