@@ -1,0 +1,178 @@
+"""The big generated function (gen.py) on the routes `cargo bench --bench big` leaves out,
+each against its baseline at the same size:
+
+- compile (CPython): ``gotopy.compile_source`` against ``compile()`` of the same bytes, in
+  one process of each CPython given (the package installed there), best of 3, alternated;
+- run time: the generated function rewritten by gotopy (``gotopy.compile_source``) against
+  its ``gotopy translate`` output compiled by plain ``compile()``, both run in one process of
+  CPython 3.13 for STEPS blocks (a jump in about one block of two), best of 5, alternated;
+  both results are checked against gen.py's own walk of the blocks;
+- memory: peak resident memory of ``gotopy compile`` (RustPython) of the module against the
+  same command on the module without markers (``gen.py --plain``), one process each.
+
+Run (docs/performance.md), after ``cargo build --release --locked`` and with the package
+installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpython/venv-3.X``)::
+
+    python3 benches/big/run.py [--sizes 1000 4000 16000 64000] [--steps 2000000]
+        [--gotopy target/release/gotopy] [--python PYTHON ...] [--runner PYTHON]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+GEN = HERE / "gen.py"
+
+# Runs in the measured interpreter: compile() against gotopy.compile_source.
+COMPILE = """
+import sys, time, gotopy
+data = open(sys.argv[1], "rb").read()
+best = {"plain": float("inf"), "gotopy": float("inf")}
+for _ in range(3):
+    start = time.perf_counter()
+    compile(data, "big.py", "exec")
+    best["plain"] = min(best["plain"], time.perf_counter() - start)
+    start = time.perf_counter()
+    gotopy.compile_source(data, "big.py")
+    best["gotopy"] = min(best["gotopy"], time.perf_counter() - start)
+print(best["gotopy"], best["plain"])
+"""
+
+# Runs in the measured interpreter: the rewritten function against the translated one.
+RUN = """
+import sys, time, gotopy
+data = open(sys.argv[1], "rb").read()
+translated = open(sys.argv[2], "rb").read()
+steps = int(sys.argv[3])
+rewritten_ns, translated_ns = {}, {}
+exec(gotopy.compile_source(data, "big.py"), rewritten_ns)
+exec(compile(translated, "translated.py", "exec"), translated_ns)
+best = {"rewritten": float("inf"), "translated": float("inf")}
+results = set()
+for _ in range(5):
+    for name, ns in (("rewritten", rewritten_ns), ("translated", translated_ns)):
+        start = time.perf_counter()
+        results.add(ns["program"](steps))
+        best[name] = min(best[name], time.perf_counter() - start)
+print(best["translated"], best["rewritten"], repr(sorted(results)))
+"""
+
+MEMORY = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def generate(blocks: int, directory: Path, plain: bool = False) -> Path:
+    path = directory / f"big{blocks}{'_plain' if plain else ''}.py"
+    args = [sys.executable, str(GEN), str(blocks)] + (["--plain"] if plain else [])
+    path.write_bytes(subprocess.run(args, check=True, capture_output=True).stdout)
+    return path
+
+
+def child(python: str, script: str, *args: str) -> list[str]:
+    done = subprocess.run(
+        [python, "-c", script, *args], check=True, capture_output=True, text=True
+    )
+    return done.stdout.split(maxsplit=2)
+
+
+def line(
+    route: str, blocks: int, value: float, baseline: float, unit: str = "s", per_block: bool = True
+) -> None:
+    # Per block: microseconds of a time, kilobytes of a memory in megabytes; a run time is
+    # of the steps, not of the blocks.
+    scale, small = (1e6, "us") if unit == "s" else (1e3, "KB")
+    per = scale / blocks
+
+    def each(amount: float) -> str:
+        return f"{amount * per:>8.1f} {small}" if per_block else f"{'-':>11}"
+
+    print(
+        f"{route:<24} {blocks:>7} {value:>9.3f} {unit:<2} {each(value)} "
+        f"{baseline:>9.3f} {unit:<2} {each(baseline)} {value / baseline:>7.2f}",
+        flush=True,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 16000, 64000])
+    parser.add_argument("--steps", type=int, default=2_000_000)
+    parser.add_argument("--gotopy", default=str(ROOT / "target/release/gotopy"))
+    venvs = ROOT / "target/cpython"
+    parser.add_argument(
+        "--python",
+        nargs="+",
+        default=[str(venvs / f"venv-{v}/bin/python") for v in ("3.11", "3.13")],
+        help="CPythons with the gotopy package installed (compile route)",
+    )
+    parser.add_argument(
+        "--runner",
+        default=str(venvs / "venv-3.13/bin/python"),
+        help="the CPython of the run times",
+    )
+    args = parser.parse_args()
+    print(
+        f"{'route':<24} {'blocks':>7} {'gotopy':>11} {'per block':>11} "
+        f"{'baseline':>11} {'per block':>11} {'ratio':>7}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        for blocks in args.sizes:
+            path = generate(blocks, directory)
+            plain = generate(blocks, directory, plain=True)
+            for python in args.python:
+                version = subprocess.run(
+                    [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout.strip()
+                gotopy, baseline = map(float, child(python, COMPILE, str(path)))
+                line(f"compile_source {version}", blocks, gotopy, baseline)
+            out = directory / f"translated{blocks}"
+            subprocess.run(
+                [args.gotopy, "translate", str(path), "--out-dir", str(out)],
+                check=True,
+                capture_output=True,
+            )
+            translated, rewritten, results = child(
+                args.runner, RUN, str(path), str(out / path.name), str(args.steps)
+            )
+            expected = subprocess.run(
+                [sys.executable, str(GEN), str(blocks), "--expect", str(args.steps)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
+            if ast.literal_eval(results) != [ast.literal_eval(expected)]:
+                sys.exit(
+                    f"run.py: {blocks} blocks: the programs returned {results}, "
+                    f"gen.py expects {expected}"
+                )
+            line(
+                "run translated/rewritten",
+                blocks,
+                float(translated),
+                float(rewritten),
+                per_block=False,
+            )
+            peaks = []
+            for module in (path, plain):
+                command = [args.gotopy, "compile", str(module), "-o", os.devnull]
+                peaks.append(int(child(sys.executable, MEMORY, *command)[0]) / 1024)
+            line("memory compile (MB)", blocks, peaks[0], peaks[1], unit="MB")
+
+
+if __name__ == "__main__":
+    main()
