@@ -91,19 +91,17 @@ pub(crate) fn generated(blocks: usize) -> String {
     text
 }
 
-/// The work counted while `run` runs.
+/// Holds the cost of a route linear: `run` on [`generated`] code of sixteen times the blocks
+/// may count at most about sixteen times the work (20 times), where a step that grows with
+/// the square would count 256 times.
 #[cfg(test)]
-pub(crate) fn work_of(run: impl FnOnce()) -> u64 {
-    let before = work();
-    run();
-    work() - before
-}
-
-/// Holds the cost of a route linear: sixteen times the blocks may cost at most about
-/// sixteen times the work (20 times), where a step that grows with the square would cost
-/// 256 times.
-#[cfg(test)]
-pub(crate) fn assert_linear(route: &str, work: impl Fn(usize) -> u64) {
+pub(crate) fn assert_linear(route: &str, run: impl Fn(&str)) {
+    let work = |blocks: usize| {
+        let text = generated(blocks);
+        let before = work();
+        run(&text);
+        work() - before
+    };
     let (small, large) = (work(250), work(4_000));
     assert!(small > 0, "{route}: no work counted");
     assert!(
@@ -153,23 +151,13 @@ mod tests {
     #[test]
     fn the_rustpython_lowering_and_translate_cost_what_the_code_costs() {
         use crate::{Options, Source};
-        let compile = |blocks: usize| {
-            let text = generated(blocks);
-            let source = Source::new("big.py", text.as_str());
-            work_of(|| {
-                crate::compile::compile_source(&source, Options::default())
-                    .expect("the generated module compiles");
-            })
-        };
-        assert_linear("compile", compile);
-        let translate = |blocks: usize| {
-            let text = generated(blocks);
-            let source = Source::new("big.py", text.as_str());
-            work_of(|| {
-                crate::translate::translate_source(&source, Options::default())
-                    .expect("the generated module translates");
-            })
-        };
-        assert_linear("translate", translate);
+        assert_linear("compile", |text| {
+            crate::compile::compile_source(&Source::new("big.py", text), Options::default())
+                .expect("the generated module compiles");
+        });
+        assert_linear("translate", |text| {
+            crate::translate::translate_source(&Source::new("big.py", text), Options::default())
+                .expect("the generated module translates");
+        });
     }
 }

@@ -1265,22 +1265,19 @@ mod tests {
     use crate::cpython::plan::plan_source;
     use crate::cpython::shapes::Shapes;
     use crate::cpython::testing::function;
-    use crate::splice::{assert_linear, generated, work_of};
+    use crate::splice::assert_linear;
     use crate::{Options, Source};
 
     #[test]
     fn the_lowering_costs_what_the_code_costs() {
         for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
-            assert_linear(&format!("CPython {version}"), |blocks| {
-                let text = generated(blocks);
-                let source = Source::new("big.py", text.as_str());
+            assert_linear(&format!("CPython {version}"), |text| {
+                let source = Source::new("big.py", text);
                 let plan = plan_source(&source, Options::default()).expect("the module plans");
                 assert!(!plan.edits_tree(), "CPython compiles the source as written");
-                let compiled = function(version, &text, "f");
-                work_of(|| {
-                    Lowering::lower(Shapes::of(version), &compiled.code, &plan.scopes[0], &plan)
-                        .expect("the function lowers");
-                })
+                let compiled = function(version, text, "f");
+                Lowering::lower(Shapes::of(version), &compiled.code, &plan.scopes[0], &plan)
+                    .expect("the function lowers");
             });
         }
     }
