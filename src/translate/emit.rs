@@ -1,0 +1,791 @@
+//! Writing a scope's tree out as structured Python: statement lists with their guards
+//! (nested as a balanced tree), dispatch loops, post-checks, and each statement as the
+//! source has it or as a jump becomes.
+
+use super::*;
+
+impl<'a> Ctx<'a> {
+    pub(super) fn list_range(&self, list: ListId) -> Option<TextRange> {
+        let items = &self.lists[list].items;
+        Some(TextRange::new(
+            self.nodes[*items.first()?].range.start(),
+            self.nodes[*items.last()?].range.end(),
+        ))
+    }
+
+    /// The entering targets inside `range`: targets are numbered in source order, so those
+    /// that start in `range` have consecutive numbers, found by bisection (a list of
+    /// thousands of statements asks this of each of them).
+    pub(super) fn inside(
+        &self,
+        range: Option<TextRange>,
+        entering: &BTreeSet<i64>,
+    ) -> BTreeSet<i64> {
+        let Some(range) = range else {
+            return BTreeSet::new();
+        };
+        let first = self
+            .targets
+            .partition_point(|target| target.range.start() < range.start());
+        let end = self
+            .targets
+            .partition_point(|target| target.range.start() < range.end());
+        let inside: BTreeSet<i64> = entering
+            .range(first as i64 + 1..end as i64 + 1)
+            .copied()
+            .filter(|&id| range.contains_range(self.targets[(id - 1) as usize].range))
+            .collect();
+        crate::splice::count(1 + inside.len());
+        inside
+    }
+
+    pub(super) fn is_special(&self, range: TextRange) -> bool {
+        holds(&self.special, range)
+    }
+
+    /// A statement list: its dispatch loop if it is a home, guards when it is entered.
+    /// `strict`: the register may also hold numbers past this list's (then even its last
+    /// part is guarded). `from`: where comments before its first statement start.
+    pub(super) fn list(
+        &mut self,
+        tr: &Translator<'a>,
+        list: ListId,
+        entering: &BTreeSet<i64>,
+        strict: bool,
+        from: TextSize,
+    ) -> Result<Vec<Out>, Diagnostic> {
+        let items = self.lists[list].items.clone();
+        let mut parts: Vec<Item> = items.iter().map(|&node| Item::Node(node)).collect();
+        if let Some(&(a, b)) = self.regions.get(&list) {
+            parts.splice(a..=b, [Item::Dispatch(list, a, b)]);
+        }
+        let mut outs = self.chain(tr, &parts, entering, strict)?;
+        // Comments that stand alone before the first statement.
+        if let Some(&first) = items.first() {
+            let range = TextRange::new(
+                from.min(self.nodes[first].range.start()),
+                self.nodes[first].range.start(),
+            );
+            let mut comments: Vec<Out> = tr
+                .text
+                .comments(range)
+                .into_iter()
+                .map(|(line, c)| comment_out(line, c))
+                .collect();
+            comments.append(&mut outs);
+            outs = comments;
+        }
+        Ok(outs)
+    }
+
+    pub(super) fn item_range(&self, item: Item) -> TextRange {
+        match item {
+            Item::Node(node) => self.nodes[node].range,
+            Item::Dispatch(list, a, b) => {
+                let items = &self.lists[list].items;
+                TextRange::new(
+                    self.nodes[items[a]].range.start(),
+                    self.nodes[items[b]].range.end(),
+                )
+            }
+        }
+    }
+
+    pub(super) fn item_line(&self, tr: &Translator<'a>, item: Item) -> usize {
+        tr.text.line(self.item_range(item).start())
+    }
+
+    pub(super) fn chain(
+        &mut self,
+        tr: &Translator<'a>,
+        items: &[Item],
+        entering: &BTreeSet<i64>,
+        strict: bool,
+    ) -> Result<Vec<Out>, Diagnostic> {
+        let k = tr.names.k.clone();
+        let none = BTreeSet::new();
+        if entering.is_empty() {
+            let mut body = Vec::new();
+            for (index, &item) in items.iter().enumerate() {
+                if index > 0
+                    && let Item::Node(node) = item
+                {
+                    // Comments between statements.
+                    let before = self.item_range(items[index - 1]).end();
+                    let range = TextRange::new(before, self.nodes[node].range.start());
+                    body.extend(
+                        tr.text
+                            .comments(range)
+                            .into_iter()
+                            .map(|(line, c)| comment_out(line, c)),
+                    );
+                }
+                body.extend(self.item(tr, item, &none)?);
+            }
+            if strict && !items.is_empty() {
+                self.uses_k = true;
+                let line = self.item_line(tr, items[0]);
+                return Ok(vec![Out::block(line, format!("if not {k}"), body)]);
+            }
+            return Ok(body);
+        }
+        let mut segments: Vec<(BTreeSet<i64>, Vec<Item>)> = Vec::new();
+        for &item in items {
+            let inside = self.inside(Some(self.item_range(item)), entering);
+            if !inside.is_empty() || segments.is_empty() {
+                segments.push((inside, vec![item]));
+            } else {
+                segments.last_mut().expect("a segment").1.push(item);
+            }
+        }
+        let mut parts = Vec::with_capacity(segments.len());
+        for (inside, members) in segments {
+            let mut body = Vec::new();
+            for (position, &item) in members.iter().enumerate() {
+                body.extend(self.item(tr, item, if position == 0 { &inside } else { &none })?);
+            }
+            let line = self.item_line(tr, members[0]);
+            parts.push(Part {
+                line,
+                last: inside.last().copied(),
+                body,
+            });
+        }
+        if parts.len() > 1 || strict {
+            self.uses_k = true;
+        }
+        Ok(guarded(&k, parts, strict))
+    }
+
+    pub(super) fn item(
+        &mut self,
+        tr: &Translator<'a>,
+        item: Item,
+        entering: &BTreeSet<i64>,
+    ) -> Result<Vec<Out>, Diagnostic> {
+        match item {
+            Item::Node(node) => self.node(tr, node, entering),
+            Item::Dispatch(list, a, b) => {
+                let mut inner = entering.clone();
+                inner.extend(self.homed.get(&list).cloned().unwrap_or_default());
+                let members: Vec<Item> = self.lists[list].items[a..=b]
+                    .iter()
+                    .map(|&n| Item::Node(n))
+                    .collect();
+                let mut body = self.chain(tr, &members, &inner, false)?;
+                // The loop ends where its last statement does not jump or leave.
+                let last = &self.nodes[self.lists[list].items[b]];
+                if !matches!(last.stmt, Stmt::Return(_) | Stmt::Raise(_))
+                    && !matches!(last.kind, NodeKind::Goto(_))
+                {
+                    body.push(Out::line(0, "break"));
+                }
+                let line = self.item_line(tr, item);
+                let mut outs = vec![Out::block(line, "while True", body)];
+                outs.extend(self.post_check(tr, LoopKey::Dispatch(list)));
+                Ok(outs)
+            }
+        }
+    }
+
+    pub(super) fn post_check(&mut self, tr: &Translator<'a>, key: LoopKey) -> Vec<Out> {
+        let Some(actions) = self.post.get(&key) else {
+            return Vec::new();
+        };
+        let k = &tr.names.k;
+        let groups = grouped(
+            actions
+                .iter()
+                .map(|(&number, action)| (number, action.clone()))
+                .collect(),
+        );
+        self.uses_k = true;
+        match groups.as_slice() {
+            [(action, _)] => vec![Out::compound(0, format!("if {k}: {action}"))],
+            _ => vec![Out::block(0, format!("if {k}"), branches(k, groups))],
+        }
+    }
+
+    pub(super) fn verbatim(&self, tr: &Translator<'a>, node: NodeId) -> Out {
+        let range = self.nodes[node].range;
+        let simple = matches!(
+            self.nodes[node].kind,
+            NodeKind::Simple | NodeKind::Break | NodeKind::Continue
+        );
+        Out::Stmt {
+            line: tr.text.line(range.start()),
+            pieces: tr.text.pieces(range),
+            kind: if simple { Kind::Simple } else { Kind::Compound },
+        }
+    }
+
+    pub(super) fn node(
+        &mut self,
+        tr: &Translator<'a>,
+        node: NodeId,
+        entering: &BTreeSet<i64>,
+    ) -> Result<Vec<Out>, Diagnostic> {
+        let kind = self.nodes[node].kind;
+        let range = self.nodes[node].range;
+        let line = tr.text.line(range.start());
+        let k = tr.names.k.clone();
+        if kind == NodeKind::MarkerImport {
+            return Ok(Vec::new());
+        }
+        if entering.is_empty() && !self.is_special(range) && kind != NodeKind::TryInner {
+            return Ok(vec![self.verbatim(tr, node)]);
+        }
+        let stmt = self.nodes[node].stmt;
+        let lists = self.nodes[node].lists.clone();
+        let mut outs = Vec::new();
+        match kind {
+            NodeKind::Label(target) | NodeKind::Case(target) => {
+                if entering.contains(&self.targets[target].id) {
+                    outs.push(Out::prefix(line, format!("{k} = 0")));
+                }
+            }
+            NodeKind::Goto(_) | NodeKind::Computed(_) | NodeKind::Break | NodeKind::Continue => {
+                match self.codes.get(&node) {
+                    Some(code) => outs.extend(code.clone()),
+                    None => outs.push(self.verbatim(tr, node)),
+                }
+            }
+            NodeKind::Simple | NodeKind::MarkerImport => match self.codes.get(&node) {
+                Some(code) => outs.extend(code.clone()),
+                None => outs.push(self.verbatim(tr, node)),
+            },
+            NodeKind::If => {
+                let Stmt::If(stmt) = stmt else { unreachable!() };
+                let parts: Vec<BTreeSet<i64>> = lists
+                    .iter()
+                    .map(|&list| self.inside(self.list_range(list), entering))
+                    .collect();
+                let last_entered = parts.iter().rposition(|part| !part.is_empty());
+                let mut tests: Vec<(Option<&ast::Expr>, TextSize, usize, &'a [Stmt])> =
+                    vec![(Some(&stmt.test), stmt.start(), line, &stmt.body)];
+                for clause in &stmt.elif_else_clauses {
+                    tests.push((
+                        clause.test.as_ref(),
+                        clause.start(),
+                        tr.text.line(clause.start()),
+                        &clause.body,
+                    ));
+                }
+                for (index, (test, start, at, body)) in tests.into_iter().enumerate() {
+                    let word = match (index, test) {
+                        (0, _) => "if",
+                        (_, Some(_)) => "elif",
+                        (_, None) => "else",
+                    };
+                    let header = match test {
+                        None => "else".to_owned(),
+                        Some(test) if last_entered.is_some_and(|last| index <= last) => {
+                            let c = tr.text.slice(test.range());
+                            if !parts[index].is_empty() {
+                                if parts[index].len() == entering.len() {
+                                    format!("{word} {k} or ({c})")
+                                } else {
+                                    format!(
+                                        "{word} ({}) if {k} else ({c})",
+                                        within(&k, &parts[index])
+                                    )
+                                }
+                            } else {
+                                format!("{word} not {k} and ({c})")
+                            }
+                        }
+                        Some(_) => tr.text.header(start, body[0].start()),
+                    };
+                    let inner = self.list(tr, lists[index], &parts[index], false, start)?;
+                    outs.push(Out::block(at, header, inner));
+                }
+            }
+            NodeKind::While | NodeKind::For => {
+                let orelse = self.inside(self.list_range(lists[1]), entering);
+                let (header, entered, body, else_body) = match stmt {
+                    Stmt::While(stmt) => {
+                        let entered = self.inside(self.list_range(lists[0]), entering);
+                        let c = tr.text.slice(stmt.test.range());
+                        let header = if entering.is_empty() {
+                            tr.text.header(stmt.start(), stmt.body[0].start())
+                        } else if orelse.is_empty() {
+                            format!("while {k} or ({c})")
+                        } else if entered.is_empty() {
+                            format!("while not {k} and ({c})")
+                        } else {
+                            format!("while ({}) if {k} else ({c})", within(&k, &entered))
+                        };
+                        (header, entered, &stmt.body, &stmt.orelse)
+                    }
+                    Stmt::For(stmt) => {
+                        let header = if orelse.is_empty() {
+                            tr.text.header(stmt.start(), stmt.body[0].start())
+                        } else if stmt.is_async {
+                            return Err(self.refuse(
+                                range,
+                                "a goto into the `else` clause of an `async for` cannot be \
+                                 translated",
+                                "move the label out of the `else` clause",
+                            ));
+                        } else {
+                            format!(
+                                "for {} in (() if {k} else ({}))",
+                                tr.text.slice(stmt.target.range()),
+                                tr.text.slice(stmt.iter.range())
+                            )
+                        };
+                        // A `for` body is never entered (SPEC: no jump into it).
+                        (header, BTreeSet::new(), &stmt.body, &stmt.orelse)
+                    }
+                    _ => unreachable!("a loop"),
+                };
+                let inner = self.list(tr, lists[0], &entered, false, stmt.start())?;
+                outs.push(Out::block(line, header, inner));
+                self.orelse(tr, else_body, body.last(), lists[1], &orelse, &mut outs)?;
+                outs.extend(self.post_check(tr, LoopKey::Source(node)));
+            }
+            NodeKind::Try | NodeKind::TryInner => {
+                let Stmt::Try(stmt) = stmt else {
+                    unreachable!()
+                };
+                outs.extend(self.try_parts(tr, stmt, &lists, entering, kind == NodeKind::Try)?);
+            }
+            NodeKind::TryOuter => {
+                let Stmt::Try(stmt) = stmt else {
+                    unreachable!()
+                };
+                let inner_list = lists[0];
+                let inner_node = self.lists[inner_list].items[0];
+                let inside = self.inside(self.list_range(inner_list), entering);
+                let nested = self.regions.contains_key(&inner_list);
+                if nested {
+                    let body = self.list(tr, inner_list, &inside, false, stmt.start())?;
+                    outs.push(Out::block(line, "try", body));
+                } else {
+                    let inner_lists = self.nodes[inner_node].lists.clone();
+                    outs.extend(self.try_parts(tr, stmt, &inner_lists, &inside, false)?);
+                }
+                outs.push(self.finally(tr, stmt, lists[1])?);
+            }
+            NodeKind::With => {
+                let Stmt::With(stmt) = stmt else {
+                    unreachable!()
+                };
+                let header = tr.text.header(stmt.start(), stmt.body[0].start());
+                let mut inner = self.list(tr, lists[0], &BTreeSet::new(), false, stmt.start())?;
+                if self.shells.contains(&node) {
+                    // The register goes on past the statement only when its body ended
+                    // through the loop's end: not when `__exit__` swallowed an exception
+                    // raised mid-jump.
+                    let w = &tr.names.w;
+                    inner.push(Out::line(0, "break"));
+                    outs.push(Out::prefix(0, format!("{w} = 0")));
+                    let shell = vec![
+                        Out::block(0, "while True", inner),
+                        Out::line(0, format!("{w} = {k}")),
+                    ];
+                    outs.push(Out::block(line, header, shell));
+                    outs.push(Out::prefix(0, format!("{k} = {w}")));
+                    outs.extend(self.post_check(tr, LoopKey::Shell(node)));
+                } else {
+                    outs.push(Out::block(line, header, inner));
+                    if self.sets_inside(range) {
+                        outs.push(Out::prefix(0, format!("{k} = 0")));
+                    }
+                }
+            }
+            NodeKind::Match => {
+                let Stmt::Match(stmt) = stmt else {
+                    unreachable!()
+                };
+                let parts: Vec<BTreeSet<i64>> = lists
+                    .iter()
+                    .map(|&list| self.inside(self.list_range(list), entering))
+                    .collect();
+                let mut matched = Vec::new();
+                for (index, case) in stmt.cases.iter().enumerate() {
+                    let header = tr.text.header(case.start(), case.body[0].start());
+                    let inner =
+                        self.list(tr, lists[index], &BTreeSet::new(), false, case.start())?;
+                    matched.push(Out::block(tr.text.line(case.start()), header, inner));
+                }
+                let header = tr.text.header(stmt.start(), stmt.cases[0].start());
+                let plain = Out::block(line, header, matched);
+                if entering.is_empty() {
+                    outs.push(plain);
+                } else {
+                    // Entering a case body runs that body without its pattern: the entered
+                    // bodies once more, reached only with the register set.
+                    self.uses_k = true;
+                    outs.push(Out::block(line, format!("if not {k}"), vec![plain]));
+                    let entered: Vec<usize> =
+                        (0..parts.len()).filter(|&i| !parts[i].is_empty()).collect();
+                    for (position, &index) in entered.iter().enumerate() {
+                        let case = &stmt.cases[index];
+                        let inner =
+                            self.list(tr, lists[index], &parts[index], false, case.start())?;
+                        let at = tr.text.line(case.start());
+                        let hi = parts[index].last().expect("entered");
+                        outs.push(if position + 1 == entered.len() {
+                            Out::block(at, "else", inner)
+                        } else {
+                            Out::block(at, format!("elif {k} <= {hi}"), inner)
+                        });
+                    }
+                }
+            }
+            NodeKind::Switch(id) => outs.extend(self.switch(tr, node, id, entering)?),
+            NodeKind::Def | NodeKind::Class => outs.extend(self.definition(tr, node)?),
+        }
+        Ok(outs)
+    }
+
+    pub(super) fn refuse(&self, range: TextRange, message: &str, help: &str) -> Diagnostic {
+        Diagnostic::new(Code::CannotRewrite, range, message).help(help)
+    }
+
+    /// Whether a jump that sets the register starts inside `range`.
+    pub(super) fn sets_inside(&self, range: TextRange) -> bool {
+        holds(&self.setters, range)
+    }
+
+    pub(super) fn orelse(
+        &mut self,
+        tr: &Translator<'a>,
+        orelse: &'a [Stmt],
+        body_last: Option<&'a Stmt>,
+        list: ListId,
+        entering: &BTreeSet<i64>,
+        outs: &mut Vec<Out>,
+    ) -> Result<(), Diagnostic> {
+        let Some(first) = orelse.first() else {
+            return Ok(());
+        };
+        let line = tr.text.keyword_line(first.start(), TokenKind::Else);
+        let from = body_last.map_or(first.start(), Ranged::end);
+        let inner = self.list(tr, list, entering, false, from)?;
+        outs.push(Out::block(line, "else", inner));
+        Ok(())
+    }
+
+    /// A `try` statement's parts: its body, handlers and `else` (and its `finally` when
+    /// `with_finally`).
+    pub(super) fn try_parts(
+        &mut self,
+        tr: &Translator<'a>,
+        stmt: &'a ast::StmtTry,
+        lists: &[ListId],
+        entering: &BTreeSet<i64>,
+        with_finally: bool,
+    ) -> Result<Vec<Out>, Diagnostic> {
+        let k = tr.names.k.clone();
+        let line = tr.text.line(stmt.start());
+        let handlers = stmt.handlers.len();
+        let body_in = self.inside(self.list_range(lists[0]), entering);
+        let else_in = self.inside(self.list_range(lists[1 + handlers]), entering);
+        let mut outs = Vec::new();
+        let body = self.list(tr, lists[0], &body_in, !else_in.is_empty(), stmt.start())?;
+        outs.push(Out::block(line, "try", body));
+        let body_range = self.list_range(lists[0]);
+        let resets = body_range.is_some_and(|range| self.sets_inside(range)) && self.uses_k;
+        for (index, handler) in stmt.handlers.iter().enumerate() {
+            let ExceptHandler::ExceptHandler(handler) = handler;
+            let header = tr.text.header(handler.start(), handler.body[0].start());
+            let mut inner = self.list(
+                tr,
+                lists[1 + index],
+                &BTreeSet::new(),
+                false,
+                handler.start(),
+            )?;
+            if resets {
+                // An exception raised while a jump was on its way (by a `finally` or an
+                // `__exit__`) ends the jump: the register must not stay set.
+                inner.insert(0, Out::prefix(0, format!("{k} = 0")));
+            }
+            outs.push(Out::block(tr.text.line(handler.start()), header, inner));
+        }
+        self.orelse(
+            tr,
+            &stmt.orelse,
+            None,
+            lists[1 + handlers],
+            &else_in,
+            &mut outs,
+        )?;
+        if with_finally && !stmt.finalbody.is_empty() {
+            outs.push(self.finally(tr, stmt, lists[2 + handlers])?);
+        }
+        Ok(outs)
+    }
+
+    /// A `finally` body. One that reads the register runs with it cleared and gives it back
+    /// at its end, so that a jump passing through (which set it) goes on afterwards.
+    pub(super) fn finally(
+        &mut self,
+        tr: &Translator<'a>,
+        stmt: &'a ast::StmtTry,
+        list: ListId,
+    ) -> Result<Out, Diagnostic> {
+        let k = tr.names.k.clone();
+        let first = stmt.finalbody[0].start();
+        let line = tr.text.keyword_line(first, TokenKind::Finally);
+        let mut inner = self.list(tr, list, &BTreeSet::new(), false, first)?;
+        let final_range = self.list_range(list).expect("a finally body");
+        let try_range = TextRange::new(stmt.start(), final_range.start());
+        if self.is_special(final_range) && self.sets_inside(try_range) {
+            let count = tr.saves.get() + 1;
+            tr.saves.set(count);
+            let saved = format!("{}{count}", tr.names.f);
+            inner.insert(0, Out::prefix(0, format!("{saved} = {k}; {k} = 0")));
+            inner.push(Out::line(0, format!("{k} = {saved}")));
+            self.uses_k = true;
+        }
+        Ok(Out::block(line, "finally", inner))
+    }
+
+    pub(super) fn switch(
+        &mut self,
+        tr: &Translator<'a>,
+        node: NodeId,
+        id: SwitchId,
+        entering: &BTreeSet<i64>,
+    ) -> Result<Vec<Out>, Diagnostic> {
+        let Names { k, v, .. } = &tr.names;
+        let line = tr.text.line(self.nodes[node].range.start());
+        let switch = self.scope.switch(id);
+        let body = self.nodes[node].lists[0];
+        // The case values in Python's order, each with its case's number.
+        let mut keys = Vec::new();
+        for (key, marker) in switch_cases(self.scope, id) {
+            let MarkerKind::Case { values, .. } = &self.scope.marker(marker).kind else {
+                continue;
+            };
+            let Some(value) = values.iter().find(|value| &value.value == key) else {
+                continue;
+            };
+            let start = self.scope.marker(marker).range.start();
+            let Some(target) = self.target_at(start) else {
+                continue;
+            };
+            keys.push((
+                format!("({})", tr.text.slice(value.range)),
+                self.targets[target].id,
+            ));
+        }
+        let head = vec![
+            Out::line(line, format!("{v} = ({})", tr.text.slice(switch.subject))),
+            Out::compound(0, format!("try: {k} = {}", search(v, &keys))),
+            Out::compound(0, format!("except BaseException: {k} = 0")),
+        ];
+        self.uses_k = true;
+        let mut outs = Vec::new();
+        let inner_entering = self.inside(self.list_range(body), entering);
+        if inner_entering.is_empty() {
+            outs.extend(head);
+        } else {
+            outs.push(Out::block(line, format!("if not {k}"), head));
+        }
+        let mut all = inner_entering;
+        all.extend(self.homed.get(&body).cloned().unwrap_or_default());
+        let items: Vec<Item> = self.lists[body]
+            .items
+            .iter()
+            .map(|&n| Item::Node(n))
+            .collect();
+        let mut looped = self.chain(tr, &items, &all, false)?;
+        looped.push(Out::line(0, "break"));
+        let mut inner = vec![Out::block(0, "while True", looped)];
+        inner.extend(self.post_check(tr, LoopKey::Source(node)));
+        outs.push(Out::block(0, format!("if {k}"), inner));
+        Ok(outs)
+    }
+
+    /// A nested `def` or `class`: its decorators (gotopy's dropped when it is rewritten),
+    /// its header, and its body translated as a scope of its own.
+    pub(super) fn definition(
+        &mut self,
+        tr: &Translator<'a>,
+        node: NodeId,
+    ) -> Result<Vec<Out>, Diagnostic> {
+        let stmt = self.nodes[node].stmt;
+        let (decorators, name, body, keywords): (
+            &[ast::Decorator],
+            TextRange,
+            &'a [Stmt],
+            &[TokenKind],
+        ) = match stmt {
+            Stmt::FunctionDef(def) => (
+                &def.decorator_list,
+                def.name.range,
+                &def.body,
+                &[TokenKind::Def, TokenKind::Async],
+            ),
+            Stmt::ClassDef(class) => (
+                &class.decorator_list,
+                class.name.range,
+                &class.body,
+                &[TokenKind::Class],
+            ),
+            _ => unreachable!("a definition"),
+        };
+        let Some(scope) = tr.scope_of(name) else {
+            return Ok(vec![self.verbatim(tr, node)]);
+        };
+        let mut outs = Vec::new();
+        let mut free_line = None;
+        for (index, decorator) in decorators.iter().enumerate() {
+            let at = tr.text.line(decorator.start());
+            if scope.rewritten && scan::is_goto_decorator(&decorator.expression) {
+                if index == 0 || free_line.is_some() {
+                    free_line = free_line.or(Some(at));
+                }
+                continue;
+            }
+            let text = tr.text.slice(decorator.range());
+            let text = if text.starts_with('@') {
+                text.to_owned()
+            } else {
+                format!("@{text}")
+            };
+            outs.push(Out::line(free_line.take().unwrap_or(at), text));
+        }
+        let after = decorators.last().map_or(stmt.start(), Ranged::end);
+        let keyword = tr.text.token_after(after, keywords).unwrap_or(stmt.start());
+        let header = tr.text.header(keyword, body[0].start());
+        let line = free_line.unwrap_or_else(|| tr.text.line(keyword));
+        let inner = tr.scope_body(scope, body, keyword)?;
+        outs.push(Out::block(line, header, inner));
+        Ok(outs)
+    }
+}
+
+/// One part of a statement list entered with the register set: its first line, the
+/// highest target number in it (`None`: none, only its first part), and its statements.
+pub(super) struct Part {
+    line: usize,
+    last: Option<i64>,
+    body: Vec<Out>,
+}
+
+/// The parts of a statement list, each reached with a few tests of the register whatever
+/// its place: the first half under `if k <= LAST` (its highest target: targets are
+/// numbered in source order, and the register is 0 once its target is reached), then the
+/// second half, each half split again. A jump to the i-th of n parts takes about log2(n)
+/// tests, where a guard per part would take i; running through them in order takes one
+/// test per part, as that would. Up to three parts it is that chain exactly. `strict`: the
+/// register may hold numbers past the last part, which then is guarded too.
+pub(super) fn guarded(k: &str, mut parts: Vec<Part>, strict: bool) -> Vec<Out> {
+    let guard = |part: &Part| match part.last {
+        Some(last) => format!("if {k} <= {last}"),
+        None => format!("if not {k}"),
+    };
+    if parts.len() == 1 {
+        let part = parts.pop().expect("one part");
+        return if strict {
+            vec![Out::block(part.line, guard(&part), part.body)]
+        } else {
+            part.body
+        };
+    }
+    let second = parts.split_off(parts.len() / 2);
+    let header = guard(parts.last().expect("a first half"));
+    let line = parts[0].line;
+    let mut outs = vec![Out::block(line, header, guarded(k, parts, false))];
+    outs.extend(guarded(k, second, strict));
+    outs
+}
+
+/// The statements of `(number, code)` pairs grouped by code, in the order codes first come.
+pub(super) fn grouped(pairs: Vec<(i64, String)>) -> Vec<(String, Vec<i64>)> {
+    let mut groups: Vec<(String, Vec<i64>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (number, code) in pairs {
+        match index.get(&code) {
+            Some(&at) => groups[at].1.push(number),
+            None => {
+                index.insert(code.clone(), groups.len());
+                groups.push((code, vec![number]));
+            }
+        }
+    }
+    groups
+}
+
+/// `if value == a or value == b: code` / `elif ...` for each group, the last one as `else`.
+pub(super) fn branches(value: &str, groups: Vec<(String, Vec<i64>)>) -> Vec<Out> {
+    let count = groups.len();
+    groups
+        .into_iter()
+        .enumerate()
+        .map(|(index, (code, numbers))| {
+            let test = numbers
+                .iter()
+                .map(|number| format!("{value} == {number}"))
+                .collect::<Vec<_>>()
+                .join(" or ");
+            let header = match index {
+                _ if index + 1 == count => "else".to_owned(),
+                0 => format!("if {test}"),
+                _ => format!("elif {test}"),
+            };
+            Out::block(0, header, vec![Out::line(0, code)])
+        })
+        .collect()
+}
+
+/// Whether one of `ranges` (sorted by start, disjoint statements) lies inside `range`.
+pub(super) fn holds(ranges: &[TextRange], range: TextRange) -> bool {
+    let first = ranges.partition_point(|inner| inner.start() < range.start());
+    ranges
+        .get(first)
+        .is_some_and(|inner| range.contains_range(*inner))
+}
+
+/// `lo <= K <= hi` as Python, or `K == lo`.
+pub(super) fn within(k: &str, ids: &BTreeSet<i64>) -> String {
+    let (lo, hi) = (ids.first().copied(), ids.last().copied());
+    match (lo, hi) {
+        (Some(lo), Some(hi)) if lo == hi => format!("{k} == {lo}"),
+        (Some(lo), Some(hi)) => format!("{lo} <= {k} <= {hi}"),
+        _ => "False".to_owned(),
+    }
+}
+
+/// A Python string literal of `text`.
+pub(super) fn py_str(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A balanced search over `keys` (sorted, as Python orders them: literal text and the
+/// number it yields) as one conditional expression: gotopy's comparisons in gotopy's order.
+pub(super) fn search(value: &str, keys: &[(String, i64)]) -> String {
+    fn build(steps: &[Step], at: &mut usize, value: &str, keys: &[(String, i64)]) -> String {
+        let step = steps[*at];
+        *at += 1;
+        match step {
+            Step::Nothing => "0".to_owned(),
+            Step::Equal(key) => format!("({} if {value} == {} else 0)", keys[key].1, keys[key].0),
+            Step::Less { pivot, .. } => {
+                let high = build(steps, at, value, keys);
+                // The `Below` step that starts the lower half.
+                *at += 1;
+                let low = build(steps, at, value, keys);
+                format!("({low} if {value} < {} else {high})", keys[pivot].0)
+            }
+            Step::Below(_) => build(steps, at, value, keys),
+        }
+    }
+    build(&balanced(keys.len()), &mut 0, value, keys)
+}
