@@ -7,21 +7,19 @@
 //! This is the only place that computes offsets ([`Layout`]); the listing, the verifier and
 //! the exception table read them from here.
 
-use std::collections::HashMap;
-
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::core::bytecode::{CodeUnit, CodeUnits, Instruction, OpArg};
 
 use super::jump::{arg_for, pointing_at};
 use super::line_table::encode_line_table;
-use super::{Body, BytecodeError, Item, Label};
+use super::{Body, BytecodeError, Item, LabelMap};
 
 /// Where everything goes.
 pub(super) struct Layout {
     /// The offset of each instruction, in code units.
     pub(super) offsets: Vec<usize>,
     /// The offset of each placed label.
-    pub(super) labels: HashMap<Label, usize>,
+    pub(super) labels: LabelMap<usize>,
     /// Opcodes, with jump directions resolved.
     pub(super) ops: Vec<Instruction>,
     /// Arguments, with jump arguments resolved.
@@ -31,13 +29,9 @@ pub(super) struct Layout {
 }
 
 impl Layout {
-    /// The index of the instruction that starts at each offset.
-    pub(super) fn instruction_at(&self) -> HashMap<usize, usize> {
-        self.offsets
-            .iter()
-            .enumerate()
-            .map(|(index, &offset)| (offset, index))
-            .collect()
+    /// The index of the instruction that starts at `offset`, if one does.
+    pub(super) fn instruction_at(&self, offset: usize) -> Option<usize> {
+        self.offsets.binary_search(&offset).ok()
     }
 
     /// The code units of instruction `index`: its prefixes, itself and its caches.
@@ -89,7 +83,7 @@ impl Body {
     pub(super) fn layout(&self) -> Result<Layout, BytecodeError> {
         let mut layout = Layout {
             offsets: Vec::new(),
-            labels: HashMap::new(),
+            labels: LabelMap::default(),
             ops: self.instrs().map(|instr| instr.op).collect(),
             args: self
                 .instrs()
@@ -134,7 +128,7 @@ impl Body {
             let Some(label) = instr.target else { continue };
             let target = *layout
                 .labels
-                .get(&label)
+                .get(label)
                 .ok_or(BytecodeError::UnplacedLabel(label))? as u32;
             let start = layout.offsets[index] as u32;
             let old = layout.ops[index];

@@ -5,8 +5,6 @@
 //!
 //! Offsets are read here and forgotten: nothing in the [`Body`] it returns holds one.
 
-use std::collections::HashMap;
-
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::core::bytecode::{CodeUnit, Instruction};
 
@@ -31,8 +29,10 @@ struct Start {
 struct Decoder<'a> {
     code: &'a CodeObject,
     starts: Vec<Start>,
-    index_of: HashMap<usize, usize>,
-    labels: HashMap<usize, Label>,
+    /// The offset where each instruction starts, in order.
+    offsets: Vec<usize>,
+    /// The label of each instruction that has one, by index.
+    labels: Vec<Option<Label>>,
     body: Body,
 }
 
@@ -45,11 +45,8 @@ impl Body {
         let starts = instruction_starts(units)?;
         let mut decoder = Decoder {
             code,
-            index_of: starts
-                .iter()
-                .enumerate()
-                .map(|(index, start)| (start.offset, index))
-                .collect(),
+            offsets: starts.iter().map(|start| start.offset).collect(),
+            labels: vec![None; starts.len()],
             body: Body {
                 // Room for the labels too, about one per four instructions.
                 items: Vec::with_capacity(starts.len() + starts.len() / 4),
@@ -58,7 +55,6 @@ impl Body {
                 compiled_depth: code.max_stackdepth,
             },
             starts,
-            labels: HashMap::new(),
         };
         let targets = decoder.targets()?;
         let handlers = decoder.handlers()?;
@@ -112,12 +108,12 @@ impl Decoder<'_> {
     fn label_at(&mut self, at: usize, target: i64) -> Result<Label, BytecodeError> {
         let index = usize::try_from(target)
             .ok()
-            .and_then(|target| self.index_of.get(&target).copied())
+            .and_then(|target| self.offsets.binary_search(&target).ok())
             .ok_or(BytecodeError::BadJumpTarget { at, target })?;
-        Ok(*self
-            .labels
-            .entry(index)
-            .or_insert_with(|| self.body.new_label()))
+        Ok(match self.labels[index] {
+            Some(label) => label,
+            None => *self.labels[index].insert(self.body.new_label()),
+        })
     }
 
     /// Each instruction's jump target, as a label.
@@ -142,7 +138,7 @@ impl Decoder<'_> {
     fn handlers(&mut self) -> Result<Vec<Option<Handler>>, BytecodeError> {
         let entries = decode_entries(
             &self.code.exceptiontable,
-            &self.index_of,
+            &self.offsets,
             self.code.instructions.len(),
         )?;
         let mut handlers: Vec<Option<Handler>> = vec![None; self.starts.len()];
@@ -172,7 +168,7 @@ impl Decoder<'_> {
     ) -> Result<(), BytecodeError> {
         let code = self.code;
         for (index, start) in self.starts.iter().enumerate() {
-            if let Some(&label) = self.labels.get(&index) {
+            if let Some(label) = self.labels[index] {
                 self.body.items.push(Item::Label(label));
             }
             let units = start.offset..start.offset + start.size;

@@ -6,7 +6,6 @@
 //! [`crate::tables`] for both backends. This file computes no offsets: it reads them from
 //! the code or from the assembler's layout.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use rustpython_compiler::core::bytecode::ExceptionTableEntry;
@@ -21,12 +20,12 @@ pub(super) struct Covered {
     pub(super) instrs: Range<usize>,
 }
 
-/// The entries of `table`, each with the instructions it covers. `index_of` maps the offset
-/// where each instruction starts to its index; `units` is the length of the code. An entry
+/// The entries of `table`, each with the instructions it covers. `offsets` holds the offset
+/// where each instruction starts, in order; `units` is the length of the code. An entry
 /// must start and end on instruction boundaries and cover at least one instruction.
 pub(super) fn decode_entries(
     table: &[u8],
-    index_of: &HashMap<usize, usize>,
+    offsets: &[usize],
     units: usize,
 ) -> Result<Vec<Covered>, BytecodeError> {
     let entries =
@@ -43,11 +42,12 @@ pub(super) fn decode_entries(
             );
             let bad = || BytecodeError::BadExceptionEntry(entry);
             let (start, end) = (entry.start as usize, entry.end as usize);
-            let first = *index_of.get(&start).ok_or_else(bad)?;
+            let index_of = |offset: usize| offsets.binary_search(&offset).map_err(|_| bad());
+            let first = index_of(start)?;
             let last = if end == units {
-                index_of.len()
+                offsets.len()
             } else {
-                *index_of.get(&end).ok_or_else(bad)?
+                index_of(end)?
             };
             if end <= start {
                 return Err(bad());
@@ -97,7 +97,7 @@ fn entry(
 ) -> Result<ExceptionEntry, BytecodeError> {
     let target = layout
         .labels
-        .get(&handler.target)
+        .get(handler.target)
         .ok_or(BytecodeError::UnplacedLabel(handler.target))?;
     Ok(ExceptionEntry {
         start,

@@ -8,11 +8,11 @@
 //! handler edge carries its [`Handler`]; whether a given stack reaches it is
 //! [`Handler::reached_at`], decided by the analysis that knows the depth.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use rustpython_compiler::core::bytecode::{Instruction, InstructionMetadata};
 
-use super::{Body, BytecodeError, Handler, Instr, Item, Label};
+use super::{Body, BytecodeError, Handler, Instr, Item, Label, LabelMap};
 
 /// How control gets from an instruction to a successor, and with which stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +53,7 @@ pub struct Flow<'a> {
     items: Vec<usize>,
     /// The index of the instruction each placed label names (the number of instructions,
     /// for a label placed after the last one).
-    labels: HashMap<Label, usize>,
+    labels: LabelMap<usize>,
 }
 
 impl Body {
@@ -62,7 +62,7 @@ impl Body {
         let mut flow = Flow {
             instrs: Vec::with_capacity(self.items.len()),
             items: Vec::with_capacity(self.items.len()),
-            labels: HashMap::new(),
+            labels: LabelMap::default(),
         };
         for (at, item) in self.items.iter().enumerate() {
             match item {
@@ -107,7 +107,7 @@ impl<'a> Flow<'a> {
 
     /// The index of the instruction `label` names.
     pub fn index_of(&self, label: Label) -> Result<usize, BytecodeError> {
-        match self.labels.get(&label) {
+        match self.labels.get(label) {
             None => Err(BytecodeError::UnplacedLabel(label)),
             Some(&index) if index < self.instrs.len() => Ok(index),
             Some(_) => Err(BytecodeError::NotOnInstruction(label)),

@@ -13,6 +13,59 @@ use super::line_table::LineEntry;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Label(pub u32);
 
+/// Values keyed by the labels of one [`Body`]: a vector indexed by the label's number, as
+/// [`Body::new_label`] numbers them densely from 0. The layout, the flow graph and the
+/// stack analysis look a label up for every jump, and an index costs less than a hash.
+#[derive(Clone, Debug)]
+pub struct LabelMap<T> {
+    slots: Vec<Option<T>>,
+}
+
+impl<T> Default for LabelMap<T> {
+    fn default() -> Self {
+        LabelMap { slots: Vec::new() }
+    }
+}
+
+impl<T> LabelMap<T> {
+    /// The value of `label`, if it has one.
+    pub fn get(&self, label: Label) -> Option<&T> {
+        self.slots.get(label.0 as usize)?.as_ref()
+    }
+
+    /// Gives `label` the value `value`, in place of any it had.
+    pub fn insert(&mut self, label: Label, value: T) {
+        let at = label.0 as usize;
+        if at >= self.slots.len() {
+            self.slots.resize_with(at + 1, || None);
+        }
+        self.slots[at] = Some(value);
+    }
+
+    /// Whether `label` has a value.
+    pub fn contains(&self, label: Label) -> bool {
+        self.get(label).is_some()
+    }
+
+    /// Forgets every value, keeping the room.
+    pub fn clear(&mut self) {
+        self.slots.iter_mut().for_each(|slot| *slot = None);
+    }
+
+    /// The labels that have a value, in the order of their numbers, with their values.
+    pub fn iter(&self) -> impl Iterator<Item = (Label, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(at, slot)| Some((Label(at as u32), slot.as_ref()?)))
+    }
+
+    /// The values, in the order of their labels' numbers.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.slots.iter().flatten()
+    }
+}
+
 /// The exception handler that covers an instruction (an entry of the exception table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handler {

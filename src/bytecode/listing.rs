@@ -43,7 +43,7 @@ fn listing(code: &CodeObject) -> Result<(Body, Vec<Listed>), BytecodeError> {
             Some(label) => {
                 let target = layout
                     .labels
-                    .get(&label)
+                    .get(label)
                     .ok_or(BytecodeError::UnplacedLabel(label))?;
                 format!("{} -> {target}", opname(layout.ops[index]))
             }

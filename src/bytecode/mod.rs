@@ -37,7 +37,7 @@ mod stack;
 
 pub use code::{code_objects, for_each_code_mut, marshal};
 pub use flow::{Edge, EdgeKind, Flow};
-pub use instr::{Body, Handler, Instr, Item, Label};
+pub use instr::{Body, Handler, Instr, Item, Label, LabelMap};
 pub use line_table::LineEntry;
 pub use listing::{control_flow_dot, disassemble, disassemble_one};
 

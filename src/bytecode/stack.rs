@@ -7,19 +7,17 @@
 //! offsets: it reads them from the assembler's layout, with the resolved jump arguments
 //! whose stack effect it needs, and to say where an error is.
 
-use std::collections::{HashMap, HashSet};
-
 use rustpython_compiler::core::bytecode::InstructionMetadata;
 
 use super::assemble::Layout;
 use super::flow::{EdgeKind, Flow};
-use super::{Body, BytecodeError, Handler, Item, Label};
+use super::{Body, BytecodeError, Handler, Item, LabelMap};
 
 /// The state of one analysis: the depths found so far and the instructions to visit.
 struct Analysis<'a> {
     layout: &'a Layout,
     /// Handlers whose depth is still to be decided: not followed.
-    unknown: &'a HashSet<Label>,
+    unknown: &'a LabelMap<()>,
     depths: Vec<Option<u32>>,
     work: Vec<usize>,
     max_depth: u32,
@@ -30,14 +28,14 @@ impl Body {
     /// instruction pops more than the stack holds, and that handlers are consistent;
     /// returns the maximum depth.
     pub(super) fn verify(&self, layout: &Layout) -> Result<u32, BytecodeError> {
-        self.analyse(layout, &HashSet::new())
+        self.analyse(layout, &LabelMap::default())
             .map(|(_, max_depth)| max_depth)
     }
 
     /// The stack depth before each item (`None` for labels and unreachable instructions),
     /// by the same analysis as the verifier.
     pub fn stack_depths(&self) -> Result<Vec<Option<u32>>, BytecodeError> {
-        let (by_instr, _) = self.analyse(&self.layout()?, &HashSet::new())?;
+        let (by_instr, _) = self.analyse(&self.layout()?, &LabelMap::default())?;
         let mut by_instr = by_instr.into_iter();
         Ok(self
             .items
@@ -74,7 +72,7 @@ impl Body {
                 for _ in 0..bound {
                     match handler {
                         Some(h) if !h.reached_at(depth) => {
-                            handler = enclosing.get(&h.target).copied().flatten();
+                            handler = enclosing.get(h.target).copied().flatten();
                         }
                         _ => return Some(handler),
                     }
@@ -100,8 +98,8 @@ impl Body {
     }
 
     /// The handler that covers the instruction each placed label names.
-    fn handlers_at_labels(&self) -> HashMap<Label, Option<Handler>> {
-        let mut at = HashMap::new();
+    fn handlers_at_labels(&self) -> LabelMap<Option<Handler>> {
+        let mut at = LabelMap::default();
         let mut pending = Vec::new();
         for item in &self.items {
             match item {
@@ -120,21 +118,19 @@ impl Body {
     /// the instruction that follows it), by the verifier's analysis with the handlers whose
     /// target is in `unknown` left out: those are handlers whose depth is still to be
     /// decided, from what this finds.
-    pub fn depths_at_labels(
-        &self,
-        unknown: &HashSet<Label>,
-    ) -> Result<HashMap<Label, u32>, BytecodeError> {
+    pub fn depths_at_labels(&self, unknown: &LabelMap<()>) -> Result<LabelMap<u32>, BytecodeError> {
         let layout = self.layout()?;
         let (depths, _) = self.analyse(&layout, unknown)?;
-        let index_of = layout.instruction_at();
-        Ok(layout
-            .labels
-            .iter()
-            .filter_map(|(&label, offset)| {
-                let depth = depths[*index_of.get(offset)?]?;
-                Some((label, depth))
-            })
-            .collect())
+        let mut at_labels = LabelMap::default();
+        for (label, &offset) in layout.labels.iter() {
+            if let Some(depth) = layout
+                .instruction_at(offset)
+                .and_then(|index| depths[index])
+            {
+                at_labels.insert(label, depth);
+            }
+        }
+        Ok(at_labels)
     }
 
     /// The depth before each instruction, and the maximum depth; handlers whose target is in
@@ -142,7 +138,7 @@ impl Body {
     fn analyse(
         &self,
         layout: &Layout,
-        unknown: &HashSet<Label>,
+        unknown: &LabelMap<()>,
     ) -> Result<(Vec<Option<u32>>, u32), BytecodeError> {
         let flow = self.flow();
         let mut analysis = Analysis {
@@ -226,7 +222,7 @@ impl Analysis<'_> {
         inserted: bool,
         at: usize,
     ) -> Result<Option<u32>, BytecodeError> {
-        if self.unknown.contains(&handler.target) {
+        if self.unknown.contains(handler.target) {
             return Ok(None);
         }
         if handler.reached_at(depth as usize) {

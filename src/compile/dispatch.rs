@@ -2,7 +2,7 @@
 //! comparisons over the value the marker left on the stack, under handlers whose depth is
 //! set once the code object is complete (`set_search_depths`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use rustpython_compiler::core::bytecode::{
     Arg, ComparisonOperator, ConstantData, ConvertValueOparg, Instruction, RaiseKind,
@@ -11,7 +11,7 @@ use rustpython_compiler::core::bytecode::{
 use super::goto::GotoAt;
 use super::lower::Lowering;
 use super::{REMOVED_AS_UNREACHABLE, Site, broken, frames_left, jump_op, refuse};
-use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label};
+use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, LabelMap};
 use crate::diagnostic::Diagnostic;
 use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, Scope, SwitchId};
 use crate::search::{Step, balanced};
@@ -295,11 +295,14 @@ pub(super) fn set_search_depths(
     if unknown.is_empty() {
         return Ok(());
     }
-    let handlers: HashSet<Label> = unknown.iter().map(|u| u.handler).collect();
-    let at_labels = body.depths_at_labels(&handlers)?;
-    let mut depths: HashMap<Label, u32> = HashMap::new();
+    let mut handlers = LabelMap::default();
     for u in unknown {
-        if let Some(&depth) = at_labels.get(&u.start) {
+        handlers.insert(u.handler, ());
+    }
+    let at_labels = body.depths_at_labels(&handlers)?;
+    let mut depths = LabelMap::default();
+    for u in unknown {
+        if let Some(&depth) = at_labels.get(u.start) {
             let depth = depth
                 .checked_sub(u.below)
                 .ok_or(BytecodeError::StackDepth {
@@ -314,7 +317,7 @@ pub(super) fn set_search_depths(
             handler: Some(handler),
             ..
         }) = item
-            && let Some(&depth) = depths.get(&handler.target)
+            && let Some(&depth) = depths.get(handler.target)
         {
             handler.depth = depth;
         }
@@ -467,7 +470,7 @@ impl Search<'_> {
             None,
             self.guard,
         );
-        let mut places = std::collections::HashMap::new();
+        let mut places = HashMap::new();
         for step in balanced(keys.len()) {
             match (step, self.consume) {
                 (Step::Nothing, _) => out.push(instr(jump_op(), 0, Some(self.miss), self.guard)),
