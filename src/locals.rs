@@ -39,24 +39,18 @@ impl Locals {
     }
 
     pub(crate) fn set(&mut self, local: usize, value: bool) {
-        if let Some(word) = self.0.get_mut(local / 64) {
-            if value {
-                *word |= 1 << (local % 64);
-            } else {
-                *word &= !(1 << (local % 64));
-            }
-        }
+        set_bit(&mut self.0, local, value);
     }
+}
 
-    /// Adds `other`; whether anything changed.
-    fn union(&mut self, other: &Locals) -> bool {
-        let mut changed = false;
-        for (word, more) in self.0.iter_mut().zip(&other.0) {
-            let new = *word | more;
-            changed |= new != *word;
-            *word = new;
+/// Puts `local` in the set of bits `words`, or takes it out.
+fn set_bit(words: &mut [u64], local: usize, value: bool) {
+    if let Some(word) = words.get_mut(local / 64) {
+        if value {
+            *word |= 1 << (local % 64);
+        } else {
+            *word &= !(1 << (local % 64));
         }
-        changed
     }
 }
 
@@ -66,7 +60,7 @@ pub(crate) trait LocalFlow {
     fn len(&self) -> usize;
 
     /// What instruction `index` does to which locals, in order.
-    fn actions(&self, index: usize) -> Vec<(Action, usize)>;
+    fn actions(&self, index: usize) -> impl Iterator<Item = (Action, usize)>;
 
     /// The start of the handler that covers instruction `index`, if any: entered with the
     /// locals as they were before it.
@@ -74,64 +68,67 @@ pub(crate) trait LocalFlow {
 
     /// Where control goes on from instruction `index` (jumps and the next instruction):
     /// entered with the locals as it leaves them.
-    fn successors(&self, index: usize) -> Vec<usize>;
+    fn successors(&self, index: usize) -> impl Iterator<Item = usize>;
 }
 
 /// The locals that may be unbound before each instruction (`None`: unreachable), for a code
 /// object with `count` locals whose first `arguments` are its parameters, bound on entry.
+///
+/// The states of all instructions live in one vector, so that visiting an instruction
+/// allocates nothing: a large function is visited about once per instruction and local.
 pub(crate) fn maybe_unbound(
     flow: &impl LocalFlow,
     count: usize,
     arguments: usize,
 ) -> Vec<Option<Locals>> {
     let length = flow.len();
-    let mut unbound: Vec<Option<Locals>> = vec![None; length];
     if length == 0 {
-        return unbound;
+        return Vec::new();
     }
-    let mut entry = Locals::none(count);
+    let words = count.div_ceil(64);
+    let slot = |index: usize| index * words..(index + 1) * words;
+    let mut states = vec![0u64; length * words];
+    let mut reached = vec![false; length];
     for local in arguments..count {
-        entry.set(local, true);
+        set_bit(&mut states[slot(0)], local, true);
     }
-    unbound[0] = Some(entry);
+    reached[0] = true;
     let mut work = vec![0usize];
-    let flow_into =
-        |unbound: &mut Vec<Option<Locals>>, work: &mut Vec<usize>, index: usize, state: &Locals| {
-            if index >= length {
-                return;
-            }
-            match &mut unbound[index] {
-                None => {
-                    unbound[index] = Some(state.clone());
-                    work.push(index);
-                }
-                Some(old) => {
-                    if old.union(state) {
-                        work.push(index);
-                    }
-                }
-            }
-        };
-    while let Some(index) = work.pop() {
-        let Some(state) = unbound[index].clone() else {
-            continue;
-        };
-        if let Some(start) = flow.handler(index) {
-            flow_into(&mut unbound, &mut work, start, &state);
+    // Adds `state` to what instruction `index` is entered with, and queues it if that grew.
+    let mut flow_into = |states: &mut [u64], work: &mut Vec<usize>, index: usize, state: &[u64]| {
+        if index >= length {
+            return;
         }
-        let mut after = state;
+        let mut grew = !reached[index];
+        reached[index] = true;
+        for (word, more) in states[slot(index)].iter_mut().zip(state) {
+            grew |= *word | more != *word;
+            *word |= more;
+        }
+        if grew {
+            work.push(index);
+        }
+    };
+    let mut state = vec![0u64; words];
+    while let Some(index) = work.pop() {
+        state.copy_from_slice(&states[slot(index)]);
+        if let Some(start) = flow.handler(index) {
+            flow_into(&mut states, &mut work, start, &state);
+        }
         for (action, local) in flow.actions(index) {
             match action {
-                Action::Store if local < count => after.set(local, false),
-                Action::Delete if local < count => after.set(local, true),
+                Action::Store if local < count => set_bit(&mut state, local, false),
+                Action::Delete if local < count => set_bit(&mut state, local, true),
                 _ => {}
             }
         }
         for to in flow.successors(index) {
-            flow_into(&mut unbound, &mut work, to, &after);
+            flow_into(&mut states, &mut work, to, &state);
         }
     }
-    unbound
+    (0..length)
+        .map(|index| reached[index].then(|| Locals(states[slot(index)].to_vec())))
+        .collect()
 }
 
 /// What one of the instructions both backends name alike does to which locals: those that
@@ -165,14 +162,14 @@ mod tests {
         fn len(&self) -> usize {
             self.0.len()
         }
-        fn actions(&self, index: usize) -> Vec<(Action, usize)> {
-            self.0[index].0.clone()
+        fn actions(&self, index: usize) -> impl Iterator<Item = (Action, usize)> {
+            self.0[index].0.iter().copied()
         }
         fn handler(&self, index: usize) -> Option<usize> {
             self.0[index].1
         }
-        fn successors(&self, index: usize) -> Vec<usize> {
-            self.0[index].2.clone()
+        fn successors(&self, index: usize) -> impl Iterator<Item = usize> {
+            self.0[index].2.iter().copied()
         }
     }
 

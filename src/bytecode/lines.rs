@@ -31,8 +31,8 @@ impl LocalFlow for Graph<'_> {
         self.flow.len()
     }
 
-    fn actions(&self, index: usize) -> Vec<(Action, usize)> {
-        self.actions[index].clone()
+    fn actions(&self, index: usize) -> impl Iterator<Item = (Action, usize)> {
+        self.actions[index].iter().copied()
     }
 
     fn handler(&self, index: usize) -> Option<usize> {
@@ -40,13 +40,12 @@ impl LocalFlow for Graph<'_> {
         self.flow.index_of(handler.target).ok()
     }
 
-    fn successors(&self, index: usize) -> Vec<usize> {
+    fn successors(&self, index: usize) -> impl Iterator<Item = usize> {
         self.flow
             .successors(index)
             .filter_map(Result::ok)
             .filter(|edge| !matches!(edge.kind, EdgeKind::Handler(_)))
             .map(|edge| edge.to)
-            .collect()
     }
 }
 

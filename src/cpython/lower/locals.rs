@@ -19,22 +19,21 @@ impl LocalFlow for Graph<'_> {
         self.flow.len()
     }
 
-    fn actions(&self, index: usize) -> Vec<(Action, usize)> {
+    fn actions(&self, index: usize) -> impl Iterator<Item = (Action, usize)> {
         let instr = self.flow.instrs[index];
-        actions_of(self.body.name(instr.op), instr.arg)
+        actions_of(self.body.name(instr.op), instr.arg).into_iter()
     }
 
     fn handler(&self, index: usize) -> Option<usize> {
         self.flow.handler(index).map(|(_, start)| start)
     }
 
-    fn successors(&self, index: usize) -> Vec<usize> {
+    fn successors(&self, index: usize) -> impl Iterator<Item = usize> {
         self.flow
             .successors(index)
             .into_iter()
             .flatten()
             .map(|(to, _)| to)
-            .collect()
     }
 }
 
