@@ -22,7 +22,7 @@ pub fn check(module: &Module, source: &Source) -> Vec<Diagnostic> {
         if scope.rewritten {
             rewritten_scope(module, scope, source, &mut diagnostics);
         } else if let Some(first) = scope.markers.first() {
-            diagnostics.push(not_rewritten(scope, first));
+            diagnostics.push(not_rewritten(scope, first, module.decorator));
         }
     }
     diagnostics.sort_by_key(|diagnostic| (diagnostic.range.start(), diagnostic.code.as_str()));
@@ -475,10 +475,11 @@ impl Ranged for CaseValue {
     }
 }
 
-fn not_rewritten(scope: &Scope, first: &Marker) -> Diagnostic {
+/// G102 for `scope`, whose first marker is `first`, in a module that imports `decorator`.
+fn not_rewritten(scope: &Scope, first: &Marker, decorator: &str) -> Diagnostic {
     let help = match scope.kind {
         ScopeKind::Function => format!(
-            "decorate `{}` with `@goto` to rewrite it",
+            "decorate `{}` with `@{decorator}` to rewrite it",
             scope.qualname.rsplit('.').next().unwrap_or(&scope.qualname)
         ),
         ScopeKind::Module | ScopeKind::Class => {

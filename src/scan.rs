@@ -81,6 +81,9 @@ id_type!(ScopeId, FrameId, MarkerId, SwitchId);
 #[derive(Debug)]
 pub struct Module {
     pub scopes: Vec<Scope>,
+    /// The decorator the module's messages name: the first of `goto` and `with_goto` that
+    /// an import binds (`with_goto` in a file written for the old libraries), else `goto`.
+    pub decorator: &'static str,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -362,6 +365,7 @@ pub fn scan(module: &ModModule, tokens: &Tokens, source: &Source, options: Optio
         scopes: Vec::new(),
         state: ScopeState::default(),
         nested_expression_scopes: 0,
+        imported_decorator: None,
     };
     let id = scanner.open_scope(
         ScopeKind::Module,
@@ -372,6 +376,7 @@ pub fn scan(module: &ModModule, tokens: &Tokens, source: &Source, options: Optio
     scanner.scope_body(id, &module.body);
     Module {
         scopes: scanner.scopes,
+        decorator: scanner.imported_decorator.unwrap_or("goto"),
     }
 }
 
@@ -401,6 +406,8 @@ struct Scanner<'a> {
     state: ScopeState,
     /// Depth inside lambdas and comprehensions, whose bindings are not the scope's own.
     nested_expression_scopes: u32,
+    /// The first of `goto` and `with_goto` that an import binds.
+    imported_decorator: Option<&'static str>,
 }
 
 impl<'a> Scanner<'a> {
@@ -557,8 +564,18 @@ impl<'a> Scanner<'a> {
                 self.state.declared.extend(names);
             }
             // Imports are how the decorator gets into a module (`from goto import goto`), so
-            // they are not counted as local bindings of the marker names.
-            Stmt::Import(_) | Stmt::ImportFrom(_) => {}
+            // they are not counted as local bindings of the marker names; the first that
+            // binds a decorator names it in messages.
+            Stmt::ImportFrom(ast::StmtImportFrom { names, .. }) => {
+                for alias in names {
+                    let bound = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
+                    let decorator = ["goto", "with_goto"]
+                        .into_iter()
+                        .find(|&name| name == bound);
+                    self.imported_decorator = self.imported_decorator.or(decorator);
+                }
+            }
+            Stmt::Import(_) => {}
             // The remaining statements hold expressions only, no bodies.
             _ => visitor::walk_stmt(self, stmt),
         }

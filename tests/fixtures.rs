@@ -185,3 +185,24 @@ def g():
     // The `def` line of a decorated function is not its first line.
     assert_eq!(codes(Some(3)), codes(None));
 }
+
+/// G102's help names the decorator the file imports: `@with_goto` in a file written for the
+/// old libraries (which import only that name), `@goto` otherwise.
+#[test]
+fn markers_not_rewritten_name_the_imported_decorator() {
+    let body = "\ndef f():\n    goto .end\n    label .end\n";
+    let help = |imports: &str| {
+        let source = Source::new("f.py", format!("{imports}{body}"));
+        let diagnostics = check_source(&source, gotopy::Options::new());
+        assert_eq!(diagnostics.len(), 1, "{imports}: {diagnostics:?}");
+        assert_eq!(diagnostics[0].code.as_str(), "G102");
+        diagnostics[0].help.clone().unwrap()
+    };
+    let with_goto = "decorate `f` with `@with_goto` to rewrite it";
+    let goto = "decorate `f` with `@goto` to rewrite it";
+    assert_eq!(help("from goto import with_goto"), with_goto);
+    assert_eq!(help("from gotopy import with_goto, label"), with_goto);
+    assert_eq!(help("from goto import goto, label"), goto);
+    assert_eq!(help("import sys"), goto);
+    assert_eq!(help("from goto import with_goto as w"), goto);
+}
