@@ -183,8 +183,12 @@ def become_main(spec, globals):
     sys.argv[0] = spec.origin
 "#;
 
-/// Puts `directory` first on `sys.path`.
+/// Puts `directory` first on `sys.path`, unless the safe-path setting (`PYTHONSAFEPATH`)
+/// says to leave the script's directory and the current directory off, as `python` does.
 fn put_first_on_path(directory: &str, vm: &VirtualMachine) -> PyResult<()> {
+    if vm.state.config.settings.safe_path {
+        return Ok(());
+    }
     let sys_path = vm.sys_module.get_attr("path", vm)?;
     vm.call_method(&sys_path, "insert", (0, vm.ctx.new_str(directory)))
         .map(drop)
@@ -236,6 +240,7 @@ pub fn run_source(
 fn interpreter(argv: Vec<String>) -> Interpreter {
     let mut settings = rustpython_vm::Settings::default();
     settings.argv = argv;
+    from_environment(&mut settings);
     // RustPython would take the standard streams' encoding from a C locale it never sets
     // up, that is ASCII, and fail on the first non-ASCII `print`. CPython on a UTF-8 or C
     // locale (PEP 538, PEP 540) uses UTF-8 with `surrogateescape`, unless
@@ -253,6 +258,63 @@ fn interpreter(argv: Vec<String>) -> Interpreter {
         interpreter.enter(|vm| vm.print_exception(error));
     }
     interpreter
+}
+
+/// The settings `python` takes from its environment: `PYTHONPATH`'s directories after the
+/// script's on `sys.path`, `PYTHONSAFEPATH`, `PYTHONDONTWRITEBYTECODE`, `PYTHONHASHSEED`
+/// (a number; `random` is the default) and `PYTHONWARNINGS`. Set to the empty string, each
+/// is unset, as for `python`.
+fn from_environment(settings: &mut rustpython_vm::Settings) {
+    let set = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    if let Some(value) = set("PYTHONPATH") {
+        settings.path_list = python_path(&value);
+    }
+    settings.safe_path = set("PYTHONSAFEPATH").is_some();
+    if set("PYTHONDONTWRITEBYTECODE").is_some() {
+        settings.write_bytecode = false;
+    }
+    if let Some(seed) = set("PYTHONHASHSEED").and_then(|seed| seed.to_str()?.parse().ok()) {
+        settings.hash_seed = Some(seed);
+    }
+    if let Some(warnings) = set("PYTHONWARNINGS") {
+        let warnings = warnings.to_string_lossy();
+        settings.warnoptions.extend(
+            warnings
+                .split(',')
+                .map(str::trim)
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned),
+        );
+    }
+}
+
+/// `PYTHONPATH`'s entries as `python` puts them on `sys.path`: each made absolute as
+/// `os.path.abspath` does (lexically; an empty entry is the current directory), the first
+/// of equal entries kept (as `site` removes the later ones).
+fn python_path(value: &std::ffi::OsStr) -> Vec<String> {
+    let mut entries: Vec<String> = Vec::new();
+    for entry in std::env::split_paths(value) {
+        let absolute = if entry.as_os_str().is_empty() {
+            std::env::current_dir()
+        } else {
+            std::path::absolute(&entry)
+        };
+        let Ok(absolute) = absolute else { continue };
+        let mut normal = std::path::PathBuf::new();
+        for part in absolute.components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    normal.pop();
+                }
+                part => normal.push(part),
+            }
+        }
+        let normal = normal.to_string_lossy().into_owned();
+        if !entries.contains(&normal) {
+            entries.push(normal);
+        }
+    }
+    entries
 }
 
 /// The standard streams' encoding and error handler, given `PYTHONIOENCODING`: either part

@@ -406,7 +406,7 @@ fn long_jumps_both_ways() {
     // On CPython: the longest jump of the rewritten `f`, in code units, as `dis` reads it,
     // and what the program prints.
     let longest_jump = "import dis, sys, gotopy\n\
-        code = gotopy.compile_source(open(sys.argv[1], 'rb').read(), sys.argv[1])\n\
+        code = gotopy.compile(open(sys.argv[1], 'rb').read(), sys.argv[1])\n\
         f = next(c for c in code.co_consts if getattr(c, 'co_name', '') == 'f')\n\
         jumps = set(dis.hasjrel) | set(getattr(dis, 'hasjabs', []))\n\
         print(max(abs(i.argval - i.offset) // 2 for i in dis.get_instructions(f)\n\
@@ -1188,4 +1188,49 @@ fn refused_modules_do_not_run() {
     assert!(stderr.contains("error[G002]"), "{stderr}");
     assert!(stderr.contains("pkg/bad.py:4:11"), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
+}
+
+/// `gotopy run` takes from the environment what `python` takes: `PYTHONPATH`'s directories
+/// (relative, repeated, empty, with `..`) on `sys.path` after the script's, in `python3`'s
+/// order and spelling, and a module imported from one of them; `PYTHONSAFEPATH` leaves the
+/// script's directory off; `PYTHONDONTWRITEBYTECODE` sets `sys.dont_write_bytecode`.
+#[test]
+fn environment_variables_as_under_python() {
+    let dir = tree(
+        "environment",
+        &[
+            ("lib/helpers.py", "def twice(n):\n    return 2 * n\n"),
+            ("other/nothing.py", ""),
+            (
+                "main.py",
+                "\
+import sys
+import helpers
+outside = [p for p in sys.path if not p.startswith((sys.prefix, sys.base_prefix))]
+print(outside, helpers.twice(21), sys.dont_write_bytecode, sys.flags.safe_path)
+",
+            ),
+        ],
+    );
+    let path = format!("lib::other/../lib:{}/other:", dir.display());
+    let run = |mut command: Command, safe: &str| {
+        command
+            .env("PYTHONPATH", &path)
+            .env("PYTHONSAFEPATH", safe)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .unwrap()
+    };
+    for safe in ["", "1"] {
+        let mut ours = gotopy_in(&dir);
+        ours.args(["run", "main.py"]);
+        let mut python = python3_in(&dir);
+        python.arg("main.py");
+        let (ours, python) = (run(ours, safe), run(python, safe));
+        assert_same_output(&ours, &python);
+        let shown = String::from_utf8_lossy(&python.stdout).into_owned();
+        let lib = dir.join("lib").display().to_string();
+        assert!(shown.contains(&format!("'{lib}'")), "{shown}");
+        assert!(shown.contains(&format!("'{}'", dir.display())), "{shown}");
+    }
 }
