@@ -243,12 +243,27 @@ impl<'a> Text<'a> {
 
 /// Writes the output tree: each statement on the line it wants when that line is still free,
 /// else on the next one; simple prefixes joined to the statement after them.
-pub(super) fn render(outs: Vec<Out>) -> String {
-    let mut lines: Vec<String> = Vec::new();
+/// The output's text, with `header` (a comment) on the first line that no statement
+/// wanted (the line of a removed import, a blank line), or else at the end, so that every
+/// statement keeps its line.
+pub(super) fn render(outs: Vec<Out>, header: &str) -> String {
+    let mut lines = Lines::default();
     write(&normalize(outs), 0, &mut lines);
-    let mut text = lines.join("\n");
+    match lines.first_free {
+        Some(free) => lines.text[free] = header.to_owned(),
+        None => lines.text.push(header.to_owned()),
+    }
+    let mut text = lines.text.join("\n");
     text.push('\n');
     text
+}
+
+/// The output's lines as they are written, and the first blank line that only places a
+/// statement on its line (not a line of a statement, such as a string's blank line).
+#[derive(Default)]
+struct Lines {
+    text: Vec<String>,
+    first_free: Option<usize>,
 }
 
 /// Joins each prefix to the simple statement after it; a block left empty gets `pass`.
@@ -325,23 +340,25 @@ fn normalize(outs: Vec<Out>) -> Vec<Out> {
     result
 }
 
-fn place(line: usize, lines: &mut Vec<String>) {
-    while line > lines.len() + 1 {
-        lines.push(String::new());
+/// Blank lines until the next line written is `line`.
+fn place(line: usize, lines: &mut Lines) {
+    while line > lines.text.len() + 1 {
+        lines.first_free.get_or_insert(lines.text.len());
+        lines.text.push(String::new());
     }
 }
 
-fn write(outs: &[Out], depth: usize, lines: &mut Vec<String>) {
+fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
     let indent = "    ".repeat(depth);
     for out in outs {
         match out {
             Out::Stmt { line, pieces, kind } => {
-                if *kind == Kind::Comment && *line <= lines.len() {
+                if *kind == Kind::Comment && *line <= lines.text.len() {
                     continue;
                 }
                 place(*line, lines);
                 for piece in pieces {
-                    lines.push(match piece {
+                    lines.text.push(match piece {
                         Piece::Rel(text) => format!("{indent}{text}"),
                         Piece::Raw(text) => text.clone(),
                     });
@@ -360,7 +377,7 @@ fn write(outs: &[Out], depth: usize, lines: &mut Vec<String>) {
                     if index + 1 == parts.len() {
                         text.push(':');
                     }
-                    lines.push(text);
+                    lines.text.push(text);
                 }
                 write(body, depth + 1, lines);
             }
