@@ -551,7 +551,7 @@ fn dispatch_is_a_balanced_search() {
     // The same tree on every CPython, as its own `dis` reads it: the `<` comparisons with the
     // constants they compare against, and the `==` leaves.
     let shape = "import dis, sys, gotopy\n\
-        code = gotopy.compile_source(open(sys.argv[1], 'rb').read(), sys.argv[1])\n\
+        code = gotopy.compile(open(sys.argv[1], 'rb').read(), sys.argv[1])\n\
         f = next(c for c in code.co_consts if getattr(c, 'co_name', '') == 'f')\n\
         ins = list(dis.get_instructions(f))\n\
         less = [ins[i - 1].argval for i, x in enumerate(ins) if x.opname == 'COMPARE_OP' and x.argval == '<']\n\

@@ -1,9 +1,9 @@
 """The big generated function (gen.py) on the routes `cargo bench --bench big` leaves out,
 each against its baseline at the same size:
 
-- compile (CPython): ``gotopy.compile_source`` against ``compile()`` of the same bytes, in
+- compile (CPython): ``gotopy.compile`` against ``compile()`` of the same bytes, in
   one process of each CPython given (the package installed there), best of 3, alternated;
-- run time: the generated function rewritten by gotopy (``gotopy.compile_source``) against
+- run time: the generated function rewritten by gotopy (``gotopy.compile``) against
   its ``gotopy translate`` output compiled by plain ``compile()``, both run in one process of
   CPython 3.13 for STEPS blocks (a jump in about one block of two), best of 5, alternated;
   both results are checked against gen.py's own walk of the blocks;
@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 GEN = HERE / "gen.py"
 
-# Runs in the measured interpreter: compile() against gotopy.compile_source.
+# Runs in the measured interpreter: compile() against gotopy.compile.
 COMPILE = """
 import sys, time, gotopy
 data = open(sys.argv[1], "rb").read()
@@ -41,7 +41,7 @@ for _ in range(3):
     compile(data, "big.py", "exec")
     best["plain"] = min(best["plain"], time.perf_counter() - start)
     start = time.perf_counter()
-    gotopy.compile_source(data, "big.py")
+    gotopy.compile(data, "big.py")
     best["gotopy"] = min(best["gotopy"], time.perf_counter() - start)
 print(best["gotopy"], best["plain"])
 """
@@ -53,7 +53,7 @@ data = open(sys.argv[1], "rb").read()
 translated = open(sys.argv[2], "rb").read()
 steps = int(sys.argv[3])
 rewritten_ns, translated_ns = {}, {}
-exec(gotopy.compile_source(data, "big.py"), rewritten_ns)
+exec(gotopy.compile(data, "big.py"), rewritten_ns)
 exec(compile(translated, "translated.py", "exec"), translated_ns)
 best = {"rewritten": float("inf"), "translated": float("inf")}
 results = set()
@@ -139,7 +139,7 @@ def main() -> None:
                     text=True,
                 ).stdout.strip()
                 gotopy, baseline = map(float, child(python, COMPILE, str(path)))
-                line(f"compile_source {version}", blocks, gotopy, baseline)
+                line(f"gotopy.compile {version}", blocks, gotopy, baseline)
             out = directory / f"translated{blocks}"
             subprocess.run(
                 [args.gotopy, "translate", str(path), "--out-dir", str(out)],

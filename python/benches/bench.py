@@ -2,7 +2,7 @@
 
 - goto loop: ``@goto`` counting loop against the same ``while`` loop (1,000,000 iterations,
   best of 7 runs each, alternated);
-- compile path: ``gotopy.compile_source`` (check, plan, CPython's compiler, lowering where
+- compile path: ``gotopy.compile`` (check, plan, CPython's compiler, lowering where
   there is something to lower) against ``compile()`` over every ``*.py`` file of the
   standard library (best of 3 passes each); and the whole path as if every code object had
   something to lower, both ways a module with markers takes: its source compiled as it is
@@ -78,7 +78,7 @@ def best(function, *args, runs: int = 7) -> float:
 
 def loops() -> None:
     scope = {"goto": gotopy.goto, "label": gotopy.label}
-    exec(gotopy.compile_source(LOOPS.encode(), "loops.py"), scope)
+    exec(gotopy.compile(LOOPS.encode(), "loops.py"), scope)
     n = 1_000_000
     assert scope["goto_loop"](n) == scope["while_loop"](n)
     goto_times, while_times = [], []
@@ -109,7 +109,7 @@ def compile_path() -> None:
     refused = 0
     for path, data in files:
         try:
-            gotopy.compile_source(data, path)
+            gotopy.compile(data, path)
         except SyntaxError:
             refused += 1
 
@@ -139,7 +139,7 @@ def compile_path() -> None:
         def run() -> None:
             for path, data in files:
                 try:
-                    code = gotopy.compile_source(data + added, path, edit=edit)
+                    code = gotopy._compile.compile_source(data + added, path, edit=edit)
                 except SyntaxError:
                     continue
                 for inner in code_objects(code) if again else ():

@@ -2,14 +2,25 @@
 (``_gotopy.plan``), ``_prepare`` makes the plan's edits to CPython's own tree when it has
 any, the running interpreter compiles the tree (or else the source itself), and the native
 module lowers the markers of every rewritten code object (``Plan.lower``).
+
+``compile`` is the public entry, the drop-in for the built-in ``compile()``;
+``compile_source`` is the one the import hook, the decorator, ``python -m gotopy`` and the
+standalone ``.pyc`` files share (bytes and a path, the plan when the caller has it).
 """
 
 from __future__ import annotations
 
+import __future__
 import ast
+import builtins
+import functools
 import gc
+import io
 import json
+import operator
+import os
 import sys
+import tokenize
 import types
 import weakref
 from collections.abc import Callable
@@ -28,6 +39,9 @@ class GotoSyntaxError(SyntaxError):
 
     code: str = ""
     report: str = ""
+
+
+GotoSyntaxError.__module__ = "gotopy"  # where users import it from, and how tracebacks name it
 
 
 def rejected(path: str, data: bytes, answer: str) -> SyntaxError:
@@ -60,6 +74,86 @@ def plan(
         raise rejected(path, data, error.args[0]) from None
 
 
+# Every `__future__` feature's flag: what `compile()` inherits from the code that calls it.
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
+)
+
+
+def compile(
+    source: str | bytes | bytearray | memoryview,
+    filename: str | bytes | os.PathLike[str],
+    mode: str = "exec",
+    flags: int = 0,
+    dont_inherit: bool = False,
+    optimize: int = -1,
+    *,
+    all_scopes: bool | None = None,
+) -> types.CodeType:
+    """The built-in ``compile()`` with goto: the code object of ``source`` with every marker
+    of every rewritten scope lowered, as ``gotopy.install()`` compiles a module it imports.
+    The scopes rewritten are those the source decorates with ``@goto`` (or ``@with_goto``),
+    or every scope when ``all_scopes`` is true or, when it is ``None``, when the source has a
+    line ``# gotopy: all-scopes`` among its first five. ``mode``, ``flags`` (``__future__``
+    features), ``dont_inherit`` and ``optimize`` are the built-in's; ``"eval"`` compiles an
+    expression, which holds no marker. Errors are ``SyntaxError`` (``GotoSyntaxError`` for
+    gotopy's own), raised without gotopy's frames below this call."""
+    if mode not in ("exec", "eval", "single"):
+        raise ValueError("gotopy.compile() mode must be 'exec', 'eval' or 'single'")
+    if flags & ast.PyCF_ONLY_AST:
+        raise ValueError(
+            "gotopy.compile() returns code objects: for the syntax tree, use ast.parse (the "
+            "markers are plain expressions there)"
+        )
+    if isinstance(source, str):
+        text: str | bytes = source
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        text = bytes(source)
+    else:
+        raise TypeError(
+            f"gotopy.compile() arg 1 must be a string or bytes, not {type(source).__name__} "
+            "(gotopy compiles source text)"
+        )
+    if not dont_inherit:
+        flags |= sys._getframe(1).f_code.co_flags & _FUTURE_FLAGS
+    path = os.fsdecode(filename)
+    if mode == "eval":
+        expression: types.CodeType = builtins.compile(text, path, mode, flags, True, optimize)
+        return expression
+    try:
+        data = text if isinstance(text, bytes) else source_bytes(text, path)
+        if all_scopes is None:
+            all_scopes = _gotopy.asks_all_scopes(data)
+        return compile_source(
+            data, path, all_scopes=all_scopes, optimize=optimize, mode=mode, flags=flags
+        )
+    except SyntaxError as error:
+        # The caller can act on the message and its place, not on gotopy's frames.
+        raise error.with_traceback(None) from None
+
+
+def source_bytes(text: str, path: str) -> bytes:
+    """``text`` as the bytes of a source file, for the front end, which reads a file's
+    encoding declaration as CPython does: in the encoding the text declares (``str`` source
+    is text already decoded from it), else UTF-8."""
+    encoding = "utf-8"
+    head = io.BytesIO(text.encode("utf-8", "surrogatepass"))
+    try:
+        encoding, _ = tokenize.detect_encoding(head.readline)
+    except SyntaxError:
+        pass
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"  # a byte order mark in the text is a character of it already
+    try:
+        return text.encode(encoding)
+    except (LookupError, UnicodeEncodeError) as error:
+        raise SyntaxError(
+            f"the source declares the encoding {encoding}, which cannot hold its text ({error}): "
+            "remove the coding line or pass the source as bytes",
+            (path, 1, 1, None),
+        ) from None
+
+
 def compile_source(
     data: bytes,
     path: str,
@@ -69,8 +163,10 @@ def compile_source(
     the_plan: _gotopy.Plan | None = None,
     edit: Callable[[ast.Module], None] | None = None,
     scope_line: int | None = None,
+    mode: str = "exec",
+    flags: int = 0,
 ) -> types.CodeType:
-    """Compiles a module's source with goto: ``compile(data, path, "exec")`` with every
+    """Compiles a module's source with goto: ``compile(data, path, mode, flags)`` with every
     marker of every rewritten scope lowered; errors are ``SyntaxError``. ``the_plan`` is
     the module's plan when the caller has it; ``edit`` makes more edits to the prepared
     tree (standalone ``.pyc`` files, ``gotopy._pyc``); ``scope_line`` also rewrites the
@@ -81,7 +177,7 @@ def compile_source(
         # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
         # same code objects as compiling the prepared tree, without the round trip through
         # `ast` objects (which costs more than the compile itself).
-        code = compile(data, path, "exec", dont_inherit=True, optimize=optimize)
+        code = builtins.compile(data, path, mode, flags, dont_inherit=True, optimize=optimize)
         return lower(code, the_plan, path, data)
     limit = sys.getrecursionlimit()
     # CPython's conversions between its syntax tree and `ast` objects count against the
@@ -93,11 +189,11 @@ def compile_source(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        tree = ast.parse(data, path)
+        tree = builtins.compile(data, path, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True)
         _prepare.apply(tree, json.loads(the_plan.json))
         if edit is not None:
             edit(tree)
-        code = compile(tree, path, "exec", dont_inherit=True, optimize=optimize)
+        code = builtins.compile(tree, path, mode, flags, dont_inherit=True, optimize=optimize)
     except _prepare.PlanMismatch as mismatch:
         raise _late(path, data, the_plan.late_error(str(mismatch), None)) from None
     except (RecursionError, MemoryError) as error:

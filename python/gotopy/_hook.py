@@ -99,7 +99,11 @@ class GotopyLoader(importlib.machinery.SourceFileLoader):
                 return marshal.loads(cached[16:])
             except (EOFError, ValueError, TypeError):
                 pass
-        code = _compile.compile_source(data, path, all_scopes=asks_all_scopes(data))
+        try:
+            code = _compile.compile_source(data, path, all_scopes=asks_all_scopes(data))
+        except SyntaxError as error:
+            # The module's place is what the user acts on, not gotopy's frames under this.
+            raise error.with_traceback(None) from None
         if not sys.dont_write_bytecode:
             try:
                 # CPython's own writer: the source file's mode, atomic replace.

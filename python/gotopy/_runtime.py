@@ -2,16 +2,20 @@
 decorators ``goto``, ``with_goto``, ``switch`` (SPEC sections 2 and 6).
 
 Code compiled by gotopy (``python -m gotopy run``, modules imported through
-``gotopy.install()``) already has real jumps, and the decorators leave it as it is. Applied
-to a function CPython compiled itself, ``@goto`` compiles the function's module from its
-source through gotopy, takes the code object of the same function (same qualified name,
-first line and variables) and puts it in ``f.__code__``, so the function object itself,
-its ``__dict__``, defaults, annotations, docstring, ``__wrapped__`` and closure are kept.
-Without the module's source it refuses with ``SyntaxError``.
+``gotopy.install()``, ``gotopy.compile``) already has real jumps, and the decorators leave
+it as it is. Applied to a function CPython compiled itself, ``@goto`` compiles the
+function's module from its source through gotopy (found as ``inspect`` finds it: the file,
+else ``linecache``, which holds IPython's and Jupyter's cells, a zip file's modules through
+their loader, and any text a code generator registers), takes the code object of the same
+function (same qualified name, first line and variables) and puts it in ``f.__code__``, so
+the function object itself, its ``__dict__``, defaults, annotations, docstring,
+``__wrapped__`` and closure are kept. Without any source it rewrites what the bytecode
+alone proves right, and refuses the rest with ``SyntaxError``.
 """
 
 from __future__ import annotations
 
+import linecache
 import types
 from typing import Any, NoReturn
 
@@ -45,10 +49,27 @@ def _same_function(new: types.CodeType, old: types.CodeType) -> bool:
     )
 
 
-def rewrite_code(code: types.CodeType) -> types.CodeType:
+def _source(code: types.CodeType, module_globals: dict[str, Any] | None) -> bytes | None:
+    """The source of the module ``code`` was compiled from, as ``inspect`` finds it: the
+    file, else ``linecache`` (an IPython or Jupyter cell, a module in a zip file through its
+    loader, text a code generator registered); ``None`` when there is none."""
+    path = code.co_filename
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError:
+        pass
+    lines = linecache.getlines(path, module_globals)
+    if not lines:
+        return None
+    return _compile.source_bytes("".join(lines), path)
+
+
+def rewrite_code(code: types.CodeType, module_globals: dict[str, Any] | None = None) -> types.CodeType:
     """The code object of the same function (or class or module body) compiled by gotopy
-    from its source file, or ``code`` itself when it has no markers left (it was compiled
-    by gotopy, or never had any)."""
+    from its source, or ``code`` itself when it has no markers left (it was compiled by
+    gotopy, or never had any). ``module_globals`` are the function's, for ``linecache`` to
+    ask the module's loader for its source."""
     if _compile.rewritten_by_gotopy(code):
         return code
     misuse = None
@@ -59,10 +80,8 @@ def rewrite_code(code: types.CodeType) -> types.CodeType:
         if misuse is None:
             return code
     path = code.co_filename
-    try:
-        with open(path, "rb") as file:
-            data = file.read()
-    except OSError:
+    data = _source(code, module_globals)
+    if data is None:
         if misuse is not None:
             _refuse_without_source(code, *misuse)
         return _without_source(code)
@@ -106,7 +125,7 @@ def _refuse_without_source(code: types.CodeType, message: str, position: Any, he
     # Without the source, CPython's byte column is the best column there is.
     column = (position[2] or 0) + 1
     raise SyntaxError(
-        f"G200: {message} (`{code.co_qualname}` has no source file; {help})",
+        f"G200: {message} (`{code.co_qualname}` has no source: no file, nothing in linecache; {help})",
         (code.co_filename, line, column, None),
     ) from None
 
@@ -131,15 +150,19 @@ class Marker:
         if isinstance(function, (staticmethod, classmethod)):
             self(function.__func__)
             return function
-        if isinstance(function, types.CodeType):
-            return rewrite_code(function)
-        code = getattr(function, "__code__", None)
+        code = function if isinstance(function, types.CodeType) else getattr(function, "__code__", None)
         if not isinstance(code, types.CodeType):
             raise TypeError(
                 f"@{self._name} applies to functions, methods and code objects, "
                 f"not {type(function).__name__}"
             )
-        rewritten = rewrite_code(code)
+        try:
+            rewritten = rewrite_code(code, getattr(function, "__globals__", None))
+        except SyntaxError as error:
+            # The place in the program is what the user acts on, not gotopy's frames.
+            raise error.with_traceback(None) from None
+        if code is function:
+            return rewritten
         if rewritten is not code:
             function.__code__ = rewritten
         return function

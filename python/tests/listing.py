@@ -63,7 +63,7 @@ def listing(code: types.CodeType) -> str:
 def main() -> None:
     path, qualname = sys.argv[1:3]
     with open(path, "rb") as file:
-        code = gotopy.compile_source(file.read(), path)
+        code = gotopy.compile(file.read(), path)
     found = [c for c in code_objects(code) if c.co_qualname == qualname]
     if len(found) != 1:
         sys.exit(f"{path}: {len(found)} code objects named {qualname}")

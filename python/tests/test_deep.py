@@ -4,7 +4,7 @@ through the package's routes, each in a child process, so that a crash shows as 
 - Just under each bound, ``python -m gotopy run`` runs the module and its assertions hold,
   and this interpreter runs the same module without goto the same way (the oracle).
 - Just over, ``python -m gotopy check`` reports CPython's words with status 1.
-- Far beyond (10^5 levels; 1,000 of indentation), the import hook and ``compile_source``
+- Far beyond (10^5 levels; 1,000 of indentation), the import hook and ``gotopy.compile``
   raise ``SyntaxError`` (or CPython's ``MemoryError``/``RecursionError``), and the process
   goes on; ``python -m gotopy check`` and ``run`` exit with status 1.
 
@@ -83,12 +83,12 @@ class Deep(unittest.TestCase):
             gotopy.install()
             for path in sys.argv[2:]:
                 name = path.rsplit("/", 1)[-1][:-3]
-                for route in ("import", "compile_source"):
+                for route in ("import", "compile"):
                     try:
                         if route == "import":
                             __import__(name)
                         else:
-                            gotopy.compile_source(open(path, "rb").read(), path)
+                            gotopy.compile(open(path, "rb").read(), path)
                     except (SyntaxError, MemoryError, RecursionError) as error:
                         print(route, name, type(error).__name__, str(error).splitlines()[0][:80])
                     else:

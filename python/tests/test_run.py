@@ -95,8 +95,8 @@ class Fixtures(unittest.TestCase):
             with self.subTest(path.name):
                 parse = mock.patch("ast.parse", side_effect=AssertionError("the source was parsed"))
                 with parse:
-                    direct = gotopy.compile_source(data, str(path), all_scopes=all_scopes)
-                through_tree = gotopy.compile_source(
+                    direct = gotopy.compile(data, str(path), dont_inherit=True, all_scopes=all_scopes)
+                through_tree = gotopy._compile.compile_source(
                     data, str(path), all_scopes=all_scopes, edit=lambda tree: None
                 )
                 self.assertEqual(comparable(direct), comparable(through_tree))
@@ -110,7 +110,7 @@ class Fixtures(unittest.TestCase):
             all_scopes = "# gotopy: all-scopes" in text[:500]
             with self.subTest(path.name):
                 with self.assertRaises(SyntaxError) as raised:
-                    gotopy.compile_source(path.read_bytes(), str(path), all_scopes=all_scopes)
+                    gotopy.compile(path.read_bytes(), str(path), all_scopes=all_scopes)
                 error = raised.exception
                 self.assertTrue(codes, "an err fixture names its codes in its header")
                 self.assertTrue(any(code in str(error.msg) for code in codes), error.msg)
@@ -140,7 +140,7 @@ class Fixtures(unittest.TestCase):
             '    s = "ééé"; goto .hidden\n    if False:\n        label .hidden\n    return s\n'
         )
         with self.assertRaises(gotopy.GotoSyntaxError) as raised:
-            gotopy.compile_source(source.encode(), "removed.py")
+            gotopy.compile(source.encode(), "removed.py")
         error = raised.exception
         self.assertEqual((error.code, error.lineno, error.offset), ("G200", 4, 16))
         self.assertEqual(error.text, '    s = "ééé"; goto .hidden\n')
@@ -154,19 +154,19 @@ class Fixtures(unittest.TestCase):
         for path in sorted((FIXTURES / "refused").glob("*.py")):
             with self.subTest(path.name):
                 with self.assertRaises(gotopy.GotoSyntaxError) as raised:
-                    gotopy.compile_source(path.read_bytes(), str(path))
+                    gotopy.compile(path.read_bytes(), str(path))
                 self.assertEqual(raised.exception.code, "G200", raised.exception.msg)
                 self.assertIn("= help: ", raised.exception.report)
 
 
 class Differential(unittest.TestCase):
     def test_random_programs_match_the_reference(self) -> None:
-        """Each program compiled from its source by ``compile_source``: none is refused by
+        """Each program compiled from its source by ``gotopy.compile``: none is refused by
         design, as RustPython refuses none (the copies CPython makes of a ``finally`` body
         are paired copy for copy, as RustPython's are)."""
 
         def from_source(source: str, name: str, scope: dict) -> None:
-            exec(gotopy.compile_source(source.encode(), name), scope)
+            exec(gotopy.compile(source.encode(), name), scope)
 
         count, compared, refused, _ = self.compare(from_source, checked=True)
         self.assertGreater(compared, count // 2)
@@ -342,8 +342,8 @@ class MarkerFree(StandardLibrary):
         compared = 0
         for path, data in standard_library():
             plain = comparable(compile(data, path, "exec", dont_inherit=True))
-            self.assertEqual(comparable(gotopy.compile_source(data, path)), plain, path)
-            whole = gotopy.compile_source(data, path, edit=lambda tree: None)
+            self.assertEqual(comparable(gotopy.compile(data, path, dont_inherit=True)), plain, path)
+            whole = gotopy._compile.compile_source(data, path, edit=lambda tree: None)
             self.assertEqual(comparable(whole), plain, path)
             compared += 1
         self.assertGreater(compared, 100)
@@ -364,7 +364,7 @@ class MarkerFree(StandardLibrary):
                 continue
             source = data + added
             plain = code_objects(compile(source, path, "exec", dont_inherit=True))
-            ours = code_objects(gotopy.compile_source(source, path))
+            ours = code_objects(gotopy.compile(source, path, dont_inherit=True))
             self.assertEqual(len(ours), len(plain), path)
             for mine, theirs in zip(ours, plain):
                 if mine.co_qualname in ("<module>", "_gotopy_probe"):
@@ -589,7 +589,7 @@ class Runtime(unittest.TestCase):
                 with self.assertRaises(SyntaxError) as raised:
                     exec(compile(text, "<string>", "exec"), {"__name__": "fixture"})
                 self.assertIn("G200", str(raised.exception.msg))
-                self.assertIn("has no source file", str(raised.exception.msg))
+                self.assertIn("has no source: no file, nothing in linecache", str(raised.exception.msg))
 
     def test_decorator_accepts_gotopys_own_code_without_source(self) -> None:
         """Every `ok` fixture compiled by gotopy from bytes under a name that is no file, then
@@ -604,7 +604,7 @@ class Runtime(unittest.TestCase):
             text = path.read_bytes()
             all_scopes = b"# gotopy: all-scopes" in text[:500]
             with self.subTest(path.name):
-                code = gotopy.compile_source(text, "<no file>", all_scopes=all_scopes)
+                code = gotopy.compile(text, "<no file>", all_scopes=all_scopes)
                 scope = {"__name__": "__main__"}
                 with mock.patch.object(_gotopy, "has_markers", decoded):
                     with contextlib.redirect_stdout(io.StringIO()):
@@ -674,14 +674,15 @@ class Runtime(unittest.TestCase):
         with self.assertRaises(SyntaxError) as raised:
             gotopy.goto(scope["leaves_with"])
         self.assertIn("G200", str(raised.exception.msg))
-        self.assertIn("no source file", str(raised.exception.msg))
+        self.assertIn("has no source: no file, nothing in linecache", str(raised.exception.msg))
+        self.assertIn('gotopy.compile(text, filename, "exec")', str(raised.exception.msg))
         with self.assertRaises(UnboundLocalError):
             gotopy.goto(scope["skips"])()
         # check: G005, a marker inside an expression; without source, refused, never run.
         with self.assertRaises(SyntaxError) as raised:
             gotopy.goto(scope["multiplies"])
         self.assertIn("G200", str(raised.exception.msg))
-        self.assertIn("no source file", str(raised.exception.msg))
+        self.assertIn("has no source: no file, nothing in linecache", str(raised.exception.msg))
         with self.assertRaises(SyntaxError) as raised:
             gotopy.goto(scope["switches"])
         self.assertIn("G200", str(raised.exception.msg))
@@ -740,7 +741,7 @@ class Runtime(unittest.TestCase):
             )
 
     def test_goto_over_an_assignment_raises_instead_of_crashing(self) -> None:
-        code = gotopy.compile_source(
+        code = gotopy.compile(
             b"@goto\ndef f():\n    goto .skip\n    x = 1\n    label .skip\n    return x\n", "skip.py"
         )
         scope = {"goto": gotopy.goto}
@@ -752,7 +753,7 @@ class Runtime(unittest.TestCase):
         """100,000 gotos out of a `for`, a `with`, an `except` handler and a `try` with
         `finally`: the stack does not grow (the code would crash or raise), and neither do
         the objects alive or the memory allocated."""
-        code = gotopy.compile_source(
+        code = gotopy.compile(
             textwrap.dedent(
                 """
                 class Manager:

@@ -15,8 +15,8 @@ use super::markers::MARKERS;
 use super::shapes::Shapes;
 
 /// The help of every refusal of the rewrite without source.
-pub const NO_SOURCE: &str = "compile it with gotopy.compile_source, or import it through gotopy.install(): from the \
-     source, gotopy rewrites every goto";
+pub const NO_SOURCE: &str = "compile its source with gotopy.compile(text, filename, \"exec\") in place of \
+     compile(), or import it through gotopy.install(): from the source, gotopy rewrites every goto";
 
 /// Lowers the gotos and labels of `code`, or says why the bytecode does not prove it right.
 pub fn lower(shapes: &'static Shapes, code: &Code) -> Result<Lowered, LowerError> {

@@ -2,7 +2,7 @@
 `tests/cpython.rs`: one line per file, `NAME COMPILED DECORATED`, under a line that names
 the interpreter and one that starts each section.
 
-- COMPILED: `gotopy.compile_source` of the file (the compile path), or the code and a digest
+- COMPILED: `gotopy.compile` of the file (the compile path), or the code and a digest
   of the message of its refusal;
 - DECORATED: `gotopy.goto` applied to every code object of the file as CPython compiles it
   from a string (the decorator without source), each rewritten or refused, or `-`.
@@ -87,7 +87,7 @@ def refusal(error: BaseException) -> str:
 def compiled(data: bytes, name: str) -> str:
     all_scopes = b"# gotopy: all-scopes" in b"\n".join(data.splitlines()[:5])
     try:
-        return digest(gotopy.compile_source(data, name, all_scopes=all_scopes))
+        return digest(gotopy.compile(data, name, dont_inherit=True, all_scopes=all_scopes))
     except SyntaxError as error:
         return "refused:" + refusal(error)
     except Exception as error:  # noqa: BLE001 - recorded, so that a change shows
