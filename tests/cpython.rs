@@ -1,8 +1,10 @@
 //! The Python package on CPython 3.11 to 3.15: `python/tests/test_check.py` (the package's
 //! `check` against the binary, with `GOTOPY_BIN` set to this build's `gotopy`),
-//! `test_run.py` (the CPython backend) and `test_pyc.py` (standalone `.pyc` files) on each
-//! interpreter `tools/pythons` gives, with the package installed by `common/cpython.rs`;
-//! and `gotopy compile --python` with interpreters that do not have the package.
+//! `test_run.py` (the CPython backend), `test_pyc.py` (standalone `.pyc` files),
+//! `test_tools.py`, `test_deep.py` and `test_programs.py` (the old libraries' programs on
+//! every route, an IPython cell among them) on each interpreter `tools/pythons` gives, with
+//! the package installed by `common/cpython.rs`; and `gotopy compile --python` with
+//! interpreters that do not have the package.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -34,6 +36,7 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
                         "test_pyc",
                         "test_tools",
                         "test_deep",
+                        "test_programs",
                     ])
                     .current_dir(root().join("python/tests"))
                     .stdin(Stdio::null())

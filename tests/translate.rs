@@ -386,7 +386,11 @@ fn statements_before_the_first_rewrite_keep_their_lines() {
             .args(["-c", LINES_BEFORE_REWRITES])
             .arg(&path)
             .arg(&output)
-            .arg(if all_scopes { "all-scopes" } else { "decorated" })
+            .arg(if all_scopes {
+                "all-scopes"
+            } else {
+                "decorated"
+            })
             .output()
             .unwrap();
         let shown = String::from_utf8_lossy(&lines.stdout);
@@ -461,5 +465,62 @@ except ValueError:
         ran += 1;
     }
     assert!(ran >= 2, "CPython 3.13 and PyPy at least");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The programs in the shapes the old goto libraries' users write (`tests/programs/`,
+/// written for `from goto import with_goto`) on the routes outside CPython's package:
+/// `gotopy run` (RustPython), and `gotopy translate` run by CPython 3.9 where pyenv has it
+/// and by PyPy. The oracle: the same program without goto (`NAME_plain.py`) run by
+/// `python3`. The package's routes are `python/tests/test_programs.py`.
+#[test]
+fn the_old_libraries_programs_run_translated_and_on_rustpython() {
+    let programs = common::root().join("tests/programs");
+    let dir =
+        std::env::temp_dir().join(format!("gotopy-translate-programs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pythons: Vec<_> = every_interpreter()
+        .into_iter()
+        .filter(|(version, _)| version == "3.9" || version == "pypy3.11")
+        .collect();
+    let mut names: Vec<String> = std::fs::read_dir(&programs)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "py"))
+        .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|name| !name.ends_with("_plain"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 4, "{names:?}");
+    let text = |output: &Output| String::from_utf8_lossy(&output.stdout).into_owned();
+    for name in names {
+        let source = programs.join(format!("{name}.py"));
+        let plain = plain_run(
+            Path::new("python3"),
+            &programs.join(format!("{name}_plain.py")),
+        );
+        assert!(plain.status.success() && !plain.stdout.is_empty(), "{name}");
+        let ran = Command::new(env!("CARGO_BIN_EXE_gotopy"))
+            .arg("run")
+            .arg(&source)
+            .output()
+            .unwrap();
+        assert_eq!(
+            text(&ran),
+            text(&plain),
+            "{name} on gotopy run: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let translated = dir.join(format!("{name}.py"));
+        assert!(
+            translate(&source, &translated, false).status.success(),
+            "{name}"
+        );
+        for (version, python) in &pythons {
+            let run = plain_run(python, &translated);
+            assert_eq!(text(&run), text(&plain), "{name} translated, on {version}");
+        }
+    }
+    assert!(pythons.iter().any(|(version, _)| version == "pypy3.11"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -191,8 +191,9 @@ fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
     let interpreter = venv(python, &dir);
     // What the tools tests (`python/tests/test_tools.py`) run: coverage everywhere; the
     // type checkers, the linters and pre-commit on one version (pyright's wheel brings its
-    // own Node.js, over 100 MB).
-    let mut wanted = vec!["coverage>=7.6,<8"];
+    // own Node.js, over 100 MB). IPython everywhere, for the notebook cells of
+    // `python/tests/test_programs.py`.
+    let mut wanted = vec!["coverage>=7.6,<8", "ipython>=8.18,<10"];
     if version == TYPING_VERSION {
         wanted.extend([
             "mypy>=1.13,<2",
