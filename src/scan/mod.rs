@@ -16,10 +16,15 @@ use rustpython_compiler::ast::name::Name;
 use rustpython_compiler::ast::token::{TokenKind, Tokens};
 use rustpython_compiler::ast::visitor::{self, Visitor};
 use rustpython_compiler::ast::{
-    self as ast, ExceptHandler, Expr, ExprContext, ModModule, Operator, Pattern, Stmt, UnaryOp,
+    self as ast, ExceptHandler, Expr, ExprContext, ModModule, Operator, Pattern, Stmt,
 };
 
 use crate::source::Source;
+
+mod shape;
+
+pub(crate) use shape::is_goto_decorator;
+use shape::{case_values, chained_marker, marker_name, marker_shape, name_of, switch_subject};
 
 /// The names that make up gotopy's markers.
 pub const MARKER_NAMES: [&str; 4] = ["goto", "label", "switch", "case"];
@@ -871,116 +876,4 @@ impl<'a> Visitor<'a> for Scanner<'a> {
             _ => visitor::walk_expr(self, expr),
         }
     }
-}
-
-fn name_of(expr: &Expr) -> Option<&str> {
-    match expr {
-        Expr::Name(name) => Some(name.id.as_str()),
-        _ => None,
-    }
-}
-
-fn marker_name(name: &str) -> Option<&'static str> {
-    MARKER_NAMES.into_iter().find(|marker| *marker == name)
-}
-
-/// `goto`/`label` at the root of an attribute chain such as `goto .a .b`.
-fn chained_marker(expr: &Expr) -> Option<&'static str> {
-    match expr {
-        Expr::Attribute(attribute) => chained_marker(&attribute.value),
-        Expr::Name(name) => ["goto", "label"]
-            .into_iter()
-            .find(|marker| *marker == name.id.as_str()),
-        _ => None,
-    }
-}
-
-/// Which marker an expression is shaped like, if any.
-fn marker_shape(expr: &Expr) -> Option<&'static str> {
-    let (base, name) = match expr {
-        Expr::Attribute(attribute) => (&*attribute.value, ["goto", "label"].as_slice()),
-        Expr::BinOp(binary) if binary.op == Operator::Mult => {
-            (&*binary.left, ["goto", "switch"].as_slice())
-        }
-        Expr::Subscript(subscript) => (&*subscript.value, ["case"].as_slice()),
-        _ => return None,
-    };
-    let base = name_of(base)?;
-    marker_name(base).filter(|marker| name.contains(marker))
-}
-
-/// The subject of `while switch *subject:`.
-fn switch_subject(test: &Expr) -> Option<&Expr> {
-    match test {
-        Expr::BinOp(binary)
-            if binary.op == Operator::Mult && name_of(&binary.left) == Some("switch") =>
-        {
-            Some(&binary.right)
-        }
-        _ => None,
-    }
-}
-
-pub(crate) fn is_goto_decorator(expr: &Expr) -> bool {
-    let name = match expr {
-        Expr::Name(name) => name.id.as_str(),
-        Expr::Attribute(attribute) => attribute.attr.id.as_str(),
-        _ => return false,
-    };
-    DECORATOR_NAMES.contains(&name)
-}
-
-fn case_values(slice: &Expr) -> Vec<CaseValue> {
-    match slice {
-        Expr::Tuple(tuple) if !tuple.elts.is_empty() => tuple.elts.iter().map(case_value).collect(),
-        _ => vec![case_value(slice)],
-    }
-}
-
-fn case_value(expr: &Expr) -> CaseValue {
-    let value = match expr {
-        Expr::NumberLiteral(_) => int_of(expr),
-        Expr::UnaryOp(unary) => match (unary.op, int_of(&unary.operand)) {
-            (UnaryOp::USub, CaseKey::Int(value)) => CaseKey::Int(-value),
-            (UnaryOp::UAdd, value @ CaseKey::Int(_)) => value,
-            _ => CaseKey::Invalid,
-        },
-        Expr::StringLiteral(string) => CaseKey::Str(string.value.to_str().to_owned()),
-        Expr::BytesLiteral(bytes) => CaseKey::Bytes(bytes.value.bytes().collect()),
-        _ => CaseKey::Invalid,
-    };
-    CaseValue {
-        range: expr.range(),
-        value,
-    }
-}
-
-fn int_of(expr: &Expr) -> CaseKey {
-    match expr {
-        Expr::NumberLiteral(number) => int_value(&number.value),
-        _ => CaseKey::Invalid,
-    }
-}
-
-fn int_value(number: &ast::Number) -> CaseKey {
-    let ast::Number::Int(int) = number else {
-        return CaseKey::Invalid;
-    };
-    match int.as_u64() {
-        Some(small) => CaseKey::Int(BigInt::from(small)),
-        None => parse_big_int(&int.to_string()).map_or(CaseKey::Invalid, CaseKey::Int),
-    }
-}
-
-/// A big integer literal as written in source: `123_456...`, `0x...`, `0o...` or `0b...`.
-fn parse_big_int(token: &str) -> Option<BigInt> {
-    let digits: String = token.chars().filter(|&c| c != '_').collect();
-    let lower = digits.to_ascii_lowercase();
-    let (radix, digits) = match lower.get(..2) {
-        Some("0x") => (16, &lower[2..]),
-        Some("0o") => (8, &lower[2..]),
-        Some("0b") => (2, &lower[2..]),
-        _ => (10, lower.as_str()),
-    };
-    BigInt::parse_bytes(digits.as_bytes(), radix)
 }
