@@ -12,36 +12,40 @@ use rustpython_compiler::core::bytecode::ConstantData;
 /// `f` sees the code objects nested in its argument's constants as stubs (their own fields,
 /// without constants), so that copying its constants copies no subtree; and each nested code
 /// object is copied once (the constants of a code object can be rebuilt, not edited in
-/// place). So the walk is linear in the size of the tree, however deeply it nests.
+/// place). So the walk is linear in the size of the tree, however deeply it nests. The
+/// originals are dropped as soon as they are copied, before `f` runs on any of them, so that
+/// a big function's code is alive once while it is rewritten, not twice. When `f` fails,
+/// the walk stops there, with every code object back in its place (those `f` changed
+/// changed).
 pub fn for_each_code_mut<E>(
     code: &mut CodeObject,
     f: &mut impl FnMut(&mut CodeObject) -> Result<(), E>,
 ) -> Result<(), E> {
-    let children = if code.constants.iter().any(is_code) {
-        let (constants, children) = stubbed(&code.constants, f)?;
-        code.constants = constants.into_iter().collect();
-        children
-    } else {
-        Vec::new()
-    };
-    f(code)?;
-    put_back(code, children);
-    Ok(())
+    if !code.constants.iter().any(is_code) {
+        return f(code);
+    }
+    let (constants, children) = detached(&code.constants);
+    code.constants = constants.into_iter().collect();
+    rewrite_tree(code, children, f)
 }
 
 fn is_code(constant: &ConstantData) -> bool {
     matches!(constant, ConstantData::Code { .. })
 }
 
-/// The rewritten code objects of one code object's constants, by constant index.
-type Children = Vec<Option<CodeObject>>;
+/// A copy of a nested code object, its constants stubbed, and copies of the code objects
+/// in them.
+struct Detached {
+    code: CodeObject,
+    children: Children,
+}
 
-/// `constants` with every code object in them rewritten and replaced by its stub; the
-/// rewritten code objects by constant index.
-fn stubbed<E>(
-    constants: &[ConstantData],
-    f: &mut impl FnMut(&mut CodeObject) -> Result<(), E>,
-) -> Result<(Vec<ConstantData>, Children), E> {
+/// The copies of the code objects of one code object's constants, by constant index.
+type Children = Vec<Option<Detached>>;
+
+/// `constants` with every code object in them replaced by its stub, and a copy of each
+/// (and of every code object nested in it), by constant index.
+fn detached(constants: &[ConstantData]) -> (Vec<ConstantData>, Children) {
     let mut stubs = Vec::with_capacity(constants.len());
     let mut children = Vec::with_capacity(constants.len());
     for constant in constants {
@@ -50,17 +54,35 @@ fn stubbed<E>(
             children.push(None);
             continue;
         };
-        let (constants, grandchildren) = stubbed(&code.constants, f)?;
-        let mut child = without_constants(code);
+        let mut child = copy_of(code, true);
+        let (constants, grandchildren) = detached(&code.constants);
         child.constants = constants.into_iter().collect();
-        f(&mut child)?;
-        put_back(&mut child, grandchildren);
         stubs.push(ConstantData::Code {
             code: Box::new(stub(&child)),
         });
-        children.push(Some(child));
+        children.push(Some(Detached {
+            code: child,
+            children: grandchildren,
+        }));
     }
-    Ok((stubs, children))
+    (stubs, children)
+}
+
+/// Applies `f` to the copies in `children` and everything nested in them, innermost first,
+/// then to `code`, and puts the copies back in `code`'s constants, also when `f` fails.
+fn rewrite_tree<E>(
+    code: &mut CodeObject,
+    mut children: Children,
+    f: &mut impl FnMut(&mut CodeObject) -> Result<(), E>,
+) -> Result<(), E> {
+    let result = (children.iter_mut().flatten())
+        .try_for_each(|child| {
+            let grandchildren = std::mem::take(&mut child.children);
+            rewrite_tree(&mut child.code, grandchildren, f)
+        })
+        .and_then(|()| f(code));
+    put_back(code, children);
+    result
 }
 
 /// Puts the rewritten code objects back where their stubs are.
@@ -71,16 +93,11 @@ fn put_back(code: &mut CodeObject, mut children: Children) {
     code.constants = (code.constants.iter().enumerate())
         .map(|(index, constant)| match children.get_mut(index) {
             Some(child @ Some(_)) if is_code(constant) => ConstantData::Code {
-                code: Box::new(child.take().expect("matched as present")),
+                code: Box::new(child.take().expect("matched as present").code),
             },
             _ => constant.clone(),
         })
         .collect();
-}
-
-/// A copy of `code`'s own fields, without its constants.
-fn without_constants(code: &CodeObject) -> CodeObject {
-    copy_of(code, true)
 }
 
 /// What the rewrite of a code object sees of one nested in its constants: its own fields
@@ -146,4 +163,59 @@ pub fn marshal(code: &CodeObject) -> Vec<u8> {
     let mut bytes = Vec::new();
     rustpython_compiler::core::marshal::serialize_code(&mut bytes, code);
     bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use rustpython_compiler::{CompileOpts, Mode, compile};
+
+    use super::*;
+
+    const NESTED: &str = "def f():\n    def g():\n        return 1\n    class C:\n        def m(self):\n            return lambda: 2\n    return g, C\n\ndef h():\n    pass\n";
+
+    fn nested() -> CodeObject {
+        compile(NESTED, Mode::Exec, "<nested>", CompileOpts::default()).unwrap()
+    }
+
+    #[test]
+    fn the_walk_visits_innermost_first_and_each_sees_its_children_as_stubs() {
+        let original = nested();
+        let mut code = nested();
+        let mut seen = Vec::new();
+        let result: Result<(), ()> = for_each_code_mut(&mut code, &mut |code| {
+            for constant in code.constants.iter() {
+                if let ConstantData::Code { code: child } = constant {
+                    assert!(child.instructions.is_empty() && child.constants.is_empty());
+                }
+            }
+            assert!(!code.instructions.is_empty());
+            seen.push(code.qualname.clone());
+            Ok(())
+        });
+        result.unwrap();
+        let expected = [
+            "f.<locals>.g",
+            "f.<locals>.C.m.<locals>.<lambda>",
+            "f.<locals>.C.m",
+        ];
+        assert_eq!(seen[..3], expected);
+        assert_eq!(seen[3..], ["f.<locals>.C", "f", "h", "<module>"]);
+        // Nothing changed, so the tree is the compiler's again, byte for byte.
+        assert_eq!(marshal(&code), marshal(&original));
+    }
+
+    #[test]
+    fn a_walk_that_fails_leaves_every_code_object_in_place() {
+        let original = nested();
+        let mut code = nested();
+        let result = for_each_code_mut(&mut code, &mut |code| {
+            if &*code.qualname == "f.<locals>.C.m" {
+                Err(())
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(result, Err(()));
+        assert_eq!(marshal(&code), marshal(&original));
+    }
 }

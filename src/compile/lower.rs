@@ -114,16 +114,15 @@ pub(super) struct Lowered {
 }
 
 impl<'r, 'c> Lowering<'r, 'c> {
-    /// The context for lowering `sites` of `code`, or `None` when there are none.
+    /// The context for lowering `sites` of `code` (at least one).
     pub(super) fn new(
         rewriter: &'r Rewriter<'r>,
         code: &'c CodeObject,
         body: Body,
         sites: Vec<Site>,
-    ) -> Result<Option<Self>, Diagnostic> {
-        let Some(first_site) = sites.first() else {
-            return Ok(None);
-        };
+    ) -> Result<Self, Diagnostic> {
+        let first_site = (sites.first())
+            .ok_or_else(|| lost_track(TextRange::default(), "a lowering without sites"))?;
         let (scope_id, first) = match first_site.kind {
             SiteKind::Marker(scope, marker) => (scope, marker),
             SiteKind::SwitchEnd(scope, switch) => {
@@ -134,7 +133,7 @@ impl<'r, 'c> Lowering<'r, 'c> {
                 (trampoline.scope, trampoline.goto)
             }
         };
-        Ok(Some(Lowering {
+        Ok(Lowering {
             rewriter,
             code,
             scope_id,
@@ -153,7 +152,7 @@ impl<'r, 'c> Lowering<'r, 'c> {
             },
             copies: HashMap::new(),
             placed: Vec::new(),
-        }))
+        })
     }
 
     /// The sites, in code order.

@@ -338,10 +338,16 @@ impl<'a> Rewriter<'a> {
         // in a code object without markers.
         sites::remove_guards(&mut body, &self.guards);
         let mut sites = self.find_sites(&body);
-        number_copies(&body, &mut sites);
-        let Some(mut lowering) = Lowering::new(self, code, body, sites)? else {
+        if sites.is_empty() {
             return Ok(Vec::new());
-        };
+        }
+        number_copies(&body, &mut sites);
+        // From here on the decoded body is the code: `assemble` writes the units and their
+        // locations again, and a function of 64,000 blocks has tens of megabytes of them.
+        // (On an error the module is refused and the code object dropped.)
+        code.instructions = Vec::new().into();
+        code.locations = Box::default();
+        let mut lowering = Lowering::new(self, code, body, sites)?;
         lowering.choose_targets()?;
         let splices = lowering.plan()?;
         let lowered = lowering.apply(splices)?;
