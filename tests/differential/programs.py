@@ -508,36 +508,59 @@ def enterable(stmt, name):
 class Interpreter:
     def __init__(self, namespace):
         self.ns = namespace
+        # Each statement and expression compiled, and each statement's shape read, once
+        # per program, on first use: a loop runs its body many times, and doing it again
+        # each time was most of the reference's time.
+        self.compiled = {}
+        self.markers = {}
+        self.entries = {}
+
+    def marker(self, stmt):
+        if stmt not in self.markers:
+            self.markers[stmt] = marker(stmt)
+        return self.markers[stmt]
+
+    def enterable(self, stmt, name):
+        if (stmt, name) not in self.entries:
+            self.entries[stmt, name] = enterable(stmt, name)
+        return self.entries[stmt, name]
+
+    def code(self, node, mode):
+        code = self.compiled.get(node)
+        if code is None:
+            tree = ast.Expression(node) if mode == "eval" else ast.Module([node], [])
+            code = self.compiled[node] = compile(tree, "<ref>", mode)
+        return code
 
     def eval(self, node, env):
-        return eval(compile(ast.Expression(node), "<ref>", "eval"), self.ns, env)
+        return eval(self.code(node, "eval"), self.ns, env)
 
     def block(self, statements, env, enter=None, start=0):
         i = start
         if enter is not None:
-            i = next(j for j, s in enumerate(statements) if enterable(s, enter))
+            i = next(j for j, s in enumerate(statements) if self.enterable(s, enter))
         while i < len(statements):
             try:
                 self.statement(statements[i], env, enter)
                 enter = None
                 i += 1
             except Goto as g:
-                found = [j for j, s in enumerate(statements) if enterable(s, g.name)]
+                found = [j for j, s in enumerate(statements) if self.enterable(s, g.name)]
                 if not found:
                     raise
                 i, enter = found[0], g.name
 
     def statement(self, s, env, enter=None):
-        m = marker(s)
+        m = self.marker(s)
         if m is not None:
             if m[0] == "goto":
                 raise Goto(m[1])
             return  # a label or a case: nothing
         if isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.Pass)):
-            exec(compile(ast.Module([s], []), "<ref>", "exec"), self.ns, env)
+            exec(self.code(s, "exec"), self.ns, env)
         elif isinstance(s, ast.If):
             if enter is not None:
-                branch = s.body if any(enterable(x, enter) for x in s.body) else s.orelse
+                branch = s.body if any(self.enterable(x, enter) for x in s.body) else s.orelse
                 self.block(branch, env, enter)
             elif self.eval(s.test, env):
                 self.block(s.body, env)
@@ -558,7 +581,7 @@ class Interpreter:
                 value = self.eval(switch_subject(s), env)
                 start = next(
                     (i + 1 for i, x in enumerate(s.body)
-                     if (marker(x) or ("",))[0] == "case" and value in marker(x)[1]),
+                     if (self.marker(x) or ("",))[0] == "case" and value in self.marker(x)[1]),
                     None,
                 )
                 if start is None:
@@ -636,11 +659,11 @@ def reference(programs, invalid):
     namespace = {}
     prelude = ast.parse(PRELUDE.replace("from goto import goto, label, switch, case\n", ""))
     exec(compile(prelude, "<prelude>", "exec"), namespace)
-    interpreter = Interpreter(namespace)
     lines = []
     for index, source in enumerate(programs):
         if index in invalid:
             continue
+        interpreter = Interpreter(namespace)
         function = ast.parse(source).body[0]
         for x in (0, 1, 5):
             t = []
