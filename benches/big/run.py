@@ -15,6 +15,7 @@ installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpytho
 
     python3 benches/big/run.py [--sizes 1000 4000 16000 64000] [--steps 2000000]
         [--gotopy target/release/gotopy] [--python PYTHON ...] [--runner PYTHON]
+        [--routes compile run memory]
 """
 
 from __future__ import annotations
@@ -104,6 +105,9 @@ def line(
     )
 
 
+ROUTES = ["compile", "run", "memory"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 16000, 64000])
@@ -121,6 +125,13 @@ def main() -> None:
         default=str(venvs / "venv-3.13/bin/python"),
         help="the CPython of the run times",
     )
+    parser.add_argument(
+        "--routes",
+        nargs="+",
+        choices=ROUTES,
+        default=ROUTES,
+        help="what to measure (all three unless told)",
+    )
     args = parser.parse_args()
     print(
         f"{'route':<24} {'blocks':>7} {'gotopy':>11} {'per block':>11} "
@@ -131,7 +142,7 @@ def main() -> None:
         for blocks in args.sizes:
             path = generate(blocks, directory)
             plain = generate(blocks, directory, plain=True)
-            for python in args.python:
+            for python in args.python if "compile" in args.routes else []:
                 version = subprocess.run(
                     [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                     check=True,
@@ -140,38 +151,50 @@ def main() -> None:
                 ).stdout.strip()
                 gotopy, baseline = map(float, child(python, COMPILE, str(path)))
                 line(f"gotopy.compile {version}", blocks, gotopy, baseline)
-            out = directory / f"translated{blocks}"
-            subprocess.run(
-                [args.gotopy, "translate", str(path), "--out-dir", str(out)],
-                check=True,
-                capture_output=True,
-            )
-            translated, rewritten, results = child(
-                args.runner, RUN, str(path), str(out / path.name), str(args.steps)
-            )
-            expected = subprocess.run(
-                [sys.executable, str(GEN), str(blocks), "--expect", str(args.steps)],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout.strip()
-            if ast.literal_eval(results) != [ast.literal_eval(expected)]:
-                sys.exit(
-                    f"run.py: {blocks} blocks: the programs returned {results}, "
-                    f"gen.py expects {expected}"
-                )
-            line(
-                "run translated/rewritten",
-                blocks,
-                float(translated),
-                float(rewritten),
-                per_block=False,
-            )
-            peaks = []
-            for module in (path, plain):
-                command = [args.gotopy, "compile", str(module), "-o", os.devnull]
-                peaks.append(int(child(sys.executable, MEMORY, *command)[0]) / 1024)
-            line("memory compile (MB)", blocks, peaks[0], peaks[1], unit="MB")
+            if "run" in args.routes:
+                run(args, path, blocks, directory)
+            if "memory" in args.routes:
+                memory(args, path, plain, blocks)
+
+
+def run(args: argparse.Namespace, path: Path, blocks: int, directory: Path) -> None:
+    """The rewritten function against the translated one, both results checked."""
+    out = directory / f"translated{blocks}"
+    subprocess.run(
+        [args.gotopy, "translate", str(path), "--out-dir", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    translated, rewritten, results = child(
+        args.runner, RUN, str(path), str(out / path.name), str(args.steps)
+    )
+    expected = subprocess.run(
+        [sys.executable, str(GEN), str(blocks), "--expect", str(args.steps)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    if ast.literal_eval(results) != [ast.literal_eval(expected)]:
+        sys.exit(
+            f"run.py: {blocks} blocks: the programs returned {results}, "
+            f"gen.py expects {expected}"
+        )
+    line(
+        "run translated/rewritten",
+        blocks,
+        float(translated),
+        float(rewritten),
+        per_block=False,
+    )
+
+
+def memory(args: argparse.Namespace, path: Path, plain: Path, blocks: int) -> None:
+    """Peak resident memory of `gotopy compile` of the module and of the plain one."""
+    peaks = []
+    for module in (path, plain):
+        command = [args.gotopy, "compile", str(module), "-o", os.devnull]
+        peaks.append(int(child(sys.executable, MEMORY, *command)[0]) / 1024)
+    line("memory compile (MB)", blocks, peaks[0], peaks[1], unit="MB")
 
 
 if __name__ == "__main__":
