@@ -11,12 +11,14 @@
 //! `PROPTEST_CASES=100000 cargo test --release --test fuzz` runs longer; failures are
 //! shrunk and saved under `tests/fuzz.proptest-regressions`, replayed on every run.
 
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use gotopy::bytecode::marshal;
 use gotopy::compile::{CompileError, compile_source};
 use gotopy::{Code, Options, Source, check_source};
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
+use proptest::test_runner::{FileFailurePersistence, RngSeed};
 
 /// Lines of a small Python-like language dense in what gotopy cares about.
 fn line() -> impl Strategy<Value = (usize, &'static str)> {
@@ -178,8 +180,14 @@ fn well_formed_line(
 }
 
 /// Checks and compiles `text`: no panic, no internal error, and emitted code that decodes.
-/// Gives what `check` found.
-fn check_and_compile(text: &str, options: Options) -> Vec<gotopy::Diagnostic> {
+/// Gives what `check` found, and what `compile` emitted when it succeeded.
+fn check_and_compile(
+    text: &str,
+    options: Options,
+) -> (
+    Vec<gotopy::Diagnostic>,
+    Option<rustpython_compiler::CodeObject>,
+) {
     let source = Source::new("fuzz.py", text);
     let checked = catch_unwind(AssertUnwindSafe(|| check_source(&source, options)))
         .unwrap_or_else(|_| panic!("check panicked on:\n{text}"));
@@ -189,10 +197,11 @@ fn check_and_compile(text: &str, options: Options) -> Vec<gotopy::Diagnostic> {
     );
     let compiled = catch_unwind(AssertUnwindSafe(|| compile_source(&source, options)))
         .unwrap_or_else(|_| panic!("compile panicked on:\n{text}"));
-    match compiled {
+    let emitted = match compiled {
         Ok(compiled) => {
             gotopy::bytecode::disassemble(&compiled.code)
                 .unwrap_or_else(|e| panic!("emitted code does not decode ({e}):\n{text}"));
+            Some(compiled.code)
         }
         // A refusal by design or a bad program is fine; a failure inside gotopy is not.
         Err(CompileError::Rejected { diagnostics, .. }) => {
@@ -201,19 +210,26 @@ fn check_and_compile(text: &str, options: Options) -> Vec<gotopy::Diagnostic> {
                 .filter(|d| d.code == Code::Internal)
                 .collect();
             assert!(internal.is_empty(), "{internal:?} on:\n{text}");
+            None
         }
         // RustPython's own code generator refuses or panics on some programs.
-        Err(CompileError::Codegen(_)) => {}
-    }
-    checked
+        Err(CompileError::Codegen(_)) => None,
+    };
+    (checked, emitted)
 }
 
 /// Checks and compiles `text` both ways, then rewrites RustPython's own compile of it;
-/// panics (failing the case) on any panic inside.
-fn exercise(text: &str) {
-    for options in [Options::default(), Options::new().all_scopes(true)] {
-        check_and_compile(text, options);
-    }
+/// panics (failing the case) on any panic inside. Whether gotopy's compile reached the
+/// rewrite: it emitted other code than RustPython's compiler does for the same text.
+fn exercise(text: &str) -> bool {
+    let emitted: Vec<_> = [Options::default(), Options::new().all_scopes(true)]
+        .into_iter()
+        .map(|options| {
+            check_and_compile(text, options)
+                .1
+                .map(|code| marshal(&code))
+        })
+        .collect();
     // RustPython's own code generator panics on some programs: not gotopy's to test.
     let plain = catch_unwind(|| {
         rustpython_compiler::compile(
@@ -223,7 +239,12 @@ fn exercise(text: &str) {
             rustpython_compiler::CompileOpts::default(),
         )
     });
-    if let Ok(Ok(mut plain)) = plain {
+    let Ok(Ok(mut plain)) = plain else {
+        return false;
+    };
+    let plain_bytes = marshal(&plain);
+    let reached = (emitted.iter().flatten()).any(|bytes| *bytes != plain_bytes);
+    {
         let rewritten = catch_unwind(AssertUnwindSafe(|| {
             gotopy::rewrite::rewrite_code(&mut plain)
         }))
@@ -236,6 +257,7 @@ fn exercise(text: &str) {
             Err(error) => assert!(!error.internal, "{error} on:\n{text}"),
         }
     }
+    reached
 }
 
 /// Deep nesting (issue 39): runs of the pieces `tests/deep/shapes.py` nests, one inside the
@@ -283,7 +305,7 @@ fn nesting() -> impl Strategy<Value = String> {
 /// Checks and compiles deep `text` (not RustPython's own compile, which has no bound): as
 /// [`check_and_compile`], and its only errors are syntax errors.
 fn exercise_deep(text: &str) {
-    let checked = check_and_compile(text, Options::default());
+    let (checked, _) = check_and_compile(text, Options::default());
     assert!(
         checked
             .iter()
@@ -300,6 +322,13 @@ fn config() -> ProptestConfig {
     if config.rng_seed == RngSeed::Random {
         config.rng_seed = RngSeed::Fixed(20261123);
     }
+    // Failures are saved in, and replayed from, this file (from the package root, where
+    // `cargo test` runs the tests): proptest's default looks for the file beside `lib.rs`
+    // or `main.rs` above the test's source, which an integration test does not have, and
+    // so saved and replayed nothing.
+    config.failure_persistence = Some(Box::new(FileFailurePersistence::Direct(
+        "tests/fuzz.proptest-regressions",
+    )));
     config
 }
 
@@ -316,10 +345,29 @@ proptest! {
         exercise(&text);
     }
 
-    #[test]
-    fn well_formed_generated_python_never_panics(text in program(true)) {
-        exercise(&text);
+}
+
+/// As `generated_python_never_panics`, on programs made to get past `check`: and most of
+/// them reach the rewrite (gotopy emits other code than RustPython's compiler), so that the
+/// fuzzing exercises the lowering, not only the checker's refusals.
+#[test]
+fn well_formed_generated_python_never_panics() {
+    let (cases, reached) = (Cell::new(0u32), Cell::new(0u32));
+    let mut runner = proptest::test_runner::TestRunner::new(config());
+    let result = runner.run(&program(true), |text| {
+        cases.set(cases.get() + 1);
+        reached.set(reached.get() + u32::from(exercise(&text)));
+        Ok(())
+    });
+    if let Err(error) = result {
+        panic!("{error}");
     }
+    let (cases, reached) = (cases.get(), reached.get());
+    assert!(
+        reached * 2 > cases,
+        "only {reached} of {cases} well-formed programs reached the rewrite"
+    );
+    println!("{reached} of {cases} well-formed programs reached the rewrite");
 }
 
 proptest! {
