@@ -45,32 +45,34 @@
 //! assert_eq!(diagnostics[0].message, "unknown label `.missing`");
 //! ```
 
-pub mod bytecode;
+// The front end.
 mod check;
-pub mod compile;
-mod copies;
-pub mod cpython;
 mod depth;
 pub mod diagnostic;
-#[cfg(feature = "vm")]
-pub mod embed;
-mod locals;
 mod parse;
-pub mod rewrite;
-#[cfg(feature = "vm")]
-pub mod run;
 mod scan;
-pub mod search;
-mod shapes;
 pub mod source;
+// What both backends and `translate` plan alike, and the bytecode helpers both backends
+// share.
+mod copies;
+mod locals;
+mod plan;
+pub mod search;
 #[doc(hidden)]
 pub mod splice;
 pub mod tables;
+// The two backends, and goto-free Python.
+pub mod cpython;
+mod rustpython;
 pub mod translate;
 
+// The RustPython backend's modules, where embedders have always found them.
 pub use diagnostic::{Code, Diagnostic, Severity};
 /// Byte offsets and ranges into a [`Source`]'s text, as [`Diagnostic`]s hold them.
 pub use ruff_text_size::{TextRange, TextSize};
+pub use rustpython::{bytecode, compile, rewrite};
+#[cfg(feature = "vm")]
+pub use rustpython::{embed, run};
 pub use scan::Options;
 pub use source::Source;
 

@@ -130,7 +130,7 @@ pub fn lower_module(
         };
         let code = loaded[found].get_or_insert_with(|| load(found));
         // A panic in the rewrite is a failure inside gotopy, reported as one.
-        let result = crate::compile::caught(|| Lowering::lower(shapes, code, scope, plan))
+        let result = crate::plan::caught(|| Lowering::lower(shapes, code, scope, plan))
             .unwrap_or_else(|panic| {
                 Err(LowerError::Internal {
                     message: format!(

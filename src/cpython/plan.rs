@@ -16,14 +16,15 @@ use rustpython_compiler::ast::{ModModule, Stmt};
 use serde::Serialize;
 
 use super::module::LateError;
-use crate::compile::dispatch::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
-use crate::compile::prepare::{frames_left, prepare};
-use crate::compile::{Checked, CompileError, checked, lost_track, rejected};
 use crate::diagnostic::{Code, Diagnostic, render_text};
+use crate::plan::cases::{
+    NO_SUCH_LABEL, computed_targets, handler_name, no_such_label_text, switch_cases,
+};
+use crate::plan::prepare::{frames_left, prepare};
+use crate::plan::{Checked, CompileError, checked, lost_track, rejected};
 use crate::scan::{
     CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
 };
-use crate::shapes::handler_name;
 use crate::source::Source;
 use crate::tables::Position;
 

@@ -24,9 +24,9 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::token::TokenKind;
 use rustpython_compiler::ast::{self as ast, ExceptHandler, Stmt};
 
-use crate::compile::dispatch::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
-use crate::compile::{CompileError, rejected};
 use crate::diagnostic::{Code, Diagnostic};
+use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
+use crate::plan::{CompileError, rejected};
 use crate::scan::{self, MarkerId, MarkerKind, Module, Options, Scope, ScopeKind, SwitchId};
 use crate::search::{Step, balanced};
 use crate::source::Source;

@@ -16,7 +16,7 @@ use rustpython_compiler::CodeObject;
 use rustpython_compiler::core::SourceLocation;
 use rustpython_compiler::core::bytecode::{self, BinaryOperator, ConstantData, Instruction};
 
-use crate::bytecode::{Body, Instr, Item, Label};
+use crate::rustpython::bytecode::{Body, Instr, Item, Label};
 
 /// A source range as the code generator records it.
 pub(crate) type Span = (SourceLocation, SourceLocation);
@@ -315,22 +315,6 @@ pub(crate) fn returning_block(
     None
 }
 
-/// The `as` name of an `except ... as name` header's source text, if it has one.
-pub(crate) fn handler_name(header: &str) -> Option<&str> {
-    let is_identifier = |c: char| c.is_alphanumeric() || c == '_';
-    let name_start = header
-        .char_indices()
-        .rev()
-        .take_while(|&(_, c)| is_identifier(c))
-        .last()?
-        .0;
-    let before = header.get(..name_start)?.trim_end().strip_suffix("as")?;
-    if before.ends_with(is_identifier) {
-        return None;
-    }
-    header.get(name_start..)
-}
-
 // The run-time decorator's shapes: code compiled without gotopy, found by names alone.
 
 /// The keyword of a marker statement the run-time decorator rewrites.
@@ -403,8 +387,8 @@ mod tests {
     use rustpython_compiler::{CompileOpts, Mode, compile};
 
     use super::*;
-    use crate::bytecode::code_objects;
-    use crate::compile::{Generated, generate_prepared};
+    use crate::rustpython::bytecode::code_objects;
+    use crate::rustpython::compile::{Generated, generate_prepared};
 
     /// `text` compiled by RustPython alone.
     fn compiled(text: &str) -> CodeObject {
@@ -646,15 +630,6 @@ mod tests {
         let module = compiled("try:\n    g()\nexcept E as error:\n    pass\n");
         let (m, body) = decoded(&module, "<module>");
         assert!(unbind_sequence(&body, m, "error").is_some());
-    }
-
-    #[test]
-    fn a_handler_name_follows_as() {
-        assert_eq!(handler_name("except ValueError as error"), Some("error"));
-        assert_eq!(handler_name("except (A, B) as e"), Some("e"));
-        assert_eq!(handler_name("except ValueError"), None);
-        assert_eq!(handler_name("except alias"), None);
-        assert_eq!(handler_name("except has"), None);
     }
 
     #[test]

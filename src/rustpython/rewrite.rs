@@ -22,9 +22,11 @@ use std::collections::HashMap;
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::core::bytecode::{Instruction, InstructionMetadata};
 
-use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, for_each_code_mut};
-use crate::compile::jump_op;
-use crate::shapes::{self, Keyword, MARKER_LEN};
+use crate::rustpython::bytecode::{
+    Body, BytecodeError, Handler, Instr, Item, Label, for_each_code_mut,
+};
+use crate::rustpython::compile::jump_op;
+use crate::rustpython::shapes::{self, Keyword, MARKER_LEN};
 
 /// Why a code object could not be rewritten: a message and the source line it is about.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -291,7 +293,7 @@ enum Owner {
 /// [`Owner::Unknown`]; where they meet with different depths, or an instruction pops more
 /// than the stack holds, the analysis fails with a message.
 fn stack_owners(body: &Body) -> Result<Vec<Option<Vec<Owner>>>, String> {
-    use crate::bytecode::EdgeKind;
+    use crate::rustpython::bytecode::EdgeKind;
     let flow = body.flow();
     let mut stacks: Vec<Option<Vec<Owner>>> = vec![None; flow.len()];
     let mut work = Vec::new();
@@ -359,7 +361,7 @@ const WITH_EXCEPT_START_READS: usize = 5;
 /// [`Owner::Unknown`] it stays so: the instruction may have left it as it was.
 fn transfer(
     index: usize,
-    instr: &crate::bytecode::Instr,
+    instr: &crate::rustpython::bytecode::Instr,
     stack: &[Owner],
 ) -> Result<Vec<Owner>, String> {
     let depth = stack.len();

@@ -10,12 +10,13 @@ use rustpython_compiler::core::bytecode::{
 
 use super::goto::GotoAt;
 use super::lower::Lowering;
-use super::{REMOVED_AS_UNREACHABLE, Site, broken, frames_left, jump_op, refuse};
-use crate::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, LabelMap};
+use super::{REMOVED_AS_UNREACHABLE, Site, broken, jump_op, refuse};
 use crate::diagnostic::Diagnostic;
-use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, Scope, SwitchId};
+use crate::plan::cases::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
+use crate::rustpython::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, LabelMap};
+use crate::rustpython::shapes;
+use crate::scan::{CaseKey, MarkerId, SwitchId};
 use crate::search::{Step, balanced};
-use crate::shapes;
 
 /// A search handler that unwinds to the search's start, keeping the value on the stack for
 /// `miss` to drop or report.
@@ -325,75 +326,6 @@ pub(super) fn set_search_depths(
     Ok(())
 }
 
-/// The start of the `ValueError` message of a computed goto's unknown label.
-pub(crate) const NO_SUCH_LABEL: &str = "goto *: no label named ";
-
-/// The rest of that message, after the value's `repr`, for a computed goto in the scope
-/// `qualname` that can reach the labels `names`.
-pub(crate) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
-    let reachable: Vec<String> = names.iter().map(|name| format!(".{name}")).collect();
-    format!(
-        " that this goto can jump to in `{qualname}` (it can reach {})",
-        if reachable.is_empty() {
-            "none".to_owned()
-        } else {
-            reachable.join(", ")
-        }
-    )
-}
-
-/// The values of the cases of `switch`, each with its case marker, in Python's order.
-pub(crate) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, MarkerId)> {
-    let mut cases = Vec::new();
-    for (index, marker) in scope.markers.iter().enumerate() {
-        if let MarkerKind::Case {
-            switch: Some(of),
-            values,
-        } = &marker.kind
-            && *of == switch
-        {
-            cases.extend(values.iter().map(|value| (&value.value, MarkerId(index))));
-        }
-    }
-    cases.sort_by(|a, b| python_order(a.0, b.0));
-    cases
-}
-
-/// The labels the computed goto `marker` may jump to, sorted: those SPEC 4 lets it reach,
-/// by the checker's own rule. Leaving a `try` statement with `finally` on the way to one is
-/// refused: its `finally` body would have to go on to a label chosen at run time.
-pub(crate) fn computed_targets(scope: &Scope, marker: MarkerId) -> Result<Vec<&str>, Diagnostic> {
-    let goto = scope.marker(marker);
-    let mut names: Vec<&str> = Vec::new();
-    for entry in scope.labels.iter() {
-        let label = scope.marker(entry.definition);
-        if crate::check::jump(scope, goto, label, &entry.name).is_some() {
-            continue;
-        }
-        let left = frames_left(scope, goto.frame, &entry.name).unwrap_or_default();
-        if left
-            .iter()
-            .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
-        {
-            return Err(refuse(
-                scope,
-                marker,
-                format!(
-                    "a computed goto that may leave a `try` statement with `finally` (to \
-                     label `.{}`) is not supported",
-                    entry.name
-                ),
-                "its `finally` body would have to go on to a label chosen at run time; \
-                 dispatch with `if`/`elif` and one `goto .name` per label, or move the \
-                 computed goto out of the `try` statement",
-            ));
-        }
-        names.push(entry.name.as_str());
-    }
-    names.sort_unstable();
-    Ok(names)
-}
-
 /// A case value as a constant (`None` for an invalid value, which the checker rejects).
 fn constant(key: &CaseKey) -> Option<ConstantData> {
     Some(match key {
@@ -408,17 +340,6 @@ fn constant(key: &CaseKey) -> Option<ConstantData> {
         },
         CaseKey::Invalid => return None,
     })
-}
-
-/// How Python orders two case values of one kind: integers by value, `str` by code point
-/// (which UTF-8 byte order preserves), `bytes` bytewise.
-fn python_order(a: &CaseKey, b: &CaseKey) -> std::cmp::Ordering {
-    match (a, b) {
-        (CaseKey::Int(a), CaseKey::Int(b)) => a.cmp(b),
-        (CaseKey::Str(a), CaseKey::Str(b)) => a.cmp(b),
-        (CaseKey::Bytes(a), CaseKey::Bytes(b)) => a.cmp(b),
-        _ => std::cmp::Ordering::Equal,
-    }
 }
 
 /// A balanced binary search for the value on top of the stack among `keys` (constant

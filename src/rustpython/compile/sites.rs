@@ -1,5 +1,5 @@
 //! Finding the sites of one code object: every run of instructions the rewrite replaces
-//! (markers, trampoline tests and tails, switch ends), by the shapes of `crate::shapes` and
+//! (markers, trampoline tests and tails, switch ends), by the shapes of `crate::rustpython::shapes` and
 //! the spans the [`Rewriter`] knows, and deleting the guards `prepare` added. What a site
 //! becomes is decided later (`targets`, `lower`); this file only says where sites are.
 
@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use rustpython_compiler::core::bytecode::Instruction;
 
 use super::{Rewriter, jump_op};
-use crate::bytecode::{Body, Item};
+use crate::rustpython::bytecode::{Body, Item};
+use crate::rustpython::shapes::{self, DISPATCH_LEN, MARKER_LEN, Span};
 use crate::scan::{MarkerId, MarkerKind, ScopeId, SwitchId};
-use crate::shapes::{self, DISPATCH_LEN, MARKER_LEN, Span};
 
 /// Something in a code object that the rewrite replaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -31,12 +31,13 @@ use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode};
 use rustpython_vm::frozen::{FrozenCodeObject, FrozenModule};
 use rustpython_vm::{Interpreter, InterpreterBuilder, PyRef, PyResult, VirtualMachine};
 
-use crate::compile::{CompileError, compile_source};
 use crate::diagnostic::Diagnostic;
+use crate::plan::CompileError;
+use crate::rustpython::compile::compile_source;
 use crate::{Options, Source};
 
 /// The source of the run-time module `goto`.
-const GOTO_MODULE: &str = include_str!("python/goto.py");
+const GOTO_MODULE: &str = include_str!("goto.py");
 
 /// gotopy's set-up as an extension of RustPython's interpreter builder, the form
 /// RustPython's own `rustpython::InterpreterBuilderExt::init_stdlib` takes:
@@ -172,7 +173,7 @@ mod _gotopy {
             .map_err(|error| {
                 vm.new_value_error(format!("cannot read the code object: {error:?}"))
             })?;
-        match crate::rewrite::rewrite_code(&mut owned) {
+        match crate::rustpython::rewrite::rewrite_code(&mut owned) {
             Ok(false) => Ok(code),
             Ok(true) => Ok(vm.ctx.new_code(owned)),
             Err(error) => Err(super::syntax_error(

@@ -1,5 +1,5 @@
 //! Lowering a goto: the cleanup of every frame it leaves, innermost first, copied from what
-//! the code generator itself emits for that frame (`crate::shapes` finds it), then the jump
+//! the code generator itself emits for that frame (`crate::rustpython::shapes` finds it), then the jump
 //! to its label, or to the trampoline of the first `try` statement with a `finally` clause
 //! that it leaves.
 
@@ -8,13 +8,14 @@ use std::collections::HashMap;
 use rustpython_compiler::core::bytecode::Instruction;
 
 use super::lower::Lowering;
-use super::prepare::{Trampoline, frames_left};
 use super::targets::Target;
 use super::{REMOVED_AS_UNREACHABLE, Site, broken, jump_op, refuse};
-use crate::bytecode::{Instr, Item, Label};
 use crate::diagnostic::Diagnostic;
+use crate::plan::cases::handler_name;
+use crate::plan::prepare::{Trampoline, frames_left};
+use crate::rustpython::bytecode::{Instr, Item, Label};
+use crate::rustpython::shapes;
 use crate::scan::{Frame, FrameId, FrameKind, MarkerId};
-use crate::shapes;
 
 /// A goto to lower, from frame `from` on (a trampoline's goto goes on from its `try`).
 #[derive(Clone, Copy)]
@@ -120,7 +121,7 @@ impl Lowering<'_, '_> {
     ) -> Result<Vec<Item>, Diagnostic> {
         let mut items = vec![inserted(site, Instruction::PopExcept)];
         let header = self.rewriter.text.get(frame.header.to_std_range());
-        let Some(name) = header.and_then(shapes::handler_name) else {
+        let Some(name) = header.and_then(handler_name) else {
             return Ok(items);
         };
         let Some(unbind) = shapes::unbind_sequence(&self.body, self.code, name) else {

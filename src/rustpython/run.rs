@@ -1,13 +1,14 @@
 //! Running a module in an embedded RustPython interpreter, compiled through gotopy.
 //!
 //! The interpreter has RustPython's native modules and its pure-Python standard library
-//! frozen in (no `Lib` directory is needed), and a module `goto` (`src/python/goto.py`,
+//! frozen in (no `Lib` directory is needed), and a module `goto` (`src/rustpython/goto.py`,
 //! itself compiled by gotopy) with the names markers and decorators use.
 
 use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode, PyInt, PyStr, PyTupleRef};
 use rustpython_vm::{AsObject, Interpreter, PyObjectRef, PyResult, TryFromObject, VirtualMachine};
 
-use crate::compile::{CompileError, compile_source};
+use crate::plan::CompileError;
+use crate::rustpython::compile::compile_source;
 use crate::{Options, Source};
 
 /// How `python` was told which program to run, which decides `sys.path[0]` and `__file__`
@@ -253,8 +254,8 @@ fn interpreter(argv: Vec<String>) -> Interpreter {
     let builder = builder
         .add_native_modules(&natives)
         .add_frozen_modules(rustpython_pylib::FROZEN_STDLIB);
-    let interpreter = crate::embed::install(builder).build();
-    if let Err(error) = crate::embed::install_import_hook(&interpreter) {
+    let interpreter = crate::rustpython::embed::install(builder).build();
+    if let Err(error) = crate::rustpython::embed::install_import_hook(&interpreter) {
         interpreter.enter(|vm| vm.print_exception(error));
     }
     interpreter

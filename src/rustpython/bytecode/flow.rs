@@ -173,7 +173,7 @@ mod tests {
     use rustpython_compiler::{CompileOpts, Mode, compile};
 
     use super::{Edge, EdgeKind, Flow};
-    use crate::bytecode::{Body, code_objects};
+    use crate::rustpython::bytecode::{Body, code_objects};
 
     const SNIPPET: &str = "\
 def f(x):

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use super::{Site, SiteKind};
-use crate::bytecode::{Body, EdgeKind, Flow, Label};
 use crate::copies::copy_keys;
+use crate::rustpython::bytecode::{Body, EdgeKind, Flow, Label};
 
 /// Numbers the copies the code generator made of each site (it compiles a `finally` body
 /// once per way out of its `try`), so that copy k of a goto pairs with copy k of its label,

@@ -22,7 +22,7 @@
 //! choose every jump target (`targets`), plan what each site becomes (`lower`, with a
 //! goto's cleanup in `goto` and the searches of switches and computed gotos in
 //! `dispatch`), then splice and assemble (`lower`). The patterns of RustPython's output
-//! that these steps look for are in `crate::shapes`.
+//! that these steps look for are in `crate::rustpython::shapes`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -34,81 +34,11 @@ use rustpython_compiler::codegen::compile::{CompileOpts, compile_top};
 use rustpython_compiler::core::bytecode::{Arg, Instruction};
 use rustpython_compiler::core::{Mode, SourceLocation};
 
-use crate::bytecode::{Body, BytecodeError, for_each_code_mut};
 use crate::diagnostic::{Code, Diagnostic};
+use crate::rustpython::bytecode::{Body, BytecodeError, for_each_code_mut};
+use crate::rustpython::shapes::Span;
 use crate::scan::{MarkerId, MarkerKind, Module, Options, Scope, ScopeId, SwitchId};
-use crate::shapes::Span;
-use crate::source::{Location, Source};
-
-/// Why a module could not be compiled.
-///
-/// Shown with `Display`, a rejection is its first error with its place and how many errors
-/// follow; [`crate::diagnostic::render_text`] shows all of them in full.
-///
-/// ```
-/// use gotopy::compile::compile_source;
-/// use gotopy::{Options, Source};
-///
-/// let source = Source::new("demo.py", "@goto\ndef f():\n    goto .a\n    goto .b\n");
-/// let Err(error) = compile_source(&source, Options::new()) else { panic!() };
-/// assert_eq!(
-///     error.to_string(),
-///     "demo.py:3:11: error[G002]: unknown label `.a` (and 1 more error)"
-/// );
-/// ```
-#[derive(Debug, thiserror::Error)]
-pub enum CompileError {
-    /// The checker, or the rewrite, found errors.
-    #[error("{}", rejected_summary(path, *location, diagnostics))]
-    #[non_exhaustive]
-    Rejected {
-        /// All the diagnostics, the warnings found on the way included.
-        diagnostics: Vec<Diagnostic>,
-        /// The path of the module, as its [`Source`] reports it.
-        path: String,
-        /// Where the first error starts.
-        location: Location,
-    },
-    /// RustPython's code generator refused the module (for example `return` outside a
-    /// function); the message is its own.
-    #[error("{0}")]
-    Codegen(String),
-}
-
-/// A rejection of `source` with these diagnostics, which hold at least one error.
-pub(crate) fn rejected(diagnostics: Vec<Diagnostic>, source: &Source) -> CompileError {
-    let first = diagnostics
-        .iter()
-        .find(|d| d.is_error())
-        .or(diagnostics.first())
-        .map_or(TextSize::default(), |d| d.range.start());
-    CompileError::Rejected {
-        path: source.path().to_owned(),
-        location: source.location(first),
-        diagnostics,
-    }
-}
-
-/// `path:line:column: error[code]: message`, of the first error, and how many more follow.
-fn rejected_summary(path: &str, location: Location, diagnostics: &[Diagnostic]) -> String {
-    let mut errors = diagnostics.iter().filter(|d| d.is_error());
-    let Some(first) = errors.next() else {
-        return format!("{path}: rejected without an error");
-    };
-    let mut summary = format!(
-        "{path}:{}:{}: error[{}]: {}",
-        location.line,
-        location.column,
-        first.code.as_str(),
-        first.message
-    );
-    match errors.count() {
-        0 => {}
-        1 => summary.push_str(" (and 1 more error)"),
-        more => summary.push_str(&format!(" (and {more} more errors)")),
-    }
-    summary
-}
+use crate::source::Source;
 
 /// A compiled module: the code object and the warnings found on the way.
 pub struct Compiled {
@@ -175,66 +105,6 @@ fn compile_source_here(source: &Source, options: Options) -> Result<Compiled, Co
     })
 }
 
-/// A module that passed the checker: its tree, what `scan` found, the warnings, and the
-/// scopes to rewrite (rewritten scopes that have markers).
-pub(crate) struct Checked {
-    pub(crate) ast: ModModule,
-    pub(crate) module: Module,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-    pub(crate) rewritten: Vec<ScopeId>,
-}
-
-/// Parses, scans and checks a module; its errors as a rejection.
-pub(crate) fn checked(source: &Source, options: Options) -> Result<Checked, CompileError> {
-    let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
-    let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), source, options);
-    let diagnostics = crate::check::check(&module, source);
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        return Err(rejected(diagnostics, source));
-    }
-    let rewritten: Vec<ScopeId> = (0..module.scopes.len())
-        .map(ScopeId)
-        .filter(|&id| {
-            let scope = &module.scopes[id.0];
-            scope.rewritten && !scope.markers.is_empty()
-        })
-        .collect();
-    Ok(Checked {
-        ast: parsed.into_syntax(),
-        module,
-        diagnostics,
-        rewritten,
-    })
-}
-
-thread_local! {
-    static IN_CODEGEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether this thread is inside code whose panics gotopy catches and reports as errors of
-/// the file: RustPython's code generator (which panics on some valid programs) or gotopy's
-/// own rewrite. A panic hook can stay quiet about those.
-///
-/// Not API: public only for the `gotopy` binary's panic hook.
-#[doc(hidden)]
-pub fn in_codegen() -> bool {
-    IN_CODEGEN.get()
-}
-
-/// Runs `f`, giving its panic message instead if it panics.
-pub(crate) fn caught<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    IN_CODEGEN.set(true);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    IN_CODEGEN.set(false);
-    result.map_err(|panic| {
-        panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-            .unwrap_or_else(|| "no message".to_owned())
-    })
-}
-
 /// RustPython's code generator on the module, its errors and panics as [`CompileError::Codegen`].
 fn generate(ast: ModModule, file: &SourceFile) -> Result<CodeObject, CompileError> {
     let generated = caught(|| {
@@ -254,17 +124,20 @@ fn generate(ast: ModModule, file: &SourceFile) -> Result<CodeObject, CompileErro
 }
 
 mod copies;
-pub(crate) mod dispatch;
+mod dispatch;
 mod goto;
 mod lower;
-pub(crate) mod prepare;
 mod sites;
 mod targets;
 
 use copies::number_copies;
 use lower::Lowering;
-use prepare::{Prepared, Trampoline, frames_left, prepare};
 use sites::{Site, SiteKind};
+
+use crate::plan::prepare::{Prepared, Trampoline, prepare};
+pub(crate) use crate::plan::{Checked, checked, lost_track, refuse};
+pub use crate::plan::{CompileError, in_codegen};
+use crate::plan::{REPORT, caught, rejected};
 
 /// What the rewrite looks for in every code object of one module: the spans of the markers
 /// of rewritten scopes and of everything `prepare` added, as the code generator records
@@ -414,24 +287,9 @@ fn marker_name_range(scope: &Scope, kind: &MarkerKind, start: TextSize) -> Optio
     Some(TextRange::at(start, TextSize::of(keyword)))
 }
 
-/// A construct gotopy refuses by design: `why` says what it is, `instead` what to write.
-fn refuse(scope: &Scope, marker: MarkerId, why: String, instead: &str) -> Diagnostic {
-    Diagnostic::new(
-        Code::CannotRewrite,
-        scope.marker(marker).range,
-        format!("cannot rewrite: {why}"),
-    )
-    .help(instead)
-}
-
 /// A failure inside gotopy: something it expects of the compiled code did not hold.
 fn broken(scope: &Scope, marker: MarkerId, what: String) -> Diagnostic {
     lost_track(scope.marker(marker).range, &what)
-}
-
-/// A failure inside gotopy at `range`: `what` did not hold.
-pub(crate) fn lost_track(range: TextRange, what: &str) -> Diagnostic {
-    Diagnostic::new(Code::Internal, range, format!("internal error: {what}")).help(REPORT)
 }
 
 /// A rewrite of `code` that fails verification, reported at `range`.
@@ -446,10 +304,6 @@ fn internal(code: &CodeObject, range: TextRange, error: BytecodeError) -> Diagno
     )
     .help(REPORT)
 }
-
-/// The help of every internal error.
-const REPORT: &str =
-    "this is a bug in gotopy, not in your program; please report it with this file";
 
 /// The help of a refusal of a label or case the code generator dropped.
 const REMOVED_AS_UNREACHABLE: &str = "RustPython's code generator drops code under a condition it \

@@ -1,0 +1,118 @@
+//! The cases of a switch, the targets of a computed goto and the words of its failure, and
+//! an `except` header's name: what both backends and `translate` read alike.
+
+use crate::diagnostic::Diagnostic;
+use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, Scope, SwitchId};
+
+use super::prepare::frames_left;
+use super::refuse;
+
+/// The start of the `ValueError` message of a computed goto's unknown label.
+pub(crate) const NO_SUCH_LABEL: &str = "goto *: no label named ";
+
+/// The rest of that message, after the value's `repr`, for a computed goto in the scope
+/// `qualname` that can reach the labels `names`.
+pub(crate) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
+    let reachable: Vec<String> = names.iter().map(|name| format!(".{name}")).collect();
+    format!(
+        " that this goto can jump to in `{qualname}` (it can reach {})",
+        if reachable.is_empty() {
+            "none".to_owned()
+        } else {
+            reachable.join(", ")
+        }
+    )
+}
+
+/// The values of the cases of `switch`, each with its case marker, in Python's order.
+pub(crate) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, MarkerId)> {
+    let mut cases = Vec::new();
+    for (index, marker) in scope.markers.iter().enumerate() {
+        if let MarkerKind::Case {
+            switch: Some(of),
+            values,
+        } = &marker.kind
+            && *of == switch
+        {
+            cases.extend(values.iter().map(|value| (&value.value, MarkerId(index))));
+        }
+    }
+    cases.sort_by(|a, b| python_order(a.0, b.0));
+    cases
+}
+
+/// The labels the computed goto `marker` may jump to, sorted: those SPEC 4 lets it reach,
+/// by the checker's own rule. Leaving a `try` statement with `finally` on the way to one is
+/// refused: its `finally` body would have to go on to a label chosen at run time.
+pub(crate) fn computed_targets(scope: &Scope, marker: MarkerId) -> Result<Vec<&str>, Diagnostic> {
+    let goto = scope.marker(marker);
+    let mut names: Vec<&str> = Vec::new();
+    for entry in scope.labels.iter() {
+        let label = scope.marker(entry.definition);
+        if crate::check::jump(scope, goto, label, &entry.name).is_some() {
+            continue;
+        }
+        let left = frames_left(scope, goto.frame, &entry.name).unwrap_or_default();
+        if left
+            .iter()
+            .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
+        {
+            return Err(refuse(
+                scope,
+                marker,
+                format!(
+                    "a computed goto that may leave a `try` statement with `finally` (to \
+                     label `.{}`) is not supported",
+                    entry.name
+                ),
+                "its `finally` body would have to go on to a label chosen at run time; \
+                 dispatch with `if`/`elif` and one `goto .name` per label, or move the \
+                 computed goto out of the `try` statement",
+            ));
+        }
+        names.push(entry.name.as_str());
+    }
+    names.sort_unstable();
+    Ok(names)
+}
+
+/// How Python orders two case values of one kind: integers by value, `str` by code point
+/// (which UTF-8 byte order preserves), `bytes` bytewise.
+pub(crate) fn python_order(a: &CaseKey, b: &CaseKey) -> std::cmp::Ordering {
+    match (a, b) {
+        (CaseKey::Int(a), CaseKey::Int(b)) => a.cmp(b),
+        (CaseKey::Str(a), CaseKey::Str(b)) => a.cmp(b),
+        (CaseKey::Bytes(a), CaseKey::Bytes(b)) => a.cmp(b),
+        _ => std::cmp::Ordering::Equal,
+    }
+}
+
+/// The `as` name of an `except ... as name` header's source text, if it has one.
+pub(crate) fn handler_name(header: &str) -> Option<&str> {
+    let is_identifier = |c: char| c.is_alphanumeric() || c == '_';
+    let name_start = header
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_identifier(c))
+        .last()?
+        .0;
+    let before = header.get(..name_start)?.trim_end().strip_suffix("as")?;
+    if before.ends_with(is_identifier) {
+        return None;
+    }
+    header.get(name_start..)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handler_name_follows_as() {
+        assert_eq!(handler_name("except ValueError as error"), Some("error"));
+        assert_eq!(handler_name("except (A, B) as e"), Some("e"));
+        assert_eq!(handler_name("except ValueError"), None);
+        assert_eq!(handler_name("except alias"), None);
+        assert_eq!(handler_name("except has"), None);
+    }
+}

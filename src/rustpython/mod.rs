@@ -1,0 +1,16 @@
+//! The RustPython 0.5 backend: its bytecode layer (`bytecode`), the shapes of RustPython's
+//! output (`shapes`), the compile path's lowering (`compile`), the rewrite without source
+//! (`rewrite`), and with the interpreter (feature `vm`) gotopy inside it (`embed`, with
+//! its `goto` module) and what `gotopy run` does (`run`). It builds on the front end and on
+//! the planning both backends share (`crate::plan`), never on the CPython backend. The
+//! crate re-exports its public modules at the top (`gotopy::compile`, `gotopy::bytecode`,
+//! ...), where embedders find them.
+
+pub mod bytecode;
+pub mod compile;
+#[cfg(feature = "vm")]
+pub mod embed;
+pub mod rewrite;
+#[cfg(feature = "vm")]
+pub mod run;
+pub(crate) mod shapes;
