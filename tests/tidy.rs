@@ -1,0 +1,312 @@
+//! Invariants of the tree that no compiler checks (rust-analyzer's `tidy.rs` is the model):
+//! read from the files themselves, so that breaking one fails `cargo test`.
+//!
+//! - The direction of imports: neither backend uses the other, and nothing below them (the
+//!   front end, the planning they share in `src/plan/`, the shared bytecode helpers) nor
+//!   `translate` uses the RustPython backend, under its own path or the crate's re-exports
+//!   of it (`crate::compile`, `crate::bytecode`, ...). Only the shells (`src/cli/`,
+//!   `cli.rs`, `main.rs`, `lib.rs`) see both. A file's unit tests (`mod tests` under
+//!   `#[cfg(test)]`) may use either backend as a harness.
+//! - ARCHITECTURE.md's code map names every source file (by its path, or by its name under
+//!   its folder's path), and every path it names exists.
+//! - The language reference is `docs/language.md`: every "SPEC section N" the repository
+//!   cites is a section of it, and nothing points at the specification it started from,
+//!   outside the repository.
+
+use std::path::Path;
+
+#[allow(dead_code)] // shared helpers; this file uses only some of them
+mod common;
+
+/// Every file under `dir`, recursively, relative to the repository root, sorted.
+fn files(dir: &str) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, found);
+            } else {
+                let relative = path.strip_prefix(root).unwrap();
+                found.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let root = common::root();
+    let mut found = Vec::new();
+    walk(&root, &root.join(dir), &mut found);
+    found.sort();
+    found
+}
+
+/// The text of a source file without its unit tests.
+fn without_tests(path: &str) -> String {
+    let text = std::fs::read_to_string(common::root().join(path)).unwrap();
+    match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+/// The part of the crate a source file belongs to.
+#[derive(Debug, PartialEq)]
+enum Part {
+    RustPython,
+    CPython,
+    Shell,
+    /// The front end, the shared planning and bytecode helpers, `translate`.
+    Below,
+}
+
+fn part(path: &str) -> Part {
+    if path.starts_with("src/rustpython/") {
+        Part::RustPython
+    } else if path.starts_with("src/cpython/") {
+        Part::CPython
+    } else if path.starts_with("src/cli/")
+        || ["src/cli.rs", "src/main.rs", "src/lib.rs"].contains(&path)
+    {
+        Part::Shell
+    } else {
+        Part::Below
+    }
+}
+
+/// The paths of the RustPython backend as the crate's code can name them: its own, and the
+/// crate root's re-exports of its modules.
+const RUSTPYTHON_PATHS: [&str; 8] = [
+    "rustpython",
+    "compile",
+    "bytecode",
+    "rewrite",
+    "embed",
+    "run",
+    "shapes",
+    "goto.py",
+];
+
+/// Where `text` names `crate::<module>` for one of `modules`, directly or in a `use crate::{...}`
+/// group: the line numbers.
+fn naming(text: &str, modules: &[&str]) -> Vec<usize> {
+    let names = |segment: &str| {
+        modules.iter().any(|module| {
+            segment.trim_start().starts_with(module)
+                && !segment.trim_start()[module.len()..]
+                    .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+        })
+    };
+    let mut found = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        // Code only: a comment may name anything.
+        let code = line.find("//").map_or(line, |comment| &line[..comment]);
+        for (at, _) in code.match_indices("crate::") {
+            let rest = &line[at + "crate::".len()..];
+            let named = match rest.strip_prefix('{') {
+                // A group, possibly over several lines: up to its closing brace.
+                Some(_) => {
+                    let start = text.lines().take(index).map(|l| l.len() + 1).sum::<usize>()
+                        + at
+                        + "crate::{".len();
+                    let group = &text[start..];
+                    let group = &group[..group.find('}').unwrap_or(group.len())];
+                    group.split(',').any(names)
+                }
+                None => names(rest),
+            };
+            if named {
+                found.push(index + 1);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn neither_backend_nor_what_is_below_them_uses_the_other_backend() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for path in files("src") {
+        if !path.ends_with(".rs") {
+            continue;
+        }
+        let forbidden: &[&str] = match part(&path) {
+            Part::RustPython => &["cpython", "translate", "cli"],
+            Part::CPython => &RUSTPYTHON_PATHS,
+            Part::Below => &RUSTPYTHON_PATHS,
+            Part::Shell => continue,
+        };
+        let text = without_tests(&path);
+        for line in naming(&text, forbidden) {
+            wrong.push(format!(
+                "{path}:{line}: {}",
+                text.lines().nth(line - 1).unwrap().trim()
+            ));
+        }
+        checked += 1;
+    }
+    assert!(checked > 50, "only {checked} files checked");
+    assert!(
+        wrong.is_empty(),
+        "imports against the direction:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_import_rule_sees_paths_and_groups() {
+    let text = "use crate::plan::checked;\nuse crate::{\n    diagnostic::Code,\n    compile::X,\n};\nlet x = crate::bytecode::Body::new();\nuse crate::compiled;\n";
+    assert_eq!(naming(text, &RUSTPYTHON_PATHS), [2, 6]);
+    assert_eq!(naming("crate::cpython::plan", &["cpython"]), [1]);
+    assert!(naming("crate::cpython_like", &["cpython"]).is_empty());
+}
+
+/// `path` with a CPython version in it (`3.11`, ...) written `3.X`.
+fn per_version(path: &str) -> String {
+    let mut written = path.to_owned();
+    for minor in 11..=15 {
+        written = written.replace(&format!("3.{minor}."), "3.X.");
+    }
+    written
+}
+
+/// The paths ARCHITECTURE.md names in backquotes, as `src/...` or `tests/...`.
+fn named_paths(map: &str) -> Vec<&str> {
+    map.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| {
+            [
+                "src/",
+                "tests/",
+                "python/src/",
+                "python/gotopy/",
+                "benches/",
+                "examples/",
+            ]
+            .iter()
+            .any(|prefix| quoted.starts_with(prefix))
+        })
+        .filter(|quoted| !quoted.contains(['*', ' ', '{', '<']))
+        .collect()
+}
+
+#[test]
+fn the_code_map_names_every_source_file_and_nothing_that_is_gone() {
+    let map = std::fs::read_to_string(common::root().join("ARCHITECTURE.md")).unwrap();
+    let named = named_paths(&map);
+    let mut missing = Vec::new();
+    for path in files("src") {
+        let (dir, name) = path.rsplit_once('/').unwrap();
+        let by_folder =
+            named.contains(&format!("{dir}/").as_str()) && map.contains(&format!("`{name}`"));
+        // A file per CPython version is named once for all, as `3.X`.
+        let by_version = named.contains(&per_version(&path).as_str());
+        if !named.contains(&path.as_str()) && !by_folder && !by_version {
+            missing.push(path);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's code map does not name these files (by path, or by name with \
+         their folder's path):\n{}",
+        missing.join("\n")
+    );
+    let gone: Vec<&&str> = (named.iter())
+        .filter(|path| !path.contains("3.X") && !common::root().join(path).exists())
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist: {gone:?}"
+    );
+}
+
+/// The repository's text files (Rust, Python, Markdown, TOML, YAML, shell), without the
+/// build directories and this file.
+fn text_files() -> Vec<String> {
+    let root = common::root();
+    let mut found = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                let hidden = name.starts_with('.') && name != ".ci";
+                if !hidden && name != "target" && name != "__pycache__" {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            let text = ["rs", "py", "md", "toml", "yaml", "yml", "sh"]
+                .iter()
+                .any(|ext| name.ends_with(&format!(".{ext}")))
+                || path.parent() == Some(&root.join(".ci"))
+                || path.parent() == Some(&root.join("tools"));
+            let relative = path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if text && relative != "tests/tidy.rs" {
+                found.push(relative);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The section numbers `text` cites as "SPEC section N", "SPEC sections N" or "SPEC N".
+fn cited_sections(text: &str) -> Vec<u32> {
+    let mut cited = Vec::new();
+    for (at, _) in text.match_indices("SPEC ") {
+        let rest = &text[at + "SPEC ".len()..];
+        let rest = (rest
+            .strip_prefix("sections ")
+            .or_else(|| rest.strip_prefix("section ")))
+        .unwrap_or(rest);
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        if let Ok(number) = digits.parse() {
+            cited.push(number);
+        }
+    }
+    cited
+}
+
+#[test]
+fn every_cited_section_is_in_the_language_reference_and_nothing_points_outside() {
+    let reference = std::fs::read_to_string(common::root().join("docs/language.md")).unwrap();
+    let outside = concat!("..", "/shared");
+    let (mut missing, mut pointing, mut citations) = (Vec::new(), Vec::new(), 0);
+    for path in text_files() {
+        let Ok(text) = std::fs::read_to_string(common::root().join(&path)) else {
+            continue;
+        };
+        if text.contains(outside) {
+            pointing.push(path.clone());
+        }
+        for section in cited_sections(&text) {
+            citations += 1;
+            if !reference.contains(&format!("\n## {section}. ")) {
+                missing.push(format!("{path}: SPEC section {section}"));
+            }
+        }
+    }
+    assert!(citations > 20, "only {citations} citations found");
+    assert!(
+        missing.is_empty(),
+        "cited, and not in docs/language.md:\n{}",
+        missing.join("\n")
+    );
+    assert!(
+        pointing.is_empty(),
+        "these point outside the repository: {pointing:?}"
+    );
+}
+
+#[test]
+fn citations_are_read_in_each_form() {
+    assert_eq!(
+        cited_sections("SPEC section 4, SPEC sections 2 and SPEC 5; SPECS 9"),
+        [4, 2, 5]
+    );
+}
