@@ -69,10 +69,23 @@ pub fn installed() -> &'static [(String, PathBuf)] {
         let work = work_dir();
         let pythons = pythons();
         let wheel = build_wheel(&work, &pythons[0].1);
-        pythons
-            .iter()
-            .map(|(version, python)| (version.clone(), install(&work, version, python, &wheel)))
-            .collect()
+        // One thread per version: pip spends most of its time fetching and unpacking, and
+        // the five would otherwise wait for each other.
+        std::thread::scope(|scope| {
+            let installs: Vec<_> = (pythons.iter())
+                .map(|(version, python)| {
+                    let (work, wheel) = (&work, &wheel);
+                    scope.spawn(move || (version.clone(), install(work, version, python, wheel)))
+                })
+                .collect();
+            (installs.into_iter())
+                .map(|install| {
+                    install
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
     })
 }
 
