@@ -419,3 +419,34 @@ fn rust_program_embedding_cpython_installs_gotopy() {
         assert_eq!(output.stdout, expected.stdout, "CPython {version}");
     }
 }
+
+/// `gotopy compile --python` with a CPython it does not support (3.10, which pyenv has on
+/// every machine) refuses with exit status 2, naming the interpreter and the versions it
+/// supports, and writes nothing.
+#[test]
+fn binary_refuses_an_interpreter_it_does_not_compile_for() {
+    let pyenv = std::env::var("PYENV_ROOT").map_or_else(
+        |_| std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(".pyenv"),
+        std::path::PathBuf::from,
+    );
+    let python = (std::fs::read_dir(pyenv.join("versions")).unwrap().flatten())
+        .map(|entry| entry.path().join("bin/python3.10"))
+        .find(|path| path.exists())
+        .expect("pyenv's CPython 3.10");
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("m.py"), "print(1)\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_gotopy"))
+        .args(["compile", "--python"])
+        .arg(&python)
+        .arg("m.py")
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is Python 3.10.") && stderr.contains("compiles for CPython 3.11 to 3.15"),
+        "{stderr}"
+    );
+    assert!(!work.path().join("__pycache__").exists());
+}

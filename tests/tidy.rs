@@ -9,6 +9,9 @@
 //!   `#[cfg(test)]`) may use either backend as a harness.
 //! - ARCHITECTURE.md's code map names every source file (by its path, or by its name under
 //!   its folder's path), and every path it names exists.
+//! - Only the per-version tables (`src/cpython/opcodes.rs`, `src/cpython/shapes.rs`) tell
+//!   one CPython version from another, and the supported versions are written once
+//!   (`Version::SUPPORTED`, held to the table by a unit test), not in messages elsewhere.
 //! - The language reference is `docs/language.md`: every "SPEC section N" the repository
 //!   cites is a section of it, and nothing points at the specification it started from,
 //!   outside the repository.
@@ -308,5 +311,28 @@ fn citations_are_read_in_each_form() {
     assert_eq!(
         cited_sections("SPEC section 4, SPEC sections 2 and SPEC 5; SPECS 9"),
         [4, 2, 5]
+    );
+}
+
+#[test]
+fn only_the_version_tables_tell_versions_apart() {
+    const TABLES: [&str; 2] = ["src/cpython/opcodes.rs", "src/cpython/shapes.rs"];
+    let mut wrong = Vec::new();
+    for path in files("src").into_iter().chain(files("python/src")) {
+        if !path.ends_with(".rs") || TABLES.contains(&path.as_str()) {
+            continue;
+        }
+        let text = without_tests(&path);
+        for (index, line) in text.lines().enumerate() {
+            let code = line.find("//").map_or(line, |comment| &line[..comment]);
+            if code.contains("at_least(") || code.contains("3.11 to 3.15") {
+                wrong.push(format!("{path}:{}: {}", index + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "a version check or the supported versions outside the tables:\n{}",
+        wrong.join("\n")
     );
 }

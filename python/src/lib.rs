@@ -160,8 +160,10 @@ fn shapes(py: Python<'_>) -> PyResult<&'static Shapes> {
         .get_or_init(|| Version::new(u32::from(info.major), u32::from(info.minor)).map(Shapes::of))
         .ok_or_else(|| {
             PyRuntimeError::new_err(format!(
-                "gotopy supports CPython 3.11 to 3.15, not {}.{}",
-                info.major, info.minor
+                "gotopy supports CPython {}, not {}.{}",
+                Version::SUPPORTED,
+                info.major,
+                info.minor
             ))
         })
 }

@@ -30,17 +30,25 @@ const SCRIPT: &str = include_str!("cpython.py");
 /// The package's edits to CPython's tree, which the script imports.
 const PREPARE: &str = include_str!("../../python/gotopy/_prepare.py");
 
-/// What the interpreter runs first: the version check (the script needs 3.11), then the
-/// script, from the directory given after it.
-const DRIVER: &str = "import sys
-if not (3, 11) <= sys.version_info[:2] <= (3, 15):
-    sys.stderr.write(f'gotopy: error: {sys.executable} is Python {sys.version.split()[0]}; '
-                     'gotopy compiles for CPython 3.11 to 3.15\\n')
+/// What the interpreter runs first: the version check (the script needs a supported
+/// version), then the script, from the directory given after it.
+fn driver() -> String {
+    let (first, last) = (Version::ALL[0], Version::ALL[Version::COUNT - 1]);
+    format!(
+        "import sys
+if not (3, {}) <= sys.version_info[:2] <= (3, {}):
+    sys.stderr.write(f'gotopy: error: {{sys.executable}} is Python {{sys.version.split()[0]}}; '
+                     'gotopy compiles for CPython {}\\n')
     sys.exit(2)
 sys.path.insert(0, sys.argv[1])
 import gotopy_compile
 gotopy_compile.main()
-";
+",
+        first.minor(),
+        last.minor(),
+        Version::SUPPORTED
+    )
+}
 
 /// What the help of a name a standalone file still needs says.
 const STILL_NEEDED: &str = "this is a marker in a scope that is not rewritten, or the name used as a value: \
@@ -82,7 +90,7 @@ impl Interpreter {
     fn start(python: &Path, directory: &Path) -> Result<(Interpreter, Value), String> {
         // Isolated: neither the user's site-packages nor PYTHONPATH comes before the script.
         let mut child = Command::new(python)
-            .args(["-I", "-c", DRIVER])
+            .args(["-I", "-c", &driver()])
             .arg(directory)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -174,7 +182,10 @@ fn run(args: &PycArgs<'_>) -> Result<u8, String> {
     let version = hello["version"]
         .as_array()
         .and_then(|v| Version::new(v.first()?.as_u64()? as u32, v.get(1)?.as_u64()? as u32))
-        .ok_or_else(|| format!("{} is no CPython 3.11 to 3.15", args.python.display()))?;
+        .ok_or_else(|| {
+            let supported = Version::SUPPORTED;
+            format!("{} is no CPython {supported}", args.python.display())
+        })?;
     let cache_tag = hello["cache_tag"].as_str().unwrap_or_default().to_owned();
     let (jobs, mut problems) = jobs(args, &cache_tag);
     let workers = std::thread::available_parallelism()

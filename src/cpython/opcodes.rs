@@ -10,21 +10,40 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-/// A CPython version gotopy compiles for: 3.11 to 3.15.
+/// A CPython version gotopy compiles for: [`Version::SUPPORTED`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Version {
     minor: u8,
 }
 
+/// The oldest and the newest minor version gotopy supports: adding a version starts here
+/// (CONTRIBUTING.md says what follows).
+const FIRST: u8 = 11;
+const LAST: u8 = 15;
+
 impl Version {
+    /// How many versions gotopy supports.
+    pub const COUNT: usize = (LAST - FIRST + 1) as usize;
+
     /// The versions gotopy supports, oldest first.
-    pub const ALL: [Version; 5] = [
-        Version { minor: 11 },
-        Version { minor: 12 },
-        Version { minor: 13 },
-        Version { minor: 14 },
-        Version { minor: 15 },
-    ];
+    pub const ALL: [Version; Version::COUNT] = {
+        let mut all = [Version { minor: FIRST }; Version::COUNT];
+        let mut at = 0;
+        while at < Version::COUNT {
+            all[at].minor = FIRST + at as u8;
+            at += 1;
+        }
+        all
+    };
+
+    /// The supported versions in words, for messages (a unit test holds it to [`FIRST`]
+    /// and [`LAST`]).
+    pub const SUPPORTED: &str = "3.11 to 3.15";
+
+    /// This version's place in [`Version::ALL`], for tables per version.
+    pub fn index(self) -> usize {
+        usize::from(self.minor - FIRST)
+    }
 
     /// `major.minor`, if gotopy supports it.
     pub fn new(major: u32, minor: u32) -> Option<Version> {
@@ -45,9 +64,9 @@ impl Version {
 
     /// The opcode table of this version.
     pub fn opcodes(self) -> &'static Opcodes {
-        static TABLES: [OnceLock<Opcodes>; 5] = [const { OnceLock::new() }; 5];
-        let index = usize::from(self.minor - 11);
-        TABLES[index].get_or_init(|| Opcodes::parse(self, TEXTS[index]))
+        static TABLES: [OnceLock<Opcodes>; Version::COUNT] =
+            [const { OnceLock::new() }; Version::COUNT];
+        TABLES[self.index()].get_or_init(|| Opcodes::parse(self, TEXTS[self.index()]))
     }
 }
 
@@ -57,7 +76,7 @@ impl std::fmt::Display for Version {
     }
 }
 
-const TEXTS: [&str; 5] = [
+const TEXTS: [&str; Version::COUNT] = [
     include_str!("opcodes/3.11.txt"),
     include_str!("opcodes/3.12.txt"),
     include_str!("opcodes/3.13.txt"),
@@ -223,6 +242,20 @@ fn parse_effect(words: &[&str]) -> Option<Option<Effect>> {
 mod tests {
     use super::*;
     use crate::cpython::testing::interpreters;
+
+    #[test]
+    fn the_supported_versions_in_words_are_the_table_s() {
+        let (first, last) = (Version::ALL[0], Version::ALL[Version::COUNT - 1]);
+        assert_eq!(Version::SUPPORTED, format!("{first} to {last}"));
+        assert!(
+            Version::ALL
+                .iter()
+                .enumerate()
+                .all(|(at, v)| v.index() == at)
+        );
+        assert_eq!(Version::new(3, 10), None);
+        assert_eq!(Version::new(3, u32::from(LAST) + 1), None);
+    }
 
     #[test]
     fn the_tables_are_what_each_interpreter_says() {

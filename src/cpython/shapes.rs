@@ -85,8 +85,9 @@ const NB_MULTIPLY: u32 = 5;
 impl Shapes {
     /// The shapes of `version`.
     pub fn of(version: Version) -> &'static Shapes {
-        static ALL: [OnceLock<Shapes>; 5] = [const { OnceLock::new() }; 5];
-        ALL[usize::from(version.minor() - 11)].get_or_init(|| Shapes::new(version))
+        static ALL: [OnceLock<Shapes>; Version::COUNT] =
+            [const { OnceLock::new() }; Version::COUNT];
+        ALL[version.index()].get_or_init(|| Shapes::new(version))
     }
 
     fn new(version: Version) -> Shapes {
