@@ -80,11 +80,29 @@ pub use source::Source;
 ///
 /// A syntax error is reported as a single [`Code::SyntaxError`] diagnostic.
 pub fn check_source(source: &Source, options: Options) -> Vec<Diagnostic> {
-    depth::on_deep_stack(source, || match parse::parse(source) {
-        Ok(parsed) => {
-            let module = scan::scan(parsed.syntax(), parsed.tokens(), source, options);
-            check::check(&module, source)
-        }
-        Err(syntax_error) => vec![syntax_error],
+    depth::on_deep_stack(source, || {
+        front(source, options).map_or_else(|syntax_error| vec![syntax_error], |f| f.diagnostics)
+    })
+}
+
+/// A module through the front end: its tree and tokens, what `scan` found, and what
+/// `check` says.
+pub(crate) struct Front {
+    pub(crate) parsed: rustpython_compiler::parser::Parsed<rustpython_compiler::ast::ModModule>,
+    pub(crate) module: scan::Module,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses, scans and checks a module: the one composition of the front end's passes, under
+/// every entry point ([`check_source`], both compile paths, `translate`). A syntax error is
+/// the one diagnostic of a module that does not parse.
+pub(crate) fn front(source: &Source, options: Options) -> Result<Front, Diagnostic> {
+    let parsed = parse::parse(source)?;
+    let module = scan::scan(parsed.syntax(), parsed.tokens(), source, options);
+    let diagnostics = check::check(&module, source);
+    Ok(Front {
+        parsed,
+        module,
+        diagnostics,
     })
 }

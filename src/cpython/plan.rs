@@ -279,11 +279,12 @@ pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileErr
 
 fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileError> {
     let Checked {
-        mut ast,
+        parsed,
         module,
         diagnostics,
         rewritten,
     } = checked(source, options)?;
+    let mut ast = parsed.into_syntax();
     let positions = Positions::new(source.text());
     let mut plan = Plan {
         warnings: diagnostics,

@@ -7,6 +7,7 @@
 
 use ruff_text_size::{TextRange, TextSize};
 use rustpython_compiler::ast::ModModule;
+use rustpython_compiler::parser::Parsed;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::scan::{MarkerId, Module, Options, Scope, ScopeId};
@@ -85,10 +86,10 @@ fn rejected_summary(path: &str, location: Location, diagnostics: &[Diagnostic]) 
     summary
 }
 
-/// A module that passed the checker: its tree, what `scan` found, the warnings, and the
+/// A module that passed the checker: its tree and tokens, what `scan` found, the warnings, and the
 /// scopes to rewrite (rewritten scopes that have markers).
 pub(crate) struct Checked {
-    pub(crate) ast: ModModule,
+    pub(crate) parsed: Parsed<ModModule>,
     pub(crate) module: Module,
     pub(crate) diagnostics: Vec<Diagnostic>,
     pub(crate) rewritten: Vec<ScopeId>,
@@ -96,9 +97,11 @@ pub(crate) struct Checked {
 
 /// Parses, scans and checks a module; its errors as a rejection.
 pub(crate) fn checked(source: &Source, options: Options) -> Result<Checked, CompileError> {
-    let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
-    let module = crate::scan::scan(parsed.syntax(), parsed.tokens(), source, options);
-    let diagnostics = crate::check::check(&module, source);
+    let crate::Front {
+        parsed,
+        module,
+        diagnostics,
+    } = crate::front(source, options).map_err(|e| rejected(vec![e], source))?;
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(rejected(diagnostics, source));
     }
@@ -110,7 +113,7 @@ pub(crate) fn checked(source: &Source, options: Options) -> Result<Checked, Comp
         })
         .collect();
     Ok(Checked {
-        ast: parsed.into_syntax(),
+        parsed,
         module,
         diagnostics,
         rewritten,

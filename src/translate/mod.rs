@@ -26,7 +26,7 @@ use rustpython_compiler::ast::{self as ast, ExceptHandler, Stmt};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
-use crate::plan::{CompileError, rejected};
+use crate::plan::{Checked, CompileError, checked, rejected};
 use crate::scan::{self, MarkerId, MarkerKind, Module, Options, Scope, ScopeKind, SwitchId};
 use crate::search::{Step, balanced};
 use crate::source::Source;
@@ -48,12 +48,12 @@ pub fn translate_source(source: &Source, options: Options) -> Result<Translated,
 }
 
 fn translate_source_here(source: &Source, options: Options) -> Result<Translated, CompileError> {
-    let parsed = crate::parse::parse(source).map_err(|e| rejected(vec![e], source))?;
-    let module = scan::scan(parsed.syntax(), parsed.tokens(), source, options);
-    let mut diagnostics = crate::check::check(&module, source);
-    if diagnostics.iter().any(Diagnostic::is_error) {
-        return Err(rejected(diagnostics, source));
-    }
+    let Checked {
+        parsed,
+        module,
+        mut diagnostics,
+        ..
+    } = checked(source, options)?;
     let text = Text::new(source.text(), parsed.tokens());
     let named = module
         .scopes

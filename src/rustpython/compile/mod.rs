@@ -58,11 +58,12 @@ pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, Com
 
 fn compile_source_here(source: &Source, options: Options) -> Result<Compiled, CompileError> {
     let Checked {
-        mut ast,
+        parsed,
         module,
         diagnostics,
         rewritten,
     } = checked(source, options)?;
+    let mut ast = parsed.into_syntax();
     let file = SourceFileBuilder::new(source.path(), source.text()).finish();
     let prepared = if rewritten.is_empty() {
         Prepared::default()
