@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use gotopy::diagnostic::{render_text, report_github, report_json, report_text};
+use gotopy::diagnostic::{Format, render_text, report_as};
 use gotopy::{Diagnostic, Options, Source, check_source};
 
 mod cpython;
@@ -195,18 +195,31 @@ struct CheckArgs {
     #[arg(long)]
     all_scopes: bool,
     /// How diagnostics are printed.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
+    #[arg(long, value_enum, default_value = Format::ALL[0].name())]
+    format: FormatArg,
 }
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum Format {
-    /// rustc/ruff style diagnostics with source snippets.
-    Text,
-    /// One JSON array of diagnostics.
-    Json,
-    /// GitHub Actions workflow commands: an annotation on the line of each diagnostic.
-    Github,
+/// A report format of the library's list ([`Format::ALL`]), as clap offers it.
+#[derive(Clone, Copy, Debug)]
+struct FormatArg(Format);
+
+impl ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ARGS: [FormatArg; Format::ALL.len()] = {
+            let mut args = [FormatArg(Format::ALL[0]); Format::ALL.len()];
+            let mut at = 0;
+            while at < Format::ALL.len() {
+                args[at] = FormatArg(Format::ALL[at]);
+                at += 1;
+            }
+            args
+        };
+        &ARGS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.about()))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -757,12 +770,8 @@ fn check(args: &CheckArgs, styles: Styles) -> u8 {
             Err(message) => problems.push(message),
         }
     }
-    let output = match args.format {
-        Format::Text => Ok(report_text(pairs(&checked), styles.stdout)),
-        Format::Json => report_json(pairs(&checked))
-            .map_err(|error| format!("cannot write the diagnostics as JSON: {error}")),
-        Format::Github => Ok(report_github(pairs(&checked))),
-    };
+    let output = report_as(args.format.0, pairs(&checked), styles.stdout)
+        .map_err(|error| format!("cannot write the diagnostics as JSON: {error}"));
     // A report that cannot be made or written is a failure, never an empty result.
     if let Err(message) = output.and_then(|output| print_stdout(output.as_bytes())) {
         problems.push(message);

@@ -177,6 +177,61 @@ pub fn render_text(diagnostics: &[Diagnostic], source: &Source, color: bool) -> 
     out
 }
 
+/// How `gotopy check` reports: one list of formats for the binary, the Python package and
+/// its type stubs, which take their names and help from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// [`report_text`].
+    Text,
+    /// [`report_json`].
+    Json,
+    /// [`report_github`].
+    Github,
+}
+
+impl Format {
+    /// Every format, the default first.
+    pub const ALL: [Format; 3] = [Format::Text, Format::Json, Format::Github];
+
+    /// The name a command line takes (`--format NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+            Format::Github => "github",
+        }
+    }
+
+    /// What the format is, for a command line's help.
+    pub fn about(self) -> &'static str {
+        match self {
+            Format::Text => "rustc/ruff style diagnostics with source snippets",
+            Format::Json => "One JSON array of diagnostics",
+            Format::Github => {
+                "GitHub Actions workflow commands: an annotation on the line of each diagnostic"
+            }
+        }
+    }
+
+    /// The format named `name`.
+    pub fn named(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|format| format.name() == name)
+    }
+}
+
+/// The report of every checked source in `format` (`color` for text only).
+pub fn report_as<'a>(
+    format: Format,
+    checked: impl IntoIterator<Item = (&'a Source, &'a [Diagnostic])>,
+    color: bool,
+) -> Result<String, serde_json::Error> {
+    match format {
+        Format::Text => Ok(report_text(checked, color)),
+        Format::Json => report_json(checked),
+        Format::Github => Ok(report_github(checked)),
+    }
+}
+
 /// The text report of `gotopy check`: each source's diagnostics as [`render_text`] draws
 /// them, then the summary line (`checked 2 files: 1 error, 0 warnings`).
 pub fn report_text<'a>(

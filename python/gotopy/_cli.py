@@ -75,8 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--format",
-        choices=["text", "json", "github"],
-        default="text",
+        choices=_gotopy.FORMATS,
+        default=_gotopy.FORMATS[0],
         help="how diagnostics are printed",
     )
     compile_ = commands.add_parser(
@@ -292,13 +292,8 @@ def _check(args: argparse.Namespace) -> int:
         except _Unreadable as problem:
             problems.append(str(problem))
     try:
-        if args.format == "json":
-            report = _gotopy.render_json(checked)
-        elif args.format == "github":
-            report = _gotopy.render_github(checked)
-        else:
-            color = _styled(getattr(args, "color", "auto"), sys.stdout)
-            report = _gotopy.render_text(checked, color=color)
+        color = _styled(getattr(args, "color", "auto"), sys.stdout)
+        report = _gotopy.render(args.format, checked, color=color)
         _write(sys.stdout, report)
     except (OSError, ValueError) as error:
         # A report that cannot be made or written is a failure, never an empty result.

@@ -15,7 +15,7 @@ use gotopy::cpython::module::{LateError, lower_module};
 use gotopy::cpython::plan::{late_error_json, plan_source, rejection_json};
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, markers, without_source};
-use gotopy::diagnostic::{render_text as render_one, report_github, report_json, report_text};
+use gotopy::diagnostic::{Format, render_text as render_one, report_as, report_text};
 use gotopy::tables::Position;
 use gotopy::{Diagnostic, Options, Source, check_source};
 use pyo3::create_exception;
@@ -129,27 +129,22 @@ fn render_text(checked: Vec<PyRef<'_, Checked>>, color: bool, summary: bool) -> 
     }
 }
 
-/// The JSON report of `gotopy check --format json`.
+/// The report of `gotopy check --format FORMAT`, `FORMAT` one of the module's `FORMATS`
+/// (the library's list, which the binary offers too); `color` for text only.
 #[pyfunction]
-fn render_json(checked: Vec<PyRef<'_, Checked>>) -> PyResult<String> {
-    report_json(
-        checked
-            .iter()
-            .map(|one| (&one.source, one.diagnostics.as_slice())),
-    )
-    .map_err(|error| {
+#[pyo3(signature = (format, checked, *, color = false))]
+fn render(format: &str, checked: Vec<PyRef<'_, Checked>>, color: bool) -> PyResult<String> {
+    let Some(format) = Format::named(format) else {
+        return Err(PyValueError::new_err(format!(
+            "no report format {format:?}"
+        )));
+    };
+    let modules = checked
+        .iter()
+        .map(|one| (&one.source, one.diagnostics.as_slice()));
+    report_as(format, modules, color).map_err(|error| {
         PyValueError::new_err(format!("cannot write the diagnostics as JSON: {error}"))
     })
-}
-
-/// The report of `gotopy check --format github`: GitHub Actions workflow commands.
-#[pyfunction]
-fn render_github(checked: Vec<PyRef<'_, Checked>>) -> String {
-    report_github(
-        checked
-            .iter()
-            .map(|one| (&one.source, one.diagnostics.as_slice())),
-    )
 }
 
 /// The shapes of the running interpreter's version.
@@ -386,7 +381,14 @@ mod _gotopy {
     #[pymodule_export]
     use super::{
         Checked, Plan, asks_all_scopes, check, decode_source, has_markers, misused_markers, plan,
-        reassemble, render_github, render_json, render_text, rewrite_without_source, still_needed,
-        translate,
+        reassemble, render, render_text, rewrite_without_source, still_needed, translate,
     };
+
+    /// `FORMATS`: the names of the report formats, the default first.
+    #[pymodule_init]
+    fn init(module: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
+        use pyo3::types::PyModuleMethods;
+        let names = gotopy::diagnostic::Format::ALL.map(gotopy::diagnostic::Format::name);
+        module.add("FORMATS", pyo3::types::PyTuple::new(module.py(), names)?)
+    }
 }
