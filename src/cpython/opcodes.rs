@@ -36,8 +36,8 @@ impl Version {
         all
     };
 
-    /// The supported versions in words, for messages (a unit test holds it to [`FIRST`]
-    /// and [`LAST`]).
+    /// The supported versions in words, for messages (a unit test holds it to the first
+    /// and the last of [`Version::ALL`]).
     pub const SUPPORTED: &str = "3.11 to 3.15";
 
     /// This version's place in [`Version::ALL`], for tables per version.
