@@ -55,6 +55,7 @@ pub mod source;
 // What both backends and `translate` plan alike, and the bytecode helpers both backends
 // share.
 mod copies;
+mod literal;
 mod locals;
 mod plan;
 pub mod search;

@@ -752,20 +752,9 @@ pub(super) fn within(k: &str, ids: &BTreeSet<i64>) -> String {
     }
 }
 
-/// A Python string literal of `text`.
+/// A Python string literal of `text`, in double quotes where it can be.
 pub(super) fn py_str(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::literal::str_literal(text, '"')
 }
 
 /// A balanced search over `keys` (sorted, as Python orders them: literal text and the

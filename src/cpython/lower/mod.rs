@@ -755,72 +755,9 @@ fn case_repr(value: &CaseConstant) -> String {
                 malachite_bigint::BigInt::parse_bytes(digits.as_bytes(), 16).unwrap_or_default();
             format!("{}{magnitude}", if negative { "-" } else { "" })
         }
-        CaseConstant::Str(text) => python_repr_str(text),
-        CaseConstant::Bytes(bytes) => python_repr_bytes(bytes),
+        CaseConstant::Str(text) => crate::literal::str_literal(text, '\''),
+        CaseConstant::Bytes(bytes) => crate::literal::bytes_literal(bytes),
     }
-}
-
-/// `repr` of a `str`: single quotes unless it holds one and no double quote, escapes for
-/// the quote, backslashes and characters that do not print.
-pub(crate) fn python_repr_str(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::from(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => {
-                let code = u32::from(c);
-                if code < 0x100 {
-                    out.push_str(&format!("\\x{code:02x}"));
-                } else if code < 0x10000 {
-                    out.push_str(&format!("\\u{code:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{code:08x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// `repr` of a `bytes`.
-fn python_repr_bytes(bytes: &[u8]) -> String {
-    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
-        b'"'
-    } else {
-        b'\''
-    };
-    let mut out = String::from("b");
-    out.push(char::from(quote));
-    for &byte in bytes {
-        match byte {
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\r' => out.push_str("\\r"),
-            b'\t' => out.push_str("\\t"),
-            byte if byte == quote => {
-                out.push('\\');
-                out.push(char::from(byte));
-            }
-            0x20..0x7f => out.push(char::from(byte)),
-            byte => out.push_str(&format!("\\x{byte:02x}")),
-        }
-    }
-    out.push(char::from(quote));
-    out
 }
 
 #[cfg(test)]
