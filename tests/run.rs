@@ -1234,3 +1234,33 @@ print(outside, helpers.twice(21), sys.dont_write_bytecode, sys.flags.safe_path)
         assert!(shown.contains(&format!("'{}'", dir.display())), "{shown}");
     }
 }
+
+/// The markers are objects to Python's own protocols, as on CPython: `hasattr` and `copy`
+/// ask for dunder names and get `AttributeError` (a marker's own name that runs is an error
+/// that says so); the structured program shows what plain objects answer.
+#[test]
+fn markers_answer_pythons_protocols_as_plain_objects_do() {
+    assert_same_as_cpython(
+        "protocols",
+        r#"
+import copy
+from goto import goto, label
+
+print(hasattr(goto, "__wrapped__"), type(copy.copy(label)) is type(label))
+try:
+    label.x
+except RuntimeError as error:
+    print("ran:", "`label .x` ran as plain Python" in str(error))
+"#,
+        r#"
+import copy
+
+class Marker:
+    pass
+
+goto, label = Marker(), Marker()
+print(hasattr(goto, "__wrapped__"), type(copy.copy(label)) is type(label))
+print("ran:", True)
+"#,
+    );
+}

@@ -20,6 +20,7 @@ import types
 from typing import Any, NoReturn
 
 from gotopy import _compile, _gotopy
+from gotopy._marker import Marker
 
 _modules: dict[tuple[str, bytes, int | None], types.CodeType] = {}
 
@@ -139,57 +140,8 @@ def code_objects(code: types.CodeType) -> list[types.CodeType]:
     return found
 
 
-class Marker:
-    """``goto``, ``label``, ``switch`` or ``case``: a decorator, and a marker that gotopy
-    turns into control flow."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __call__(self, function: Any) -> Any:
-        if isinstance(function, (staticmethod, classmethod)):
-            self(function.__func__)
-            return function
-        code = function if isinstance(function, types.CodeType) else getattr(function, "__code__", None)
-        if not isinstance(code, types.CodeType):
-            raise TypeError(
-                f"@{self._name} applies to functions, methods and code objects, "
-                f"not {type(function).__name__}"
-            )
-        try:
-            rewritten = rewrite_code(code, getattr(function, "__globals__", None))
-        except SyntaxError as error:
-            # The place in the program is what the user acts on, not gotopy's frames.
-            raise error.with_traceback(None) from None
-        if code is function:
-            return rewritten
-        if rewritten is not code:
-            function.__code__ = rewritten
-        return function
-
-    def _ran(self, shown: str) -> Any:
-        raise RuntimeError(
-            f"`{shown}` ran as plain Python: gotopy rewrites markers only in functions "
-            "decorated with @goto (or everywhere with --all-scopes)"
-        )
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._ran(f"{self._name} .{name}")
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._ran(f"{self._name}[{key!r}]")
-
-    def __mul__(self, other: Any) -> Any:
-        return self._ran(f"{self._name} *{other!r}")
-
-    def __repr__(self) -> str:
-        return f"<gotopy marker {self._name}>"
-
-
-goto = Marker("goto")
+goto = Marker("goto", rewrite_code)
 with_goto = goto
-label = Marker("label")
-switch = Marker("switch")
-case = Marker("case")
+label = Marker("label", rewrite_code)
+switch = Marker("switch", rewrite_code)
+case = Marker("case", rewrite_code)

@@ -36,8 +36,13 @@ use crate::plan::CompileError;
 use crate::rustpython::compile::compile_source;
 use crate::{Options, Source};
 
-/// The source of the run-time module `goto`.
-const GOTO_MODULE: &str = include_str!("goto.py");
+/// The source of the run-time module `goto`: the markers the CPython package has too (one
+/// class for both runtimes), then what only this interpreter's module holds.
+const GOTO_MODULE: &str = concat!(
+    include_str!("../../python/gotopy/_marker.py"),
+    "\n",
+    include_str!("goto.py")
+);
 
 /// gotopy's set-up as an extension of RustPython's interpreter builder, the form
 /// RustPython's own `rustpython::InterpreterBuilderExt::init_stdlib` takes:

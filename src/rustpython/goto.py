@@ -1,64 +1,28 @@
-"""gotopy's run-time module `goto`: the names that markers and decorators use.
-
-Code compiled by gotopy (`gotopy run`, modules imported through gotopy's import hook) already
-has real jumps, and the decorators return it unchanged. Applied to a function compiled some
-other way (`exec`, `compile`), `goto(f)` rewrites `f.__code__` in place and returns `f`;
-given a code object it returns the rewritten code object (SPEC section 6). A marker that
-still runs, in a scope nobody rewrote, raises an error that says so.
-"""
+# The rest of gotopy's run-time module `goto`, after the markers of python/gotopy/_marker.py
+# (src/rustpython/embed.rs puts the two texts together).
+#
+# gotopy's run-time module `goto`: the names that markers and decorators use.
+#
+# Code compiled by gotopy (`gotopy run`, modules imported through gotopy's import hook) already
+# has real jumps, and the decorators return it unchanged. Applied to a function compiled some
+# other way (`exec`, `compile`), `goto(f)` rewrites `f.__code__` in place and returns `f`;
+# given a code object it returns the rewritten code object (SPEC section 6). A marker that
+# still runs, in a scope nobody rewrote, raises an error that says so.
 
 import _gotopy
 
 
-
-_CodeType = type(compile("", "", "exec"))
-
-
-class _Marker:
-    def __init__(self, name):
-        self._name = name
-
-    def __call__(self, function):
-        if isinstance(function, (staticmethod, classmethod)):
-            self(function.__func__)
-            return function
-        if isinstance(function, _CodeType):
-            return _gotopy.rewrite(function)
-        code = getattr(function, "__code__", None)
-        if code is None:
-            raise TypeError(
-                f"@{self._name} applies to functions, methods and code objects, "
-                f"not {type(function).__name__}"
-            )
-        rewritten = _gotopy.rewrite(code)
-        if rewritten is not code:
-            function.__code__ = rewritten
-        return function
-
-    def _ran(self, shown):
-        raise RuntimeError(
-            f"`{shown}` ran as plain Python: gotopy rewrites markers only in functions "
-            f"decorated with @goto (or everywhere with --all-scopes)"
-        )
-
-    def __getattr__(self, name):
-        self._ran(f"{self._name} .{name}")
-
-    def __getitem__(self, key):
-        self._ran(f"{self._name}[{key!r}]")
-
-    def __mul__(self, other):
-        self._ran(f"{self._name} *{other!r}")
-
-    def __repr__(self):
-        return f"<gotopy marker {self._name}>"
+def _rewrite(code, module_globals):
+    # gotopy's interpreter compiled the module through gotopy when it had its source, so a
+    # function that still holds markers was compiled some other way (`exec`, `compile`).
+    return _gotopy.rewrite(code)
 
 
-goto = _Marker("goto")
+goto = Marker("goto", _rewrite)
 with_goto = goto
-label = _Marker("label")
-switch = _Marker("switch")
-case = _Marker("case")
+label = Marker("label", _rewrite)
+switch = Marker("switch", _rewrite)
+case = Marker("case", _rewrite)
 
 
 def _install_import_hook():
