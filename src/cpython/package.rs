@@ -4,7 +4,7 @@
 //! built in). One list, so that a module added to the package is added to both.
 
 /// Each module's qualified name and source, packages first.
-pub const MODULES: [(&str, &str); 9] = [
+pub const MODULES: [(&str, &str); 10] = [
     ("gotopy", include_str!("../../python/gotopy/__init__.py")),
     ("goto", include_str!("../../python/goto/__init__.py")),
     (
@@ -17,6 +17,10 @@ pub const MODULES: [(&str, &str); 9] = [
         include_str!("../../python/gotopy/_compile.py"),
     ),
     ("gotopy._hook", include_str!("../../python/gotopy/_hook.py")),
+    (
+        "gotopy._marker",
+        include_str!("../../python/gotopy/_marker.py"),
+    ),
     (
         "gotopy._prepare",
         include_str!("../../python/gotopy/_prepare.py"),
@@ -34,5 +38,30 @@ pub fn file_of(module: &str) -> String {
     match module.split_once('.') {
         Some((package, name)) => format!("{package}/{name}.py"),
         None => format!("{module}/__init__.py"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every Python file of the package's two directories is in the list, so that a module
+    /// added to the package cannot be missing where the package is not installed.
+    #[test]
+    fn every_module_of_the_package_is_listed() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python");
+        let mut files = Vec::new();
+        for package in ["gotopy", "goto"] {
+            for entry in std::fs::read_dir(root.join(package)).unwrap() {
+                let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+                if name.ends_with(".py") {
+                    files.push(format!("{package}/{name}"));
+                }
+            }
+        }
+        files.sort();
+        let mut listed: Vec<String> = MODULES.iter().map(|(module, _)| file_of(module)).collect();
+        listed.sort();
+        assert_eq!(listed, files);
     }
 }
