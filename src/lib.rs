@@ -67,15 +67,16 @@ pub mod cpython;
 mod rustpython;
 pub mod translate;
 
-// The RustPython backend's modules, where embedders have always found them.
 pub use diagnostic::{Code, Diagnostic, Severity};
 /// Byte offsets and ranges into a [`Source`]'s text, as [`Diagnostic`]s hold them.
 pub use ruff_text_size::{TextRange, TextSize};
+pub use scan::Options;
+pub use source::Source;
+
+// The RustPython backend's modules, where embedders have always found them.
 pub use rustpython::{bytecode, compile, rewrite};
 #[cfg(feature = "vm")]
 pub use rustpython::{embed, run};
-pub use scan::Options;
-pub use source::Source;
 
 /// Parses, scans and checks one module: every diagnostic, in source order.
 ///

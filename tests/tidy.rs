@@ -87,40 +87,38 @@ const RUSTPYTHON_PATHS: [&str; 8] = [
     "goto.py",
 ];
 
+/// `text` with its line comments blanked out, its lines kept: a comment may name anything.
+fn code_only(text: &str) -> String {
+    let lines: Vec<&str> = (text.lines())
+        .map(|line| line.find("//").map_or(line, |comment| &line[..comment]))
+        .collect();
+    lines.join("\n")
+}
+
 /// Where `text` names `crate::<module>` for one of `modules`, directly or in a `use crate::{...}`
 /// group: the line numbers.
 fn naming(text: &str, modules: &[&str]) -> Vec<usize> {
     let names = |segment: &str| {
+        let segment = segment.trim_start();
         modules.iter().any(|module| {
-            segment.trim_start().starts_with(module)
-                && !segment.trim_start()[module.len()..]
-                    .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            segment.starts_with(module)
+                && !segment[module.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
         })
     };
-    let mut found = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        // Code only: a comment may name anything.
-        let code = line.find("//").map_or(line, |comment| &line[..comment]);
-        for (at, _) in code.match_indices("crate::") {
-            let rest = &line[at + "crate::".len()..];
+    let code = code_only(text);
+    (code.match_indices("crate::"))
+        .filter_map(|(at, _)| {
+            let rest = &code[at + "crate::".len()..];
             let named = match rest.strip_prefix('{') {
                 // A group, possibly over several lines: up to its closing brace.
-                Some(_) => {
-                    let start = text.lines().take(index).map(|l| l.len() + 1).sum::<usize>()
-                        + at
-                        + "crate::{".len();
-                    let group = &text[start..];
-                    let group = &group[..group.find('}').unwrap_or(group.len())];
-                    group.split(',').any(names)
-                }
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .any(names),
                 None => names(rest),
             };
-            if named {
-                found.push(index + 1);
-            }
-        }
-    }
-    found
+            named.then(|| code[..at].matches('\n').count() + 1)
+        })
+        .collect()
 }
 
 #[test]
@@ -323,8 +321,7 @@ fn only_the_version_tables_tell_versions_apart() {
             continue;
         }
         let text = without_tests(&path);
-        for (index, line) in text.lines().enumerate() {
-            let code = line.find("//").map_or(line, |comment| &line[..comment]);
+        for (index, (line, code)) in text.lines().zip(code_only(&text).lines()).enumerate() {
             if code.contains("at_least(") || code.contains("3.11 to 3.15") {
                 wrong.push(format!("{path}:{}: {}", index + 1, line.trim()));
             }

@@ -136,7 +136,7 @@ use lower::Lowering;
 use sites::{Site, SiteKind};
 
 use crate::plan::prepare::{Prepared, Trampoline, prepare};
-pub(crate) use crate::plan::{Checked, checked, lost_track, refuse};
+use crate::plan::{Checked, checked, lost_track, refuse};
 pub use crate::plan::{CompileError, in_codegen};
 use crate::plan::{REPORT, caught, rejected};
 
