@@ -333,3 +333,38 @@ fn only_the_version_tables_tell_versions_apart() {
         wrong.join("\n")
     );
 }
+
+/// The `version = "..."` of a manifest's `[package]` table (its first line of that form).
+fn package_version(path: &str) -> String {
+    let text = std::fs::read_to_string(common::root().join(path)).unwrap();
+    let package = (text.split("[package]\n").nth(1))
+        .unwrap_or_else(|| panic!("{path} has no [package] table"));
+    (package.lines())
+        .take_while(|line| !line.starts_with('['))
+        .find_map(|line| line.strip_prefix("version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{path}'s [package] has no version"))
+        .to_owned()
+}
+
+/// One version for the crate, the extension and the Python package: pyproject.toml takes
+/// the extension's (`dynamic = ["version"]`, which maturin fills from python/Cargo.toml), and
+/// the extension's is the crate's (cargo cannot inherit it outside a workspace, so this test
+/// holds the two equal). `gotopy --version` of the binary and of the package then agree.
+#[test]
+fn the_crate_the_extension_and_the_package_have_one_version() {
+    assert_eq!(
+        package_version("python/Cargo.toml"),
+        package_version("Cargo.toml"),
+        "python/Cargo.toml's version must be Cargo.toml's"
+    );
+    let pyproject = std::fs::read_to_string(common::root().join("pyproject.toml")).unwrap();
+    assert!(
+        pyproject.contains("\ndynamic = [\"version\"]\n"),
+        "pyproject.toml must take its version from python/Cargo.toml (dynamic = [\"version\"])"
+    );
+    assert!(
+        !pyproject.lines().any(|line| line.starts_with("version =")),
+        "pyproject.toml must not write a version of its own"
+    );
+}
