@@ -4,16 +4,18 @@
 function with ``@goto``; ``gotopy.install()`` compiles every module imported afterwards
 that has markers through gotopy; ``gotopy.compile(text, filename, "exec")`` is the built-in
 ``compile()`` with goto, for code that is generated and ``exec``'d; ``python -m gotopy run
-FILE`` runs a program with goto and ``python -m gotopy check PATH...`` checks files without
-running them.
+FILE`` (or the ``gotopy`` command) runs a program with goto and ``python -m gotopy check
+PATH...`` checks files without running them.
 """
 
 from gotopy._compile import GotoSyntaxError, compile
 from gotopy._hook import install
+from gotopy._gotopy import VERSION as __version__
 from gotopy._runtime import case, goto, label, switch, with_goto
 
 __all__ = [
     "GotoSyntaxError",
+    "__version__",
     "case",
     "compile",
     "goto",

@@ -22,9 +22,10 @@ FOUND_ERRORS = 1
 BAD_INPUT = 2
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the command line and returns the exit status."""
-    parser = _parser()
+def main(argv: Sequence[str] | None = None, prog: str = "gotopy") -> int:
+    """Runs the command line and returns the exit status: as the ``gotopy`` command the
+    package installs, or with ``prog="python -m gotopy"`` (``__main__``)."""
+    parser = _parser(prog)
     args = parser.parse_args(argv)
     if args.command == "check":
         return _check(args)
@@ -38,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return BAD_INPUT
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(prog: str) -> argparse.ArgumentParser:
     # `--color` is accepted before or after the subcommand, as the binary's global option.
     color = argparse.ArgumentParser(add_help=False)
     color.add_argument(
@@ -56,10 +57,11 @@ def _parser() -> argparse.ArgumentParser:
         help="rewrite every scope that contains markers, module and class bodies included",
     )
     parser = argparse.ArgumentParser(
-        prog="python -m gotopy",
+        prog=prog,
         description="goto, label and switch for Python",
         parents=[color],
     )
+    parser.add_argument("--version", action="version", version=f"gotopy {_gotopy.VERSION}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = commands.add_parser(
         "check",

@@ -6,6 +6,8 @@ _Position = tuple[int | None, int | None, int | None, int | None]
 
 # The report formats of `check` (the library's list), the default first.
 FORMATS: tuple[str, ...]
+# The package's version.
+VERSION: str
 
 class Rejected(Exception): ...
 class Refused(Exception): ...

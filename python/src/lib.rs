@@ -384,11 +384,13 @@ mod _gotopy {
         reassemble, render, render_text, rewrite_without_source, still_needed, translate,
     };
 
-    /// `FORMATS`: the names of the report formats, the default first.
+    /// `FORMATS`: the names of the report formats, the default first; `VERSION`: the
+    /// package's version (this crate's, which pyproject.toml takes as the package's).
     #[pymodule_init]
     fn init(module: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
         use pyo3::types::PyModuleMethods;
         let names = gotopy::diagnostic::Format::ALL.map(gotopy::diagnostic::Format::name);
-        module.add("FORMATS", pyo3::types::PyTuple::new(module.py(), names)?)
+        module.add("FORMATS", pyo3::types::PyTuple::new(module.py(), names)?)?;
+        module.add("VERSION", env!("CARGO_PKG_VERSION"))
     }
 }
