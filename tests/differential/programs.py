@@ -404,7 +404,11 @@ import json, sys
 import _gotopy
 
 programs = json.load(open(sys.argv[1]))
+# `driver.py programs.json K N` runs the K-th of N shards: every N-th program from the K-th.
+shard, shards = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 2 else (0, 1)
 for index, source in enumerate(programs):
+    if index % shards != shard:
+        continue
     try:
         code = _gotopy.compile(source, f"<program {index}>")
     except SyntaxError as error:
