@@ -1,10 +1,12 @@
 //! The Python package on CPython 3.11 to 3.15: `python/tests/test_check.py` (the package's
 //! `check` against the binary, with `GOTOPY_BIN` set to this build's `gotopy`),
 //! `test_run.py` (the CPython backend), `test_pyc.py` (standalone `.pyc` files),
-//! `test_tools.py`, `test_deep.py` and `test_programs.py` (the old libraries' programs on
-//! every route, an IPython cell among them) on each interpreter `tools/pythons` gives, with
-//! the package installed by `common/cpython.rs`; and `gotopy compile --python` with
-//! interpreters that do not have the package.
+//! `test_tools.py`, `test_deep.py`, `test_programs.py` (the old libraries' programs on
+//! every route, an IPython cell among them) and `test_installed.py` (the `gotopy` command)
+//! on each interpreter `tools/pythons` gives, with the wheel `tools/dist` builds installed
+//! by `common/cpython.rs` and no Rust on `PATH` (but for `test_tools`, whose pre-commit hook
+//! builds the package from source); and `gotopy compile --python` with interpreters that do
+//! not have the package.
 
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -24,13 +26,14 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
     // runs pre-commit, which builds the package, on 3.13), taken by two workers in turn:
     // the machines have two cores, and whole versions in pairs left one idle while the
     // other finished (and for the whole fifth version).
-    const MODULES: [&str; 6] = [
+    const MODULES: [&str; 7] = [
         "test_tools",
         "test_run",
         "test_pyc",
         "test_programs",
         "test_deep",
         "test_check",
+        "test_installed",
     ];
     let jobs = MODULES
         .iter()
@@ -49,15 +52,24 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
                         break;
                     };
                     let job = Instant::now();
-                    let output = Command::new(interpreter)
+                    let mut command = Command::new(interpreter);
+                    command
                         .args(["-m", "unittest", "-v", module])
                         .current_dir(root().join("python/tests"))
                         .stdin(Stdio::null())
-                        .env("GOTOPY_BIN", env!("CARGO_BIN_EXE_gotopy"))
-                        .output()
-                        .unwrap_or_else(|error| {
-                            panic!("cannot run {module} on {version}: {error}")
-                        });
+                        .env("GOTOPY_BIN", env!("CARGO_BIN_EXE_gotopy"));
+                    // As a user who installed the wheel: no Rust. Only pre-commit's hook
+                    // (in `test_tools`) builds the package from source, as pre-commit does.
+                    if module != "test_tools" {
+                        command
+                            .env("PATH", cpython::path_without_rust())
+                            .env("GOTOPY_NO_RUST", "1")
+                            .env_remove("CARGO")
+                            .env_remove("RUSTC");
+                    }
+                    let output = command.output().unwrap_or_else(|error| {
+                        panic!("cannot run {module} on {version}: {error}")
+                    });
                     let verdict = if output.status.success() {
                         "ok"
                     } else {

@@ -1,15 +1,14 @@
 //! The Python package installed for CPython 3.11 to 3.15, for the tests that run programs
 //! on the CPython backend (`tests/cpython.rs`, `tests/run.rs`).
 //!
-//! Builds the package's wheel once per test process as `pip install .` does, installs it
-//! into a virtual environment for each interpreter `tools/pythons` gives, with the tools the
-//! package's tests use (coverage; the type checkers, linters and pre-commit on one
-//! version). Everything lives under `target/cpython/`: `cargo/` (the extension's own target
-//! directory), `wheels/` and `venv-3.X/`. A venv is reused, and the wheel reinstalled only
-//! when its digest changed. Needs network on the first run (Debian packages for 3.14 and
-//! 3.15, the tools from PyPI, the extension's crates) and on every build of the wheel (pip
-//! installs maturin, the build back end, into the build's own environment, from PyPI or
-//! pip's cache).
+//! Builds the package's wheel once per test process with `tools/dist`, as a release is built
+//! (the manylinux2014 abi3 wheel, and the sdist), installs it into a virtual environment for
+//! each interpreter `tools/pythons` gives, with the tools the package's tests use (coverage;
+//! the type checkers, linters and pre-commit on one version). Everything lives under
+//! `target/cpython/`: `cargo/` (the extension's own target directory), `dist/` and
+//! `venv-3.X/`. A venv is reused, and the wheel reinstalled only when its digest changed.
+//! Needs network on the first run (Debian packages for 3.14 and 3.15, the tools from PyPI,
+//! `tools/dist`'s build tools, the extension's crates).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -68,7 +67,7 @@ pub fn installed() -> &'static [(String, PathBuf)] {
     INSTALLED.get_or_init(|| {
         let work = work_dir();
         let pythons = pythons();
-        let wheel = build_wheel(&work, &pythons[0].1);
+        let wheel = build_wheel(&work);
         // One thread per version: pip spends most of its time fetching and unpacking, and
         // the five would otherwise wait for each other.
         std::thread::scope(|scope| {
@@ -170,31 +169,35 @@ fn venv(python: &Path, dir: &Path) -> PathBuf {
     interpreter
 }
 
-/// Builds the wheel as `pip install .` does (pip runs the build back end the package
-/// names, maturin, in an environment of its own), with the extension's build kept in
-/// `cargo/` between runs; its path.
-fn build_wheel(work: &Path, python: &Path) -> PathBuf {
-    let wheels = work.join("wheels");
-    let _ = std::fs::remove_dir_all(&wheels);
+/// Builds the wheel and the sdist a release publishes, with `tools/dist` (the manylinux2014
+/// abi3 wheel, built by maturin with zig), into `dist/`, with the extension's build kept in
+/// `cargo/` between runs; the wheel's path. The tests install what a user installs.
+fn build_wheel(work: &Path) -> PathBuf {
     let started = Instant::now();
-    run(
-        "pip wheel .",
-        Command::new(python)
-            .args(["-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir"])
-            .arg(&wheels)
-            .arg(".")
-            .current_dir(root())
+    let output = run(
+        "tools/dist",
+        Command::new(root().join("tools/dist"))
+            .arg("--out")
+            .arg(work.join("dist"))
             .env("CARGO_TARGET_DIR", work.join("cargo")),
     );
-    println!("wheel built in {:.1?}", started.elapsed());
-    let built: Vec<PathBuf> = std::fs::read_dir(&wheels)
-        .unwrap()
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|extension| extension == "whl"))
-        .collect();
-    assert_eq!(built.len(), 1, "pip must build one wheel: {built:?}");
-    built.into_iter().next().unwrap()
+    println!("wheel and sdist built in {:.1?}", started.elapsed());
+    let printed = String::from_utf8_lossy(&output.stdout);
+    let wheel = printed
+        .lines()
+        .next()
+        .filter(|line| line.ends_with(".whl"))
+        .unwrap_or_else(|| panic!("tools/dist must print the wheel's path first:\n{printed}"));
+    PathBuf::from(wheel)
+}
+
+/// `PATH` without the directories that hold `cargo` or `rustc`: what the package's tests run
+/// with, as on a user's machine that installed the wheel and has no Rust.
+pub fn path_without_rust() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("cargo").exists() && !dir.join("rustc").exists());
+    std::env::join_paths(kept).unwrap()
 }
 
 /// Installs `wheel` into the venv of `version`, unless that very wheel is installed; its
