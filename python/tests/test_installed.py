@@ -28,8 +28,8 @@ BINARY = os.environ.get("GOTOPY_BIN")
 COMMAND = Path(sysconfig.get_path("scripts"), "gotopy")
 
 
-def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL, cwd=ROOT, **kwargs)
+def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, check=False, capture_output=True, text=True, stdin=subprocess.DEVNULL, cwd=ROOT)
 
 
 def both(*args: str) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
