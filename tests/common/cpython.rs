@@ -239,7 +239,9 @@ fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
             &format!("pip install on {version}"),
             Command::new(&interpreter)
                 .args(["-m", "pip", "install", "--quiet", "--force-reinstall"])
-                .arg(wheel),
+                .arg(wheel)
+                // As a user without Rust installs it: nothing in the wheel is built.
+                .env("PATH", path_without_rust()),
         );
         std::fs::write(&stamp, &digest).unwrap();
     }
