@@ -61,11 +61,7 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
                     // As a user who installed the wheel: no Rust. Only pre-commit's hook
                     // (in `test_tools`) builds the package from source, as pre-commit does.
                     if module != "test_tools" {
-                        command
-                            .env("PATH", cpython::path_without_rust())
-                            .env("GOTOPY_NO_RUST", "1")
-                            .env_remove("CARGO")
-                            .env_remove("RUSTC");
+                        cpython::without_rust(&mut command).env("GOTOPY_NO_RUST", "1");
                     }
                     let output = command.output().unwrap_or_else(|error| {
                         panic!("cannot run {module} on {version}: {error}")

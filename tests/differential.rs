@@ -26,38 +26,29 @@ fn random_programs_match_the_reference_interpreter() {
     let (seed, count) = common::seed_and_size("GOTOPY_DIFF", 2000);
     let dir = common::generate_programs("diff", seed, count);
     // Two interpreters, each running every other program (the machines have two cores),
-    // each read by a thread of its own so that neither waits on a full pipe.
+    // each writing to files of its own so that neither waits on a full pipe.
     const SHARDS: usize = 2;
-    let outputs: Vec<std::process::Output> = std::thread::scope(|scope| {
-        let drivers: Vec<_> = (0..SHARDS)
-            .map(|shard| {
-                let dir = &dir;
-                scope.spawn(move || {
-                    Command::new(env!("CARGO_BIN_EXE_gotopy"))
-                        .args(["run", "driver.py", "programs.json"])
-                        .args([shard.to_string(), SHARDS.to_string()])
-                        .current_dir(dir)
-                        .output()
-                        .unwrap()
-                })
-            })
-            .collect();
-        (drivers.into_iter())
-            .map(|driver| {
-                driver
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
+    let file = |shard: usize, stream: &str| dir.join(format!("got-{shard}.{stream}"));
+    let drivers: Vec<_> = (0..SHARDS)
+        .map(|shard| {
+            Command::new(env!("CARGO_BIN_EXE_gotopy"))
+                .args(["run", "driver.py", "programs.json"])
+                .args([shard.to_string(), SHARDS.to_string()])
+                .current_dir(&dir)
+                .stdout(std::fs::File::create(file(shard, "out")).unwrap())
+                .stderr(std::fs::File::create(file(shard, "err")).unwrap())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
     let mut got = String::new();
-    for output in outputs {
+    for (shard, mut driver) in drivers.into_iter().enumerate() {
         assert!(
-            output.status.success(),
+            driver.wait().unwrap().success(),
             "seed {seed}: the driver failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
+            std::fs::read_to_string(file(shard, "err")).unwrap()
         );
-        got.push_str(&String::from_utf8_lossy(&output.stdout));
+        got.push_str(&std::fs::read_to_string(file(shard, "out")).unwrap());
     }
     let expected = std::fs::read_to_string(dir.join("expected.txt")).unwrap();
 

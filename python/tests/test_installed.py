@@ -22,7 +22,6 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "fixtures"
 BINARY = os.environ.get("GOTOPY_BIN")
 # The console script pip wrote beside this interpreter.
 COMMAND = Path(sysconfig.get_path("scripts"), "gotopy")

@@ -191,13 +191,17 @@ fn build_wheel(work: &Path) -> PathBuf {
     PathBuf::from(wheel)
 }
 
-/// `PATH` without the directories that hold `cargo` or `rustc`: what the package's tests run
-/// with, as on a user's machine that installed the wheel and has no Rust.
-pub fn path_without_rust() -> std::ffi::OsString {
+/// `command` as on a user's machine that installed the wheel and has no Rust: `PATH` without
+/// the directories that hold `cargo` or `rustc`, and none of the variables cargo sets for
+/// the tests that name them.
+pub fn without_rust(command: &mut Command) -> &mut Command {
     let path = std::env::var_os("PATH").unwrap_or_default();
     let kept = std::env::split_paths(&path)
         .filter(|dir| !dir.join("cargo").exists() && !dir.join("rustc").exists());
-    std::env::join_paths(kept).unwrap()
+    command
+        .env("PATH", std::env::join_paths(kept).unwrap())
+        .env_remove("CARGO")
+        .env_remove("RUSTC")
 }
 
 /// Installs `wheel` into the venv of `version`, unless that very wheel is installed; its
@@ -237,11 +241,10 @@ fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(digest.as_str()) {
         run(
             &format!("pip install on {version}"),
-            Command::new(&interpreter)
+            // As a user without Rust installs it: nothing in the wheel is built.
+            without_rust(&mut Command::new(&interpreter))
                 .args(["-m", "pip", "install", "--quiet", "--force-reinstall"])
-                .arg(wheel)
-                // As a user without Rust installs it: nothing in the wheel is built.
-                .env("PATH", path_without_rust()),
+                .arg(wheel),
         );
         std::fs::write(&stamp, &digest).unwrap();
     }
