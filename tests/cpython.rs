@@ -57,7 +57,10 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
                         .args(["-m", "unittest", "-v", module])
                         .current_dir(root().join("python/tests"))
                         .stdin(Stdio::null())
-                        .env("GOTOPY_BIN", env!("CARGO_BIN_EXE_gotopy"));
+                        .env("GOTOPY_BIN", env!("CARGO_BIN_EXE_gotopy"))
+                        // The differential test's programs and their expected calls, made
+                        // by the first version that needs them and read by the others.
+                        .env("GOTOPY_DIFF_CACHE", cpython::work_dir().join("generated"));
                     // As a user who installed the wheel: no Rust. Only pre-commit's hook
                     // (in `test_tools`) builds the package from source, as pre-commit does.
                     if module != "test_tools" {

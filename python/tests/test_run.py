@@ -19,6 +19,7 @@ only.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import io
 import json
@@ -42,15 +43,24 @@ import gotopy
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
+
+
+@functools.cache
+def gotopy_run(path: Path) -> subprocess.CompletedProcess[bytes]:
+    """``python -m gotopy run`` of a fixture, from the repository's root, once for the
+    tests that look at what it does (a file's ``# gotopy: all-scopes`` line is its option)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gotopy", "run", str(path)],
+        capture_output=True,
+        cwd=ROOT,
+    )
+
+
 class Fixtures(unittest.TestCase):
     def test_ok_fixtures_run_and_their_assertions_hold(self) -> None:
         for path in sorted((FIXTURES / "ok").glob("*.py")):
             with self.subTest(path.name):
-                run = subprocess.run(
-                    [sys.executable, "-m", "gotopy", "run", str(path)],
-                    capture_output=True,
-                    cwd=ROOT,
-                )
+                run = gotopy_run(path)
                 self.assertEqual(run.returncode, 0, run.stderr.decode())
 
     def test_translated_fixtures_print_what_the_goto_programs_print(self) -> None:
@@ -70,9 +80,7 @@ class Fixtures(unittest.TestCase):
                     self.assertEqual(made.returncode, 0, made.stderr.decode())
                     if "import goto" in out.read_text():
                         continue  # uses the goto module itself: needs gotopy (docs/translate.md)
-                    goto = subprocess.run(
-                        [sys.executable, "-m", "gotopy", "run", *all_scopes, str(path)], capture_output=True, cwd=ROOT
-                    )
+                    goto = gotopy_run(path)
                     plain = subprocess.run([sys.executable, "-I", "-S", str(out)], capture_output=True, cwd=scratch)
                     self.assertEqual((plain.returncode, plain.stdout), (goto.returncode, goto.stdout), plain.stderr)
                     compared += 1
@@ -192,7 +200,8 @@ class Differential(unittest.TestCase):
     def compare(
         self, load: Callable[[str, str, dict], None], checked: bool
     ) -> tuple[int, int, int, int]:
-        """Generates programs (``GOTOPY_DIFF_SEED``, ``GOTOPY_DIFF_PROGRAMS``), with
+        """Generates programs (``GOTOPY_DIFF_SEED``, ``GOTOPY_DIFF_PROGRAMS``; kept in the
+        directory ``GOTOPY_DIFF_CACHE`` names, when it is set), with
         switches and ``finally`` bodies when ``checked`` (the source goes through the front
         end's check), loads each into a namespace with ``load`` and calls what loads as the
         reference interpreter does: no internal error, every rule-breaking program rejected
@@ -204,10 +213,10 @@ class Differential(unittest.TestCase):
 
         seed = diff_seed()
         count = int(os.environ.get("GOTOPY_DIFF_PROGRAMS", "2000"))
-        programs, invalid = generator.generate(
-            seed, count, switches=checked, finally_bodies=checked
-        )
-        expected = generator.reference(programs, invalid)
+        # `tests/cpython.rs` gives the five interpreters one cache: the programs and the
+        # reference's answers are the same on each (a third of this test's time).
+        cache = os.environ.get("GOTOPY_DIFF_CACHE") or None
+        programs, invalid, expected = generator.generated(seed, count, checked, cache)
         namespace: dict = {}
         exec(compile(generator.PRELUDE, "<prelude>", "exec"), namespace)
         got, refused, wrong, internal, with_goto = [], 0, [], [], 0

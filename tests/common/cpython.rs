@@ -89,7 +89,7 @@ pub fn installed() -> &'static [(String, PathBuf)] {
 }
 
 /// `target/cpython`, in whatever target directory this test was built in.
-fn work_dir() -> PathBuf {
+pub fn work_dir() -> PathBuf {
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_gotopy"));
     let target = binary
         .parent()

@@ -32,7 +32,9 @@ it with the matching code (`invalid.json`).
 """
 
 import ast
+import hashlib
 import json
+import os
 import random
 import sys
 
@@ -679,12 +681,43 @@ def reference(programs, invalid):
     return lines
 
 
+def generated(seed, count, full=True, cache=None):
+    """`generate` and `reference` for `seed` and `count` (`full`: with switches and `finally`
+    bodies): the programs, the invalid ones and the reference's lines. With `cache` (a
+    directory), the three are kept there as one JSON file named after the arguments and a
+    digest of this file's text, and read back by the next caller with the same arguments
+    (the tests of the Python package on five interpreters): the result depends on nothing
+    else. Written whole under another name, then renamed, so that a reader never sees half
+    a file, whoever wrote it."""
+    if cache is None:
+        programs, invalid = generate(seed, count, switches=full, finally_bodies=full)
+        return programs, invalid, reference(programs, invalid)
+    with open(__file__, "rb") as file:
+        digest = hashlib.sha256(file.read()).hexdigest()[:16]
+    variant = "full" if full else "without-source"
+    path = os.path.join(cache, f"{variant}-{seed}-{count}-{digest}.json")
+    try:
+        with open(path, encoding="utf-8") as file:
+            kept = json.load(file)
+        invalid = {int(index): codes for index, codes in kept["invalid"].items()}
+        return kept["programs"], invalid, kept["expected"]
+    except FileNotFoundError:
+        pass
+    programs, invalid, expected = generated(seed, count, full)
+    os.makedirs(cache, exist_ok=True)
+    partial = f"{path}.{os.getpid()}"
+    with open(partial, "w", encoding="utf-8") as file:
+        json.dump({"programs": programs, "invalid": invalid, "expected": expected}, file)
+    os.replace(partial, path)
+    return programs, invalid, expected
+
+
 if __name__ == "__main__":
     seed, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     # A fourth argument `without-source` leaves out what the decorator without source
     # never rewrites: `while switch` and `try`/`finally`.
     full = sys.argv[4:] != ["without-source"]
-    programs, invalid = generate(seed, count, switches=full, finally_bodies=full)
+    programs, invalid, expected = generated(seed, count, full)
     with open(f"{out}/programs.json", "w") as f:
         json.dump(programs, f)
     with open(f"{out}/invalid.json", "w") as f:
@@ -692,6 +725,6 @@ if __name__ == "__main__":
     with open(f"{out}/driver.py", "w") as f:
         f.write(DRIVER)
     with open(f"{out}/expected.txt", "w") as f:
-        f.write("\n".join(reference(programs, invalid)) + "\n")
+        f.write("\n".join(expected) + "\n")
     with open(f"{out}/module.py", "w") as f:
         f.write(translation_module(programs, invalid))
