@@ -60,24 +60,7 @@ fn emitted(path: &str, text: &str) -> String {
 /// when `GOTOPY_BLESS=1`.
 fn assert_unchanged(name: &str, files: &[(String, String)]) {
     assert!(!files.is_empty());
-    // In two halves, one thread each (the machines have two cores), joined in order.
-    let got: String = std::thread::scope(|scope| {
-        let halves: Vec<_> = (files.chunks(files.len().div_ceil(2)))
-            .map(|half| {
-                scope.spawn(move || {
-                    (half.iter())
-                        .map(|(path, text)| emitted(path, text))
-                        .collect::<String>()
-                })
-            })
-            .collect();
-        (halves.into_iter())
-            .map(|half| {
-                half.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
+    let got: String = common::in_halves(files, |(path, text)| emitted(path, text)).concat();
     // An internal error is a failing test, never a recording: blessing cannot take one in.
     // (`failed:` is RustPython's own compiler rejecting a file, as it does without gotopy.)
     let internal: Vec<&str> = got.lines().filter(|line| line.contains("G900")).collect();

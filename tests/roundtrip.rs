@@ -8,6 +8,8 @@
 use gotopy::bytecode::{Body, for_each_code_mut, marshal};
 use rustpython_compiler::{CompileOpts, Mode, compile};
 
+#[allow(dead_code)] // shared helpers; this file uses only some of them
+mod common;
 #[path = "../benches/corpus.rs"]
 mod corpus;
 
@@ -41,8 +43,9 @@ fn roundtrip(path: &str, text: &str) -> Option<Result<(), String>> {
 fn assert_all_roundtrip(files: &[(String, String)]) {
     let mut failures = Vec::new();
     let mut compiled = 0;
-    for (path, text) in files {
-        match roundtrip(path, text) {
+    let results = common::in_halves(files, |(path, text)| roundtrip(path, text));
+    for ((path, _), result) in files.iter().zip(results) {
+        match result {
             None => {}
             Some(Ok(())) => compiled += 1,
             Some(Err(why)) => failures.push(format!("{path}: {why}")),

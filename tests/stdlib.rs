@@ -9,6 +9,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use gotopy::{Code, Options, Source, check_source};
 
+#[allow(dead_code)] // shared helpers; this file uses only some of them
+mod common;
 #[path = "../benches/corpus.rs"]
 mod corpus;
 
@@ -19,7 +21,7 @@ fn standard_library_checks_without_internal_errors() {
     assert!(files.len() > 1000, "found only {} files", files.len());
     let (mut syntax_errors, mut warnings) = (0, 0);
     for options in [Options::default(), Options::new().all_scopes(true)] {
-        for (path, text) in &files {
+        let counts = common::in_halves(&files, |(path, text)| {
             let source = Source::new(path.clone(), text.clone());
             let diagnostics = catch_unwind(AssertUnwindSafe(|| check_source(&source, options)))
                 .unwrap_or_else(|_| panic!("check panicked on {path}"));
@@ -34,8 +36,11 @@ fn standard_library_checks_without_internal_errors() {
                 .filter(|d| d.is_error() && d.code != Code::SyntaxError)
                 .collect();
             assert!(errors.is_empty(), "{path}: {errors:?}");
+            (syntax, diagnostics.len() - syntax)
+        });
+        for (syntax, others) in counts {
             syntax_errors += syntax;
-            warnings += diagnostics.len() - syntax;
+            warnings += others;
         }
     }
     eprintln!(

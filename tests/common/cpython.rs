@@ -23,21 +23,33 @@ use crate::common::root;
 const TYPING_VERSION: &str = "3.13";
 
 /// `path` run by `gotopy run` (RustPython) and by `python -m gotopy run` on every CPython,
-/// each with the target's name.
+/// each with the target's name. All at once, a thread each: the machines have two cores,
+/// and one run at a time left one idle.
 pub fn run_everywhere(path: &Path) -> Vec<(String, Output)> {
-    let mut runs = vec![(
-        "RustPython".to_owned(),
-        crate::common::gotopy_run(path, &[]),
-    )];
-    for (version, python) in installed() {
-        let output = Command::new(python)
-            .args(["-m", "gotopy", "run"])
-            .arg(path)
-            .output()
-            .unwrap();
-        runs.push((format!("CPython {version}"), output));
-    }
-    runs
+    let installed = installed();
+    std::thread::scope(|scope| {
+        let cpythons: Vec<_> = (installed.iter())
+            .map(|(version, python)| {
+                scope.spawn(move || {
+                    let output = Command::new(python)
+                        .args(["-m", "gotopy", "run"])
+                        .arg(path)
+                        .output()
+                        .unwrap();
+                    (format!("CPython {version}"), output)
+                })
+            })
+            .collect();
+        let mut runs = vec![(
+            "RustPython".to_owned(),
+            crate::common::gotopy_run(path, &[]),
+        )];
+        runs.extend(cpythons.into_iter().map(|run| {
+            run.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        }));
+        runs
+    })
 }
 
 /// The program with goto does what the structured one does, on RustPython (against
