@@ -26,29 +26,22 @@ const TYPING_VERSION: &str = "3.13";
 /// each with the target's name. All at once, a thread each: the machines have two cores,
 /// and one run at a time left one idle.
 pub fn run_everywhere(path: &Path) -> Vec<(String, Output)> {
-    let installed = installed();
-    std::thread::scope(|scope| {
-        let cpythons: Vec<_> = (installed.iter())
-            .map(|(version, python)| {
-                scope.spawn(move || {
-                    let output = Command::new(python)
-                        .args(["-m", "gotopy", "run"])
-                        .arg(path)
-                        .output()
-                        .unwrap();
-                    (format!("CPython {version}"), output)
-                })
-            })
-            .collect();
-        let mut runs = vec![(
-            "RustPython".to_owned(),
-            crate::common::gotopy_run(path, &[]),
-        )];
-        runs.extend(cpythons.into_iter().map(|run| {
-            run.join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        }));
-        runs
+    let targets: Vec<(String, Option<&Path>)> = std::iter::once(("RustPython".to_owned(), None))
+        .chain(
+            (installed().iter())
+                .map(|(version, python)| (format!("CPython {version}"), Some(python.as_path()))),
+        )
+        .collect();
+    crate::common::on_threads(&targets, |(name, python)| {
+        let output = match python {
+            None => crate::common::gotopy_run(path, &[]),
+            Some(python) => Command::new(python)
+                .args(["-m", "gotopy", "run"])
+                .arg(path)
+                .output()
+                .unwrap(),
+        };
+        (name.clone(), output)
     })
 }
 
@@ -82,20 +75,8 @@ pub fn installed() -> &'static [(String, PathBuf)] {
         let wheel = build_wheel(&work);
         // One thread per version: pip spends most of its time fetching and unpacking, and
         // the five would otherwise wait for each other.
-        std::thread::scope(|scope| {
-            let installs: Vec<_> = (pythons.iter())
-                .map(|(version, python)| {
-                    let (work, wheel) = (&work, &wheel);
-                    scope.spawn(move || (version.clone(), install(work, version, python, wheel)))
-                })
-                .collect();
-            (installs.into_iter())
-                .map(|install| {
-                    install
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
+        crate::common::on_threads(&pythons, |(version, python)| {
+            (version.clone(), install(&work, version, python, &wheel))
         })
     })
 }

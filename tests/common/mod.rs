@@ -61,21 +61,30 @@ pub fn write(name: &str, text: &str) -> std::path::PathBuf {
     path
 }
 
-/// `work` applied to every item, in two halves on a thread each (the machines have two
-/// cores); the results in the items' order. A panic in either half is the test's.
-pub fn in_halves<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+/// `work` applied to every item, all at once, a thread each; the results in the items'
+/// order. A panic on any thread is the test's.
+pub fn on_threads<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let work = &work;
     std::thread::scope(|scope| {
-        let halves: Vec<_> = (items.chunks(items.len().div_ceil(2).max(1)))
-            .map(|half| scope.spawn(move || half.iter().map(work).collect::<Vec<R>>()))
+        let threads: Vec<_> = (items.iter())
+            .map(|item| scope.spawn(move || work(item)))
             .collect();
-        (halves.into_iter())
-            .flat_map(|half| {
-                half.join()
+        (threads.into_iter())
+            .map(|thread| {
+                thread
+                    .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
             .collect()
     })
+}
+
+/// `work` applied to every item, in two halves on a thread each (the machines have two
+/// cores); the results in the items' order.
+pub fn in_halves<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let halves: Vec<&[T]> = items.chunks(items.len().div_ceil(2).max(1)).collect();
+    let results = on_threads(&halves, |half| half.iter().map(&work).collect::<Vec<R>>());
+    results.into_iter().flatten().collect()
 }
 
 /// `gotopy run PATH ARGS...`, colour off.
