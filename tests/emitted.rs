@@ -100,13 +100,7 @@ fn fixtures_emit_the_recorded_code() {
         "fixtures/err",
         "examples",
     ] {
-        let mut paths: Vec<_> = std::fs::read_dir(common::root().join(dir))
-            .unwrap()
-            .map(|entry| entry.unwrap().path())
-            .filter(|path| path.extension().is_some_and(|e| e == "py"))
-            .collect();
-        paths.sort();
-        for path in paths {
+        for path in common::python_files(dir) {
             let text = std::fs::read_to_string(&path).unwrap();
             files.push((common::shown(&path), text));
         }

@@ -63,12 +63,9 @@ fn assert_all_roundtrip(files: &[(String, String)]) {
 
 #[test]
 fn fixtures_roundtrip() {
-    let root = env!("CARGO_MANIFEST_DIR");
     let files: Vec<_> = ["fixtures/ok", "fixtures/err", "examples"]
         .iter()
-        .flat_map(|dir| std::fs::read_dir(format!("{root}/{dir}")).unwrap())
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "py"))
+        .flat_map(|dir| common::python_files(dir))
         .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap();
             (path.display().to_string(), text)

@@ -483,10 +483,8 @@ fn the_old_libraries_programs_run_translated_and_on_rustpython() {
         .into_iter()
         .filter(|(version, _)| version == "3.9" || version == "pypy3.11")
         .collect();
-    let mut names: Vec<String> = std::fs::read_dir(&programs)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "py"))
+    let mut names: Vec<String> = common::python_files("tests/programs")
+        .into_iter()
         .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
         .filter(|name| !name.ends_with("_plain"))
         .collect();

@@ -17,6 +17,17 @@ pub fn shown(path: &Path) -> String {
     relative.to_string_lossy().replace('\\', "/")
 }
 
+/// The `.py` files of a directory of the repository, sorted.
+pub fn python_files(dir: &str) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "py"))
+        .collect();
+    paths.sort();
+    paths
+}
+
 /// The header of a fixture: its leading docstring or comment lines.
 pub fn header(text: &str) -> String {
     let mut lines = text.lines().map(str::trim);
