@@ -60,6 +60,18 @@ enum Command {
                       `-`, CODE or MODULE is the program's, `sys.argv[1:]`."
     )]
     Run(RunArgs),
+    /// Serve the Language Server Protocol over standard input and output, for editors:
+    /// diagnostics as you type, labels as symbols (docs/editors.md).
+    Server(ServerArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServerArgs {
+    /// Rewrite every scope that contains markers, module and class bodies included, in
+    /// every document (a file's `# gotopy: all-scopes` line asks for it too, as does the
+    /// client's initialization option `allScopes`).
+    #[arg(long)]
+    all_scopes: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -288,6 +300,15 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
         Command::Dis(args) => dis(&args, styles),
         Command::Translate(args) => translate(&args, styles),
         Command::Run(args) => run_program(args, styles),
+        Command::Server(args) => {
+            match gotopy::server::serve_stdio(Options::new().all_scopes(args.all_scopes)) {
+                Ok(()) => SUCCESS,
+                Err(error) => {
+                    eprintln!("gotopy server: {error}");
+                    BAD_INPUT
+                }
+            }
+        }
     })
 }
 

@@ -53,6 +53,16 @@ macro_rules! codes {
                 }
             }
 
+            /// Where the language reference explains it: its row in docs/language.md's
+            /// table of codes, in the repository that `Cargo.toml` names.
+            pub fn documentation(self) -> String {
+                format!(
+                    "{}/blob/main/docs/language.md#{}",
+                    env!("CARGO_PKG_REPOSITORY"),
+                    self.as_str().to_lowercase()
+                )
+            }
+
             /// Whether the problem is an error or a warning.
             pub fn severity(self) -> Severity {
                 match self {

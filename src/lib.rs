@@ -27,7 +27,9 @@
 //!
 //! - `vm` (default): the embedded interpreter (`rustpython-vm`, `-stdlib`, `-pylib`), for
 //!   `embed` and `run`.
-//! - `cli` (default, implies `vm`): the `gotopy` binary.
+//! - `cli` (default, implies `vm` and `server`): the `gotopy` binary.
+//! - `server` (implied by `cli`): `server`, the language server (`lsp-server`, `lsp-types`);
+//!   it needs no interpreter, and the Python package's extension builds it too.
 //!
 //! Without them (`default-features = false`) the crate is the front end and the compile path:
 //! parse, scan, check, diagnostics, RustPython's code generator and the rewrite, with the
@@ -66,6 +68,9 @@ pub mod tables;
 pub mod cpython;
 mod rustpython;
 pub mod translate;
+// The language server.
+#[cfg(feature = "server")]
+pub mod server;
 
 pub use diagnostic::{Code, Diagnostic, Severity};
 /// Byte offsets and ranges into a [`Source`]'s text, as [`Diagnostic`]s hold them.

@@ -6,6 +6,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+// `gotopy server`, over its standard input and output.
+#[path = "cli/server.rs"]
+mod server;
+
 use common::output_with_stdin;
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 

@@ -56,7 +56,8 @@ enum Part {
     RustPython,
     CPython,
     Shell,
-    /// The front end, the shared planning and bytecode helpers, `translate`.
+    /// The front end, the shared planning and bytecode helpers, `translate`, the language
+    /// server.
     Below,
 }
 

@@ -106,6 +106,9 @@ pub struct Scope {
     pub qualname: String,
     /// The name in the `def` or `class` header; empty at offset 0 for the module.
     pub name_range: TextRange,
+    /// The whole definition, its decorators included; the whole text for the module.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))] // What the language server reads.
+    pub range: TextRange,
     /// Decorated with `goto`, `with_goto` or `switch`, or named by [`Options::scope_line`].
     pub decorated: bool,
     /// Whether gotopy rewrites this scope's code object.
@@ -376,6 +379,7 @@ pub fn scan(module: &ModModule, tokens: &Tokens, source: &Source, options: Optio
         ScopeKind::Module,
         "<module>".to_owned(),
         TextRange::empty(TextSize::new(0)),
+        TextRange::up_to(source.text_len()),
         false,
     );
     scanner.scope_body(id, &module.body);
@@ -425,12 +429,14 @@ impl<'a> Scanner<'a> {
         kind: ScopeKind,
         qualname: String,
         name_range: TextRange,
+        range: TextRange,
         decorated: bool,
     ) -> ScopeId {
         self.scopes.push(Scope {
             kind,
             qualname,
             name_range,
+            range,
             decorated,
             rewritten: false,
             frames: Vec::new(),
@@ -615,7 +621,13 @@ impl<'a> Scanner<'a> {
             .any(|decorator| is_goto_decorator(&decorator.expression))
             || self.asked_for(def.range);
         let qualname = self.child_qualname(&def.name.id);
-        let id = self.open_scope(ScopeKind::Function, qualname, def.name.range, decorated);
+        let id = self.open_scope(
+            ScopeKind::Function,
+            qualname,
+            def.name.range,
+            def.range,
+            decorated,
+        );
         for parameter in def.parameters.iter() {
             if let Some(name) = marker_name(parameter.name()) {
                 let range = parameter.name().range;
@@ -644,7 +656,13 @@ impl<'a> Scanner<'a> {
         self.bind(&class.name.id, class.name.range);
         let qualname = self.child_qualname(&class.name.id);
         let asked = self.asked_for(class.range);
-        let id = self.open_scope(ScopeKind::Class, qualname, class.name.range, asked);
+        let id = self.open_scope(
+            ScopeKind::Class,
+            qualname,
+            class.name.range,
+            class.range,
+            asked,
+        );
         self.scope_body(id, &class.body);
     }
 
