@@ -2,7 +2,8 @@
 //! `check` against the binary, with `GOTOPY_BIN` set to this build's `gotopy`),
 //! `test_run.py` (the CPython backend), `test_pyc.py` (standalone `.pyc` files),
 //! `test_tools.py`, `test_deep.py`, `test_programs.py` (the old libraries' programs on
-//! every route, an IPython cell among them) and `test_installed.py` (the `gotopy` command)
+//! every route, an IPython cell among them), `test_installed.py` (the `gotopy` command) and
+//! `test_server.py` (`gotopy server`, and pytest-lsp's client on one version)
 //! on each interpreter `tools/pythons` gives, with the wheel `tools/dist` builds installed
 //! by `common/cpython.rs` and no Rust on `PATH` (but for `test_tools`, whose pre-commit hook
 //! builds the package from source); and `gotopy compile --python` with interpreters that do
@@ -26,7 +27,7 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
     // runs pre-commit, which builds the package, on 3.13), taken by two workers in turn:
     // the machines have two cores, and whole versions in pairs left one idle while the
     // other finished (and for the whole fifth version).
-    const MODULES: [&str; 7] = [
+    const MODULES: [&str; 8] = [
         "test_tools",
         "test_run",
         "test_pyc",
@@ -34,6 +35,7 @@ fn python_package_checks_as_the_binary_does_on_every_version() {
         "test_deep",
         "test_check",
         "test_installed",
+        "test_server",
     ];
     let jobs = MODULES
         .iter()

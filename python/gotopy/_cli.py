@@ -35,6 +35,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "gotopy") -> int:
         return _compile_files(args)
     if args.command == "translate":
         return _translate(args)
+    if args.command == "server":
+        return _serve(args)
     parser.error("a subcommand is required")  # exits with status 2
     return BAD_INPUT
 
@@ -128,7 +130,25 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     )
     run.add_argument("file", metavar="FILE", help="the program")
     run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="its arguments")
+    commands.add_parser(
+        "server",
+        parents=[scopes],
+        help="serve the Language Server Protocol over stdin and stdout, for editors",
+        description="Serve the Language Server Protocol over standard input and output, for "
+        "editors: diagnostics as you type, labels as symbols (docs/editors.md). A file's "
+        "`# gotopy: all-scopes` line and the client's initialization option allScopes ask for "
+        "every scope too.",
+    )
     return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        _gotopy.serve(all_scopes=args.all_scopes)
+    except OSError as error:
+        print(f"gotopy server: {error}", file=sys.stderr)
+        return BAD_INPUT
+    return SUCCESS
 
 
 def _run(args: argparse.Namespace) -> int:

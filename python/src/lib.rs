@@ -374,6 +374,16 @@ fn reassemble<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     code::replace(code, &lowered)
 }
 
+/// Serves the Language Server Protocol over standard input and output until the client
+/// sends `exit` (`gotopy server`), without the GIL: the server is the front end alone.
+#[pyfunction]
+#[pyo3(signature = (*, all_scopes = false))]
+fn serve(py: Python<'_>, all_scopes: bool) -> PyResult<()> {
+    let options = gotopy::Options::new().all_scopes(all_scopes);
+    py.detach(|| gotopy::server::serve_stdio(options))
+        .map_err(|error| pyo3::exceptions::PyOSError::new_err(error.to_string()))
+}
+
 #[pymodule]
 mod _gotopy {
     #[pymodule_export]
@@ -381,7 +391,7 @@ mod _gotopy {
     #[pymodule_export]
     use super::{
         Checked, Plan, asks_all_scopes, check, decode_source, has_markers, misused_markers, plan,
-        reassemble, render, render_text, rewrite_without_source, still_needed, translate,
+        reassemble, render, render_text, rewrite_without_source, serve, still_needed, translate,
     };
 
     /// `FORMATS`: the names of the report formats, the default first; `VERSION`: the

@@ -170,23 +170,9 @@ fn name_in(text: &str, marker: &str, nth: usize) -> Value {
     json!({"start": start, "end": end})
 }
 
-const PROGRAM: &str = "\
-from goto import goto
-
-@goto
-def walk(items):
-    s = '\u{e9}\u{1d11e}'
-    for item in items:
-        with open(item) as f:
-            if f.read():
-                goto .done
-    goto .done
-    label .done
-    return s
-
-def plain():
-    label .unused
-";
+/// A goto that leaves a `with` and a `for`, one that leaves nothing, and a label in a
+/// function that is not rewritten; also the Python package's client test's program.
+const PROGRAM: &str = include_str!("../../tests/server/walk.py");
 
 #[test]
 fn diagnostics_follow_the_edits() {

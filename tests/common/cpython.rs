@@ -204,7 +204,8 @@ fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
     let interpreter = venv(python, &dir);
     // What the tools tests (`python/tests/test_tools.py`) run: coverage everywhere; the
     // type checkers, the linters and pre-commit on one version (pyright's wheel brings its
-    // own Node.js, over 100 MB). IPython everywhere, for the notebook cells of
+    // own Node.js, over 100 MB), and pytest-lsp for `python/tests/test_server.py`'s client
+    // of the language server. IPython everywhere, for the notebook cells of
     // `python/tests/test_programs.py`.
     let mut wanted = vec!["coverage>=7.6,<8", "ipython>=8.18,<10"];
     if version == TYPING_VERSION {
@@ -216,6 +217,7 @@ fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
             "flake8>=7,<8",
             "flake8-bugbear>=24",
             "pre-commit>=4,<5",
+            "pytest-lsp>=1,<2",
         ]);
     }
     let tools = dir.join("gotopy-test-tools");
