@@ -1,7 +1,7 @@
 //! `gotopy server` over its standard input and output, as an editor runs it: every `err`
 //! and `ok` fixture's diagnostics over LSP are the ones `gotopy check --format json`
 //! prints for it (the client asks for UTF-32 positions, which count characters as `check`'s
-//! columns do).
+//! columns do); and Neovim, with the setup docs/editors.md gives, as the client.
 
 use std::io::{BufReader, Write};
 use std::process::{ChildStdin, Command, Stdio};
@@ -162,4 +162,56 @@ fn server_diagnostics_are_checks() {
         "compared {compared_count} diagnostics"
     );
     server.stop();
+}
+
+/// Neovim (Debian's, from `tools/pythons --neovim`) runs the setup docs/editors.md gives
+/// (its Lua block, copied here) with this build's `gotopy` first on `PATH`, then
+/// `tests/editors/neovim.lua`: diagnostics, the definition of a goto and the references of
+/// a label in `tests/server/walk.py`, each checked against the buffer's own text.
+#[test]
+fn neovim_runs_the_documented_setup() {
+    let listed = Command::new(common::root().join("tools/pythons"))
+        .arg("--neovim")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "tools/pythons --neovim failed");
+    let nvim = String::from_utf8(listed.stdout)
+        .unwrap()
+        .lines()
+        .find_map(|line| line.strip_prefix("nvim ").map(str::to_owned))
+        .expect("tools/pythons --neovim names nvim");
+    let guide = std::fs::read_to_string(common::root().join("docs/editors.md")).unwrap();
+    let setup = guide
+        .split("```lua\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/editors.md has a Lua block");
+    let setup_file = common::write("neovim-setup.lua", setup);
+    let binary = std::path::Path::new(env!("CARGO_BIN_EXE_gotopy"));
+    let path = std::env::join_paths(
+        std::iter::once(binary.parent().unwrap().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let output = Command::new(nvim)
+        .args(["--headless", "--clean", "-S"])
+        .arg(common::root().join("tests/editors/neovim.lua"))
+        .current_dir(common::root())
+        .env("PATH", path)
+        .env("GOTOPY_SETUP", &setup_file)
+        .env("FILE", "tests/server/walk.py")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "neovim failed:\n{said}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        said,
+        "ok diagnostics\nok client\nok definition\nok references\n"
+    );
 }
