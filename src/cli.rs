@@ -20,6 +20,9 @@ const SUCCESS: u8 = 0;
 const FOUND_ERRORS: u8 = 1;
 /// Exit status for usage errors, unreadable input and output that cannot be written.
 const BAD_INPUT: u8 = 2;
+/// Exit status of `gotopy server` when the session did not end with `shutdown` and then
+/// `exit` (LSP asks for 1), or its connection failed.
+const SESSION_FAILED: u8 = 1;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -305,7 +308,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
                 Ok(()) => SUCCESS,
                 Err(error) => {
                     eprintln!("gotopy server: {error}");
-                    BAD_INPUT
+                    SESSION_FAILED
                 }
             }
         }

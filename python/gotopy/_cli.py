@@ -20,6 +20,8 @@ from gotopy import _gotopy
 SUCCESS = 0
 FOUND_ERRORS = 1
 BAD_INPUT = 2
+# `server`'s, when the session did not end with shutdown and then exit (LSP asks for 1).
+SESSION_FAILED = 1
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "gotopy") -> int:
@@ -147,7 +149,7 @@ def _serve(args: argparse.Namespace) -> int:
         _gotopy.serve(all_scopes=args.all_scopes)
     except OSError as error:
         print(f"gotopy server: {error}", file=sys.stderr)
-        return BAD_INPUT
+        return SESSION_FAILED
     return SUCCESS
 
 

@@ -26,11 +26,12 @@ mod tests;
 
 use std::collections::HashMap;
 
-use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_server::{ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
-    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Exit, Notification as _,
     PublishDiagnostics,
 };
+use lsp_types::request::{Initialize, Request as _, Shutdown};
 use lsp_types::{
     CodeActionKind, CodeActionOptions, CodeActionProviderCapability, HoverProviderCapability,
     InitializeParams, OneOf, PublishDiagnosticsParams, RenameOptions, ServerCapabilities,
@@ -41,34 +42,90 @@ use crate::Options;
 use analysis::Analysis;
 use document::{Document, Encoding};
 
-/// Why the server stopped other than by the client's `shutdown` and `exit`.
+/// Why the server stopped other than by the client's `shutdown` and then `exit`: the
+/// connection failed, the client's `initialize` was not one, or the client ended the
+/// session without `shutdown` (LSP then asks for exit status 1).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct ServerError(String);
 
-/// Serves one client over standard input and output until it sends `exit` (or closes the
-/// stream). `options` are the defaults of every document: a client's initialization
-/// option `allScopes` and a file's `# gotopy: all-scopes` line add to them.
+/// Serves one client over standard input and output until it sends `exit`. `options` are
+/// the defaults of every document: a client's initialization option `allScopes` and a
+/// file's `# gotopy: all-scopes` line add to them.
+///
+/// Messages are read and written on the calling thread, with nothing between the pipes
+/// and the analysis: an editor waits for each update, and a thread handing each message
+/// on would add to every one of them.
 pub fn serve_stdio(options: Options) -> Result<(), ServerError> {
-    let (connection, threads) = Connection::stdio();
-    serve(&connection, options)?;
-    // The writer thread ends once every sender is gone.
-    drop(connection);
-    threads
-        .join()
-        .map_err(|error| ServerError(format!("the connection failed: {error}")))
+    let mut stdio = Stdio {
+        input: std::io::stdin().lock(),
+        output: std::io::stdout().lock(),
+    };
+    serve(&mut stdio, options)
 }
 
-/// Serves one client over `connection`.
-fn serve(connection: &Connection, options: Options) -> Result<(), ServerError> {
-    let protocol = |error: lsp_server::ProtocolError| ServerError(error.to_string());
-    let (id, params) = connection.initialize_start().map_err(protocol)?;
+/// Where messages come from and go to: the process's standard streams, or (in tests) an
+/// in-memory connection.
+trait Transport {
+    /// The next message; `None` when the client has closed the connection.
+    fn receive(&mut self) -> Result<Option<Message>, ServerError>;
+    fn send(&mut self, message: Message) -> Result<(), ServerError>;
+}
+
+struct Stdio {
+    input: std::io::StdinLock<'static>,
+    output: std::io::StdoutLock<'static>,
+}
+
+impl Transport for Stdio {
+    fn receive(&mut self) -> Result<Option<Message>, ServerError> {
+        loop {
+            match Message::read(&mut self.input) {
+                Ok(message) => return Ok(message),
+                // A frame whose body is not a message: it was read whole, so the next
+                // frame starts after it.
+                Err(error) if error.kind() == std::io::ErrorKind::InvalidData => {
+                    eprintln!("gotopy server: ignored a message: {error}");
+                }
+                Err(error) => return Err(ServerError(format!("cannot read a message: {error}"))),
+            }
+        }
+    }
+
+    fn send(&mut self, message: Message) -> Result<(), ServerError> {
+        message
+            .write(&mut self.output)
+            .and_then(|()| std::io::Write::flush(&mut self.output))
+            .map_err(|error| ServerError(format!("cannot write a message: {error}")))
+    }
+}
+
+#[cfg(test)]
+impl Transport for lsp_server::Connection {
+    fn receive(&mut self) -> Result<Option<Message>, ServerError> {
+        Ok(self.receiver.recv().ok())
+    }
+
+    fn send(&mut self, message: Message) -> Result<(), ServerError> {
+        self.sender
+            .send(message)
+            .map_err(|_| ServerError("the client has gone".to_owned()))
+    }
+}
+
+/// Serves one client: the `initialize` handshake, then every message until `exit`.
+fn serve(transport: &mut dyn Transport, options: Options) -> Result<(), ServerError> {
+    let Some((id, params)) = initialize_request(transport)? else {
+        return Err(ServerError(
+            "the client left before initializing".to_owned(),
+        ));
+    };
     let params: InitializeParams = match serde_json::from_value(params) {
         Ok(params) => params,
         Err(error) => {
             let message = format!("invalid initialize parameters: {error}");
-            let response = Response::new_err(id, ErrorCode::InvalidParams as i32, message.clone());
-            let _ = connection.sender.send(response.into());
+            let code = ErrorCode::InvalidParams as i32;
+            transport.send(Response::new_err(id, code, message.clone()).into())?;
             return Err(ServerError(message));
         }
     };
@@ -85,34 +142,73 @@ fn serve(connection: &Connection, options: Options) -> Result<(), ServerError> {
         .and_then(|init| init.get("allScopes"))
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(false);
-    let options = options.all_scopes(options.all_scopes || asked);
     let initialized = serde_json::json!({
         "capabilities": capabilities(encoding),
         "serverInfo": {"name": "gotopy", "version": env!("CARGO_PKG_VERSION")},
     });
-    connection
-        .initialize_finish(id, initialized)
-        .map_err(protocol)?;
+    transport.send(Response::new_ok(id, initialized).into())?;
     let mut server = Server {
-        connection,
+        transport,
         encoding,
-        options,
+        options: options.all_scopes(options.all_scopes || asked),
         open: HashMap::new(),
     };
-    for message in &connection.receiver {
+    let mut shut_down = false;
+    while let Some(message) = server.transport.receive()? {
         match message {
-            Message::Request(request) => {
-                if connection.handle_shutdown(&request).map_err(protocol)? {
-                    return Ok(());
-                }
-                let response = server.answer(request);
-                server.send(response.into());
+            Message::Request(request) if shut_down => {
+                let message = "the server has been shut down".to_owned();
+                let code = ErrorCode::InvalidRequest as i32;
+                server.send(Response::new_err(request.id, code, message).into())?;
             }
-            Message::Notification(notification) => server.notified(notification),
+            Message::Request(request) if request.method == Shutdown::METHOD => {
+                shut_down = true;
+                server.send(Response::new_ok(request.id, ()).into())?;
+            }
+            Message::Request(request) => {
+                let response = server.answer(request);
+                server.send(response.into())?;
+            }
+            Message::Notification(notification) if notification.method == Exit::METHOD => {
+                return if shut_down {
+                    Ok(())
+                } else {
+                    Err(ServerError(
+                        "the client sent exit before shutdown".to_owned(),
+                    ))
+                };
+            }
+            Message::Notification(notification) => server.notified(notification)?,
             Message::Response(_) => {}
         }
     }
-    Ok(())
+    Err(ServerError(
+        "the client closed the connection without exit".to_owned(),
+    ))
+}
+
+/// Waits for the client's `initialize` request: its id and parameters, or `None` if the
+/// client leaves first. Other requests meanwhile get the error LSP prescribes.
+fn initialize_request(
+    transport: &mut dyn Transport,
+) -> Result<Option<(lsp_server::RequestId, serde_json::Value)>, ServerError> {
+    while let Some(message) = transport.receive()? {
+        match message {
+            Message::Request(request) if request.method == Initialize::METHOD => {
+                return Ok(Some((request.id, request.params)));
+            }
+            Message::Request(request) => {
+                let code = ErrorCode::ServerNotInitialized as i32;
+                let message = "the server is not initialized yet".to_owned();
+                transport.send(Response::new_err(request.id, code, message).into())?;
+            }
+            Message::Notification(notification) if notification.method == Exit::METHOD => {
+                return Ok(None);
+            }
+            Message::Notification(_) | Message::Response(_) => {}
+        }
+    }
+    Ok(None)
 }
 
 fn capabilities(encoding: Encoding) -> ServerCapabilities {
@@ -144,25 +240,25 @@ struct Open {
 }
 
 struct Server<'a> {
-    connection: &'a Connection,
+    transport: &'a mut dyn Transport,
     encoding: Encoding,
     options: Options,
     open: HashMap<Uri, Open>,
 }
 
 impl Server<'_> {
-    fn send(&self, message: Message) {
-        // A client that has gone away is noticed by the receiving loop.
-        let _ = self.connection.sender.send(message);
+    fn send(&mut self, message: Message) -> Result<(), ServerError> {
+        self.transport.send(message)
     }
 
-    fn notified(&mut self, notification: Notification) {
+    /// Handles a notification; only writing the diagnostics can fail.
+    fn notified(&mut self, notification: Notification) -> Result<(), ServerError> {
         let uri = match notification.method.as_str() {
             DidOpenTextDocument::METHOD => {
                 let Ok(params) = notification
                     .extract::<lsp_types::DidOpenTextDocumentParams>(DidOpenTextDocument::METHOD)
                 else {
-                    return;
+                    return Ok(());
                 };
                 let item = params.text_document;
                 let document = Document::new(item.text, item.version);
@@ -179,11 +275,11 @@ impl Server<'_> {
                 let Ok(params) = notification.extract::<lsp_types::DidChangeTextDocumentParams>(
                     DidChangeTextDocument::METHOD,
                 ) else {
-                    return;
+                    return Ok(());
                 };
                 let uri = params.text_document.uri;
                 let Some(mut open) = self.open.remove(&uri) else {
-                    return;
+                    return Ok(());
                 };
                 for change in params.content_changes {
                     open.document.apply(change, self.encoding);
@@ -197,32 +293,36 @@ impl Server<'_> {
                 let Ok(params) = notification
                     .extract::<lsp_types::DidCloseTextDocumentParams>(DidCloseTextDocument::METHOD)
                 else {
-                    return;
+                    return Ok(());
                 };
                 let uri = params.text_document.uri;
                 self.open.remove(&uri);
-                self.publish(uri, Vec::new(), None);
-                return;
+                return self.publish(uri, Vec::new(), None);
             }
-            _ => return,
+            _ => return Ok(()),
         };
         let open = &self.open[&uri];
         let diagnostics = handlers::diagnostics(&uri, open, self.encoding);
         let version = open.document.version;
-        self.publish(uri, diagnostics, Some(version));
+        self.publish(uri, diagnostics, Some(version))
     }
 
     fn analyse(&self, uri: &Uri, document: &Document) -> Analysis {
         Analysis::new(uri.path().as_str(), &document.text, self.options)
     }
 
-    fn publish(&self, uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>, version: Option<i32>) {
+    fn publish(
+        &mut self,
+        uri: Uri,
+        diagnostics: Vec<lsp_types::Diagnostic>,
+        version: Option<i32>,
+    ) -> Result<(), ServerError> {
         let params = PublishDiagnosticsParams {
             uri,
             diagnostics,
             version,
         };
-        self.send(Notification::new(PublishDiagnostics::METHOD.to_owned(), params).into());
+        self.send(Notification::new(PublishDiagnostics::METHOD.to_owned(), params).into())
     }
 
     /// The response to a request. A handler that panics answers with an error rather than

@@ -29,18 +29,26 @@ impl Client {
     }
 
     fn start_with(options: Options, initialize: Value) -> Client {
-        let (server_side, client_side) = Connection::memory();
-        let server = std::thread::spawn(move || serve(&server_side, options));
-        let mut client = Client {
-            connection: client_side,
-            server: Some(server),
-            next: 0,
-            pending: Vec::new(),
-        };
+        let mut client = Client::spawn(options);
         let answer = client.request("initialize", initialize);
         assert!(answer.response_result.is_ok(), "{answer:?}");
         client.notify("initialized", json!({}));
         client
+    }
+
+    /// A server on its thread, not yet initialized.
+    fn spawn(options: Options) -> Client {
+        let (server_side, client_side) = Connection::memory();
+        let server = std::thread::spawn(move || {
+            let mut server_side = server_side;
+            serve(&mut server_side, options)
+        });
+        Client {
+            connection: client_side,
+            server: Some(server),
+            next: 0,
+            pending: Vec::new(),
+        }
     }
 
     /// A server with the default options and `text` open in it, and the diagnostics it
@@ -218,7 +226,7 @@ fn diagnostics_follow_the_edits() {
 #[test]
 fn related_places_and_warnings() {
     let text = "from goto import goto\n\n@goto\ndef f(x):\n    label .a\n    label .a\n    for y in x:\n        label .b\n    goto .b\n";
-    let (mut client, published) = Client::opened(text);
+    let (client, published) = Client::opened(text);
     let diagnostics = published["diagnostics"].as_array().unwrap();
     let codes: Vec<&str> = diagnostics
         .iter()
@@ -471,4 +479,31 @@ fn utf8_positions_when_the_client_offers_them() {
         json!({"line": 4, "character": at})
     );
     client.stop();
+}
+
+#[test]
+fn the_session_follows_the_protocol() {
+    let mut client = Client::spawn(Options::new());
+    // Before `initialize`, a request gets an error and the server waits on.
+    let early = client.request("textDocument/hover", json!({}));
+    assert_eq!(early.response_result.unwrap_err().code, -32002);
+    client.result("initialize", json!({"capabilities": {}}));
+    client.result("shutdown", Value::Null);
+    // After `shutdown`, a request is an invalid one.
+    let late = client.request("textDocument/hover", json!({}));
+    assert_eq!(
+        late.response_result.unwrap_err().code,
+        lsp_server::ErrorCode::InvalidRequest as i32
+    );
+    client.notify("exit", Value::Null);
+    client.server.take().unwrap().join().unwrap().unwrap();
+
+    // `exit` without `shutdown` ends the server with an error (exit status 1 in LSP's words).
+    let mut client = Client::start(Options::new(), Value::Null);
+    client.notify("exit", Value::Null);
+    let ended = client.server.take().unwrap().join().unwrap();
+    assert_eq!(
+        ended.unwrap_err().to_string(),
+        "the client sent exit before shutdown"
+    );
 }

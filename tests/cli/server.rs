@@ -190,8 +190,9 @@ fn neovim_runs_the_documented_setup() {
     let setup_file = common::write("neovim-setup.lua", setup);
     let binary = std::path::Path::new(env!("CARGO_BIN_EXE_gotopy"));
     let path = std::env::join_paths(
-        std::iter::once(binary.parent().unwrap().to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+        std::iter::once(binary.parent().unwrap().to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
     )
     .unwrap();
     let output = Command::new(nvim)
