@@ -4,7 +4,7 @@ On every version, a small client written here (JSON-RPC over the server's standa
 and output, as LSP frames it) opens a document and reads its diagnostics from both
 commands. Where pytest-lsp is installed (tests/cpython.rs installs it on one version), the
 suite in `lsp/` drives the server with it: definition, references, rename, hover, the
-outline, a quick fix, and every fixture's diagnostics against `check --format json`.
+outline, both quick fixes, and every fixture's diagnostics against `check --format json`.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class WithPytestLsp(unittest.TestCase):
             check=False,
         )
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn("3 passed", result.stdout)
+        self.assertIn("4 passed", result.stdout)
 
 
 if __name__ == "__main__":

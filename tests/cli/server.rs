@@ -166,8 +166,9 @@ fn server_diagnostics_are_checks() {
 
 /// Neovim (Debian's, from `tools/pythons --neovim`) runs the setup docs/editors.md gives
 /// (its Lua block, copied here) with this build's `gotopy` first on `PATH`, then
-/// `tests/editors/neovim.lua`: diagnostics, the definition of a goto and the references of
-/// a label in `tests/server/walk.py`, each checked against the buffer's own text.
+/// `tests/editors/neovim.lua`: in `tests/server/walk.py`, the diagnostics, the definition
+/// of a goto, the references of a label, a hover, the outline, a rename and both quick
+/// fixes, each checked against the buffer's own text.
 #[test]
 fn neovim_runs_the_documented_setup() {
     let listed = Command::new(common::root().join("tools/pythons"))
@@ -213,6 +214,7 @@ fn neovim_runs_the_documented_setup() {
     );
     assert_eq!(
         said,
-        "ok diagnostics\nok client\nok definition\nok references\n"
+        "ok diagnostics\nok client\nok definition\nok references\nok hover\nok outline\n\
+         ok rename\nok quick fix for G102\nok quick fix for G101\nok fixed\n"
     );
 }

@@ -136,6 +136,25 @@ async def test_quick_fix_adds_the_decorator(client: LanguageClient):
     assert edit == types.TextEdit(range=types.Range(start=start, end=start), new_text="@goto\n")
 
 
+@pytest.mark.asyncio
+async def test_quick_fix_removes_an_unused_label(client: LanguageClient):
+    uri = "file:///work/unused.py"
+    text = "from goto import goto\n\n@goto\ndef f(x):\n    x += 1; label .spare\n    return x\n"
+    (diagnostic,) = await opened(client, uri, text)
+    assert diagnostic.code == "G101" and diagnostic.range == name_range(text, "label .spare")
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=types.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
+    assert actions is not None and isinstance(actions[0], types.CodeAction)
+    assert actions[0].edit is not None and actions[0].edit.changes is not None
+    (edit,) = actions[0].edit.changes[uri]
+    assert edit == types.TextEdit(range=position_range(text, "; label .spare"), new_text="")
+
+
 FIXTURES = sorted((ROOT / "fixtures" / "err").glob("*.py")) + sorted((ROOT / "fixtures" / "ok").glob("*.py"))
 
 
