@@ -89,6 +89,9 @@ pub struct Module {
     /// The decorator the module's messages name: the first of `goto` and `with_goto` that
     /// an import binds (`with_goto` in a file written for the old libraries), else `goto`.
     pub decorator: &'static str,
+    /// Whether an import binds [`Module::decorator`].
+    #[cfg_attr(not(feature = "server"), allow(dead_code))] // What the language server reads.
+    pub imports_decorator: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,6 +183,9 @@ pub struct Marker {
     pub range: TextRange,
     /// The innermost frame around it, if any.
     pub frame: Option<FrameId>,
+    /// It is the only statement of its block: removing it would leave the block empty.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))] // What the language server reads.
+    pub alone: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -374,6 +380,7 @@ pub fn scan(module: &ModModule, tokens: &Tokens, source: &Source, options: Optio
         state: ScopeState::default(),
         nested_expression_scopes: 0,
         imported_decorator: None,
+        alone: false,
     };
     let id = scanner.open_scope(
         ScopeKind::Module,
@@ -386,6 +393,7 @@ pub fn scan(module: &ModModule, tokens: &Tokens, source: &Source, options: Optio
     Module {
         scopes: scanner.scopes,
         decorator: scanner.imported_decorator.unwrap_or("goto"),
+        imports_decorator: scanner.imported_decorator.is_some(),
     }
 }
 
@@ -417,6 +425,8 @@ struct Scanner<'a> {
     nested_expression_scopes: u32,
     /// The first of `goto` and `with_goto` that an import binds.
     imported_decorator: Option<&'static str>,
+    /// Whether the statement being scanned is the only one of its block.
+    alone: bool,
 }
 
 impl<'a> Scanner<'a> {
@@ -502,8 +512,14 @@ impl<'a> Scanner<'a> {
 
     fn push_marker(&mut self, kind: MarkerKind, range: TextRange) -> MarkerId {
         let frame = self.state.frame;
+        let alone = self.alone;
         let scope = self.scope();
-        scope.markers.push(Marker { kind, range, frame });
+        scope.markers.push(Marker {
+            kind,
+            range,
+            frame,
+            alone,
+        });
         MarkerId(scope.markers.len() - 1)
     }
 
@@ -515,6 +531,7 @@ impl<'a> Scanner<'a> {
 
     fn body(&mut self, body: &'a [Stmt]) {
         for stmt in body {
+            self.alone = body.len() == 1;
             self.stmt(stmt);
         }
     }
@@ -854,6 +871,11 @@ impl<'a> Scanner<'a> {
 impl<'a> Visitor<'a> for Scanner<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         self.stmt(stmt);
+    }
+
+    /// Every block goes through `body`, which knows how many statements it has.
+    fn visit_body(&mut self, body: &'a [Stmt]) {
+        self.body(body);
     }
 
     fn visit_pattern(&mut self, pattern: &'a Pattern) {

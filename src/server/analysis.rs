@@ -81,6 +81,20 @@ impl Analysis {
         }
     }
 
+    /// The analysis of a text the front end failed on: one internal error, at its start.
+    pub(crate) fn failed(path: &str, text: &str) -> Analysis {
+        let failure = crate::plan::lost_track(
+            TextRange::empty(TextSize::new(0)),
+            "the language server's analysis of this file failed",
+        );
+        Analysis {
+            source: Source::new(path, text),
+            diagnostics: vec![failure],
+            module: None,
+            literals: Vec::new(),
+        }
+    }
+
     fn scopes(&self) -> impl Iterator<Item = (ScopeId, &Scope)> {
         self.module
             .iter()
@@ -245,6 +259,23 @@ impl Analysis {
             return Err(format!(
                 "{} already has a label `.{new_name}` (line {line})",
                 scope.describe()
+            ));
+        }
+        // A string a computed goto may be given names the label too, but only a reader can
+        // tell it from another string of the same text: gotopy renames neither.
+        let literals: Vec<String> = self
+            .literals
+            .iter()
+            .filter(|literal| literal.scope == *id && literal.name == *name)
+            .map(|literal| self.line(literal.range.start()).to_string())
+            .collect();
+        if !literals.is_empty() {
+            return Err(format!(
+                "`.{name}` is also named by the string literal{} on line{} {}, which a computed \
+                 goto may jump with; rename the label and those strings by hand",
+                if literals.len() == 1 { "" } else { "s" },
+                if literals.len() == 1 { "" } else { "s" },
+                literals.join(", ")
             ));
         }
         Ok(self.references(named, true))
@@ -415,20 +446,33 @@ impl Analysis {
         self.source.location(offset).line
     }
 
-    /// The innermost function scope around `range` that is not rewritten.
-    pub(crate) fn function_at(&self, range: TextRange) -> Option<&Scope> {
-        self.scopes()
+    /// The scope of the markers at `range` (the innermost around it: scopes come in source
+    /// order, nested ones after their parent), if it is a function gotopy does not rewrite.
+    pub(crate) fn unrewritten_function_at(&self, range: TextRange) -> Option<&Scope> {
+        let scope = self
+            .scopes()
             .map(|(_, scope)| scope)
-            .filter(|scope| scope.kind == ScopeKind::Function && scope.range.contains_range(range))
-            .last()
+            .filter(|scope| scope.range.contains_range(range))
+            .last()?;
+        (scope.kind == ScopeKind::Function && !scope.rewritten).then_some(scope)
     }
 
-    /// The `label` statement whose name is at `range`.
-    pub(crate) fn label_named_at(&self, range: TextRange) -> Option<TextRange> {
+    /// Whether an import binds [`Analysis::decorator`].
+    pub(crate) fn imports_decorator(&self) -> bool {
+        self.module
+            .as_ref()
+            .is_some_and(|module| module.imports_decorator)
+    }
+
+    /// The `label` statement whose name is at `range`, and whether it is the only statement
+    /// of its block.
+    pub(crate) fn label_named_at(&self, range: TextRange) -> Option<(TextRange, bool)> {
         self.scopes()
             .flat_map(|(_, scope)| &scope.markers)
             .find_map(|marker| match &marker.kind {
-                MarkerKind::Label { name_range, .. } if *name_range == range => Some(marker.range),
+                MarkerKind::Label { name_range, .. } if *name_range == range => {
+                    Some((marker.range, marker.alone))
+                }
                 _ => None,
             })
     }
@@ -458,13 +502,14 @@ fn label_name(scope: &Scope, marker: MarkerId) -> Option<TextRange> {
     }
 }
 
-/// Whether `name` can follow `label .`: an identifier and not a keyword.
+/// Whether `name` can follow `label .`: a Python identifier (Unicode's XID classes, as
+/// the tokenizer reads them) and not a keyword.
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars
         .next()
-        .is_some_and(|first| first.is_alphabetic() || first == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_')
+        .is_some_and(|first| first == '_' || unicode_ident::is_xid_start(first))
+        && chars.all(unicode_ident::is_xid_continue)
         && !KEYWORDS.contains(&name)
 }
 

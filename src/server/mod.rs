@@ -80,14 +80,15 @@ struct Stdio {
 impl Transport for Stdio {
     fn receive(&mut self) -> Result<Option<Message>, ServerError> {
         loop {
-            match Message::read(&mut self.input) {
-                Ok(message) => return Ok(message),
-                // A frame whose body is not a message: it was read whole, so the next
-                // frame starts after it.
-                Err(error) if error.kind() == std::io::ErrorKind::InvalidData => {
-                    eprintln!("gotopy server: ignored a message: {error}");
+            let Some(body) = read_frame(&mut self.input)? else {
+                return Ok(None);
+            };
+            match serde_json::from_slice(&body) {
+                Ok(message) => return Ok(Some(message)),
+                // The frame was read whole, so the next one starts after it.
+                Err(error) => {
+                    eprintln!("gotopy server: ignored a message that is not JSON-RPC: {error}")
                 }
-                Err(error) => return Err(ServerError(format!("cannot read a message: {error}"))),
             }
         }
     }
@@ -98,6 +99,61 @@ impl Transport for Stdio {
             .and_then(|()| std::io::Write::flush(&mut self.output))
             .map_err(|error| ServerError(format!("cannot write a message: {error}")))
     }
+}
+
+/// The largest message the server reads (the whole text of a document comes in one): far
+/// above any file an editor holds, and below what would exhaust memory on a corrupt length.
+const MAX_MESSAGE: usize = 1 << 30;
+
+/// The body of the next frame of `input` (header lines up to an empty one, of which
+/// `Content-Length` is required, then that many bytes), or `None` if the input ends
+/// before one. Headers that cannot be read lose the stream's place, so they end the session.
+fn read_frame(input: &mut impl std::io::BufRead) -> Result<Option<Vec<u8>>, ServerError> {
+    let broken = |why: String| ServerError(format!("cannot read a message: {why}"));
+    let mut length = None;
+    let mut line = String::new();
+    let mut headers = 0;
+    loop {
+        line.clear();
+        if input
+            .read_line(&mut line)
+            .map_err(|e| broken(e.to_string()))?
+            == 0
+        {
+            return if headers == 0 {
+                Ok(None)
+            } else {
+                Err(broken(
+                    "the input ended inside a message's headers".to_owned(),
+                ))
+            };
+        }
+        let header = line.trim_end_matches(['\r', '\n']);
+        if header.is_empty() {
+            break;
+        }
+        headers += 1;
+        let Some((name, value)) = header.split_once(':') else {
+            return Err(broken(format!("a header without a colon: {header:?}")));
+        };
+        if name.trim().eq_ignore_ascii_case("content-length") {
+            let value = value.trim();
+            length = Some(
+                value
+                    .parse::<usize>()
+                    .map_err(|_| broken(format!("Content-Length {value:?}")))?,
+            );
+        }
+    }
+    let length = length.ok_or_else(|| broken("a message without Content-Length".to_owned()))?;
+    if length > MAX_MESSAGE {
+        return Err(broken(format!("a message of {length} bytes")));
+    }
+    let mut body = vec![0; length];
+    input
+        .read_exact(&mut body)
+        .map_err(|e| broken(format!("the input ended inside a message: {e}")))?;
+    Ok(Some(body))
 }
 
 #[cfg(test)]
@@ -161,6 +217,11 @@ fn serve(transport: &mut dyn Transport, options: Options) -> Result<(), ServerEr
                 let code = ErrorCode::InvalidRequest as i32;
                 server.send(Response::new_err(request.id, code, message).into())?;
             }
+            Message::Request(request) if request.method == Initialize::METHOD => {
+                let message = "the server is initialized already".to_owned();
+                let code = ErrorCode::InvalidRequest as i32;
+                server.send(Response::new_err(request.id, code, message).into())?;
+            }
             Message::Request(request) if request.method == Shutdown::METHOD => {
                 shut_down = true;
                 server.send(Response::new_ok(request.id, ()).into())?;
@@ -178,6 +239,8 @@ fn serve(transport: &mut dyn Transport, options: Options) -> Result<(), ServerEr
                     ))
                 };
             }
+            // After `shutdown`, only `exit` counts.
+            Message::Notification(_) if shut_down => {}
             Message::Notification(notification) => server.notified(notification)?,
             Message::Response(_) => {}
         }
@@ -307,8 +370,12 @@ impl Server<'_> {
         self.publish(uri, diagnostics, Some(version))
     }
 
+    /// The front end's analysis of `document`. Should the front end panic, the document's
+    /// one diagnostic says so, and the server goes on.
     fn analyse(&self, uri: &Uri, document: &Document) -> Analysis {
-        Analysis::new(uri.path().as_str(), &document.text, self.options)
+        let (path, text, options) = (uri.path().as_str(), document.text.as_str(), self.options);
+        std::panic::catch_unwind(|| Analysis::new(path, text, options))
+            .unwrap_or_else(|_| Analysis::failed(path, text))
     }
 
     fn publish(

@@ -507,3 +507,132 @@ fn the_session_follows_the_protocol() {
         "the client sent exit before shutdown"
     );
 }
+
+/// The code actions for the `nth` diagnostic of `text`.
+fn fixes_for(text: &str, nth: usize) -> (Value, Value) {
+    let (mut client, published) = Client::opened(text);
+    let diagnostic = published["diagnostics"][nth].clone();
+    let actions = client.result(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": URI}, "range": diagnostic["range"],
+               "context": {"diagnostics": [diagnostic]}}),
+    );
+    client.stop();
+    (diagnostic, actions)
+}
+
+#[test]
+fn quick_fixes_keep_the_program_as_it_was() {
+    // A label ended by a bare `;`: its line goes, not the line break after it, which would
+    // pull the module's next statement into the function.
+    let text = "from goto import goto\n\n@goto\ndef f():\n    x = 1\n    label .a;\ny = 2\n";
+    let (diagnostic, fix) = fixes_for(text, 0);
+    assert_eq!(diagnostic["code"], "G101");
+    let line = position(text, "    label .a;", 0, 0);
+    let next = position(text, "y = 2", 0, 0);
+    assert_eq!(
+        fix[0]["edit"]["changes"][URI][0],
+        json!({"range": {"start": line, "end": next}, "newText": ""})
+    );
+    // A label over two lines goes whole.
+    let text = "from goto import goto\n\n@goto\ndef f():\n    x = 1\n    (label\n        .a)\n    return x\n";
+    let (_, fix) = fixes_for(text, 0);
+    let from = position(text, "    (label", 0, 0);
+    let to = position(text, "    return", 0, 0);
+    assert_eq!(
+        fix[0]["edit"]["changes"][URI][0],
+        json!({"range": {"start": from, "end": to}, "newText": ""})
+    );
+    // No `@goto` for a class's markers (only all-scopes rewrites those), nor where the file
+    // does not import the decorator.
+    let text = "from goto import goto\n\n@goto\ndef f():\n    class C:\n        goto .a\n        label .a\n";
+    let (diagnostic, fix) = fixes_for(text, 0);
+    assert_eq!(
+        (diagnostic["code"].as_str(), fix),
+        (Some("G102"), json!([]))
+    );
+    let text = "def f():\n    goto .a\n    label .a\n";
+    let (diagnostic, fix) = fixes_for(text, 0);
+    assert_eq!(
+        (diagnostic["code"].as_str(), fix),
+        (Some("G102"), json!([]))
+    );
+}
+
+#[test]
+fn renames_that_could_break_the_program_are_refused() {
+    let text = "from goto import goto\n\n@goto\ndef f(x):\n    d = {\"end\": 1}\n    goto *x\n    label .end\n    label .top\n    goto .top\n";
+    let (mut client, _) = Client::opened(text);
+    let rename = |client: &mut Client, at: Value, name: &str| {
+        client
+            .request(
+                "textDocument/rename",
+                json!({"textDocument": {"uri": URI}, "position": at, "newName": name}),
+            )
+            .response_result
+    };
+    let refused = rename(&mut client, position(text, "end", 1, 0), "finish").unwrap_err();
+    assert_eq!(
+        refused.message,
+        "`.end` is also named by the string literal on line 5, which a computed goto may \
+         jump with; rename the label and those strings by hand"
+    );
+    // Not a Python identifier: `²` continues no name.
+    let refused = rename(&mut client, position(text, "top", 0, 0), "a\u{b2}").unwrap_err();
+    assert_eq!(refused.message, "`a\u{b2}` is not a name a label can have");
+    let renamed = rename(&mut client, position(text, "top", 0, 0), "\u{e9}t\u{e9}").unwrap();
+    assert_eq!(renamed["changes"][URI].as_array().unwrap().len(), 2);
+    client.stop();
+}
+
+#[test]
+fn after_shutdown_only_exit_counts() {
+    let mut client = Client::start(Options::new(), Value::Null);
+    let again = client.request("initialize", json!({"capabilities": {}}));
+    assert_eq!(
+        again.response_result.unwrap_err().code,
+        lsp_server::ErrorCode::InvalidRequest as i32
+    );
+    client.result("shutdown", Value::Null);
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": URI, "languageId": "python", "version": 1,
+                                "text": "goto .nowhere\n"}}),
+    );
+    client.notify("exit", Value::Null);
+    client.server.take().unwrap().join().unwrap().unwrap();
+    // Nothing was published for the document opened after `shutdown`.
+    assert!(client.connection.receiver.try_recv().is_err());
+}
+
+#[test]
+fn frames_are_read_as_lsp_writes_them() {
+    use super::read_frame;
+    let read = |bytes: &[u8]| read_frame(&mut std::io::Cursor::new(bytes.to_vec()));
+    let body = read(b"Content-Length: 2\r\nContent-Type: x\r\n\r\n{}rest").unwrap();
+    assert_eq!(body.as_deref(), Some(&b"{}"[..]));
+    assert_eq!(read(b"").unwrap(), None);
+    for (broken, why) in [
+        (
+            &b"Content-Length: 2\r\n"[..],
+            "the input ended inside a message's headers",
+        ),
+        (
+            b"Content-Type: x\r\n\r\n{}",
+            "a message without Content-Length",
+        ),
+        (b"Content-Length: two\r\n\r\n{}", "Content-Length \"two\""),
+        (b"garbage\r\n\r\n", "a header without a colon: \"garbage\""),
+        (
+            b"Content-Length: 99999999999\r\n\r\n",
+            "a message of 99999999999 bytes",
+        ),
+    ] {
+        let error = read(broken).unwrap_err().to_string();
+        assert_eq!(error, format!("cannot read a message: {why}"));
+    }
+    let short = read(b"Content-Length: 9\r\n\r\n{}")
+        .unwrap_err()
+        .to_string();
+    assert!(short.starts_with("cannot read a message: the input ended inside a message"));
+}
