@@ -8,7 +8,8 @@
 //!
 //! The baselines, measured in this run: `gotopy check FILE` (the whole process, median of
 //! 20) and `gotopy::check_source` on the same text in this process (the check alone). Goal
-//! (issue 38): every update under the time `gotopy check` takes on the file.
+//! (issue 38): every update under the time `gotopy check` takes on the file. It also prints
+//! the CPU time of an update (the server's, from `/proc`) and of a `check` process.
 //!
 //! Run: `cargo bench --bench server`; figures in docs/performance.md.
 
@@ -86,6 +87,7 @@ fn main() {
     std::fs::write(&path, &text).unwrap();
 
     // Baselines: the whole `gotopy check` process, and the check in this process.
+    let children_before = cpu_seconds("self", true);
     let mut checks: Vec<Duration> = (0..20)
         .map(|_| {
             let start = Instant::now();
@@ -99,6 +101,7 @@ fn main() {
             start.elapsed()
         })
         .collect();
+    let check_cpu = (cpu_seconds("self", true) - children_before) / 20.0;
     checks.sort();
     let source = Source::new("bench.py", text.clone());
     let mut in_process: Vec<Duration> = (0..20)
@@ -173,6 +176,9 @@ fn main() {
             }
         }
     }
+    // The server's own CPU time, over the opening and the 1,000 updates.
+    let server_cpu =
+        cpu_seconds(&server.child.id().to_string(), false) / (updates.len() + 1) as f64;
     server.send(
         Request::new(
             RequestId::from(2),
@@ -208,6 +214,11 @@ fn main() {
         ms(at(&checks, 0.5)),
         ms(at(&in_process, 0.5))
     );
+    println!(
+        "CPU per update (server): {:.2} ms; CPU per `gotopy check` process: {:.2} ms",
+        server_cpu * 1e3,
+        check_cpu * 1e3
+    );
     let over = |limit: Duration| updates.iter().filter(|&&update| update > limit).count();
     println!(
         "updates over the fastest `gotopy check`: {}; over its median: {}; slowest update / median check: {:.2}",
@@ -215,4 +226,30 @@ fn main() {
         over(at(&checks, 0.5)),
         updates[updates.len() - 1].as_secs_f64() / at(&checks, 0.5).as_secs_f64()
     );
+}
+
+/// User and system CPU seconds of process `pid` (`self` for this one) from
+/// `/proc/PID/stat`: its own (`utime`, `stime`), or with `children` those of its children it
+/// has waited for (`cutime`, `cstime`), in clock ticks of `getconf CLK_TCK`.
+fn cpu_seconds(pid: &str, children: bool) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name (which is in parentheses and may hold spaces),
+    // from the third, `state`: `utime` is the 14th.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let first = if children { 16 } else { 14 } - 3;
+    let ticks: f64 = fields[first..first + 2]
+        .iter()
+        .map(|field| field.parse::<f64>().unwrap())
+        .sum();
+    let tck = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .unwrap()
+        .stdout;
+    ticks
+        / String::from_utf8(tck)
+            .unwrap()
+            .trim()
+            .parse::<f64>()
+            .unwrap()
 }
