@@ -8,8 +8,6 @@
 //! decided by `check`, because some rules depend on whether a scope turns out to be
 //! rewritten, which is known only once the whole scope has been seen.
 
-use std::collections::HashMap;
-
 use malachite_bigint::BigInt;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::name::Name;
@@ -21,8 +19,10 @@ use rustpython_compiler::ast::{
 
 use crate::source::Source;
 
+mod labels;
 mod shape;
 
+pub use labels::LabelTable;
 pub(crate) use shape::is_goto_decorator;
 use shape::{case_values, chained_marker, marker_name, marker_shape, name_of, switch_subject};
 
@@ -266,63 +266,6 @@ pub struct Misplaced {
 pub struct Binding {
     pub name: &'static str,
     pub range: TextRange,
-}
-
-/// Every label of one scope, with its definition and every goto that names it.
-#[derive(Debug, Default)]
-pub struct LabelTable {
-    entries: Vec<LabelEntry>,
-    by_name: HashMap<Name, usize>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LabelEntry {
-    pub name: Name,
-    /// The first `label .name` of the scope.
-    pub definition: MarkerId,
-    /// Later `label .name` statements of the same name: each one is an error.
-    pub redefinitions: Vec<MarkerId>,
-    /// Every `goto .name` of the scope, in source order.
-    pub gotos: Vec<MarkerId>,
-}
-
-impl LabelTable {
-    fn build(markers: &[Marker]) -> Self {
-        let mut table = LabelTable::default();
-        for (index, marker) in markers.iter().enumerate() {
-            if let MarkerKind::Label { name, .. } = &marker.kind {
-                match table.by_name.get(name) {
-                    Some(&entry) => table.entries[entry].redefinitions.push(MarkerId(index)),
-                    None => {
-                        table.by_name.insert(name.clone(), table.entries.len());
-                        table.entries.push(LabelEntry {
-                            name: name.clone(),
-                            definition: MarkerId(index),
-                            redefinitions: Vec::new(),
-                            gotos: Vec::new(),
-                        });
-                    }
-                }
-            }
-        }
-        for (index, marker) in markers.iter().enumerate() {
-            if let MarkerKind::Goto { name, .. } = &marker.kind
-                && let Some(&entry) = table.by_name.get(name)
-            {
-                table.entries[entry].gotos.push(MarkerId(index));
-            }
-        }
-        table
-    }
-
-    pub fn get(&self, name: &str) -> Option<&LabelEntry> {
-        self.by_name.get(name).map(|&entry| &self.entries[entry])
-    }
-
-    /// Labels in the order of their first definition.
-    pub fn iter(&self) -> impl Iterator<Item = &LabelEntry> {
-        self.entries.iter()
-    }
 }
 
 impl Scope {

@@ -76,9 +76,8 @@ pub(super) fn answer(server: &Server<'_>, request: Request) -> Answer {
         Rename::METHOD => {
             let params: RenameParams = extract(request)?;
             let position = &params.text_document_position;
-            let open = document(server, &position.text_document.uri)?;
-            let offset = open.document.offset(position.position, server.encoding);
-            let Some(named) = open.analysis.named_at(offset) else {
+            let (open, _, named) = named_at(server, position)?;
+            let Some(named) = named else {
                 return Err((
                     ErrorCode::RequestFailed,
                     "no label here to rename".to_owned(),
@@ -107,9 +106,8 @@ pub(super) fn answer(server: &Server<'_>, request: Request) -> Answer {
         HoverRequest::METHOD => {
             let params: HoverParams = extract(request)?;
             let position = &params.text_document_position_params;
-            let open = document(server, &position.text_document.uri)?;
-            let offset = open.document.offset(position.position, server.encoding);
-            let hover = open.analysis.named_at(offset).and_then(|named| {
+            let (open, offset, named) = named_at(server, position)?;
+            let hover = named.and_then(|named| {
                 let text = open.analysis.hover(&named, offset)?;
                 Some(Hover {
                     contents: HoverContents::Markup(MarkupContent {
@@ -177,13 +175,18 @@ fn at<T: serde::Serialize>(
     position: &TextDocumentPositionParams,
     answer: impl FnOnce(&Open, Named) -> Option<T>,
 ) -> Answer {
+    let (open, _, named) = named_at(server, position)?;
+    to_value(named.and_then(|named| answer(open, named)))
+}
+
+/// The open document a position is in, the position as a byte offset, and what it names.
+fn named_at<'a>(
+    server: &'a Server<'_>,
+    position: &TextDocumentPositionParams,
+) -> Result<(&'a Open, TextSize, Option<Named>), (ErrorCode, String)> {
     let open = document(server, &position.text_document.uri)?;
     let offset = open.document.offset(position.position, server.encoding);
-    to_value(
-        open.analysis
-            .named_at(offset)
-            .and_then(|named| answer(open, named)),
-    )
+    Ok((open, offset, open.analysis.named_at(offset)))
 }
 
 fn location(server: &Server<'_>, uri: &Uri, open: &Open, range: TextRange) -> Location {
