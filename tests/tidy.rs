@@ -15,6 +15,8 @@
 //! - The language reference is `docs/language.md`: every "SPEC section N" the repository
 //!   cites is a section of it, and nothing points at the specification it started from,
 //!   outside the repository.
+//! - The crate's features only add modules, so the front end's code is the same without
+//!   them (`.ci/run` tests it once).
 
 use std::path::Path;
 
@@ -367,5 +369,57 @@ fn the_crate_the_extension_and_the_package_have_one_version() {
     assert!(
         !pyproject.lines().any(|line| line.starts_with("version =")),
         "pyproject.toml must not write a version of its own"
+    );
+}
+
+/// The crate's features (`vm`, `cli`, `server`) only add modules: under `src/`, a feature's
+/// `cfg` stands on a module, a `use` or a re-export, never inside a function or on an item
+/// the front end runs. So the front end's code is the same with and without them, and
+/// `.ci/run` tests it once, with the default features (its no-default-features pass only
+/// builds and documents it).
+#[test]
+fn features_only_add_modules() {
+    let mut misplaced = Vec::new();
+    for path in files("src")
+        .into_iter()
+        .filter(|path| path.ends_with(".rs"))
+    {
+        let text = std::fs::read_to_string(common::root().join(&path)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (index, line) in lines.iter().enumerate() {
+            let trimmed = line.trim_start();
+            let names_feature = [
+                "cfg(feature",
+                "cfg(not(feature",
+                "cfg!(feature",
+                "cfg_attr(feature",
+            ]
+            .iter()
+            .any(|form| trimmed.contains(form));
+            if !names_feature {
+                continue;
+            }
+            // The item the attribute stands on: the next line that is not an attribute or a
+            // comment.
+            let item = lines[index + 1..]
+                .iter()
+                .map(|line| line.trim_start())
+                .find(|line| !line.starts_with("#[") && !line.starts_with("//"));
+            let on_module = trimmed.starts_with("#[cfg(")
+                && item.is_some_and(|item| {
+                    ["mod ", "pub mod ", "pub(crate) mod ", "use ", "pub use "]
+                        .iter()
+                        .any(|start| item.starts_with(start))
+                });
+            if !on_module {
+                misplaced.push(format!("{path}:{}: {trimmed}", index + 1));
+            }
+        }
+    }
+    assert!(
+        misplaced.is_empty(),
+        "a feature may only add a module, a `use` or a re-export (.ci/run tests the front \
+         end once, with the default features):\n{}",
+        misplaced.join("\n")
     );
 }
