@@ -294,8 +294,7 @@ class Bytecode(StandardLibrary):
         from gotopy._runtime import code_objects
 
         checked = 0
-        for path, data in standard_library():
-            module = compile(data, path, "exec", dont_inherit=True)
+        for path, _, module in standard_library():
             for code in code_objects(module):
                 new = _gotopy.reassemble(code)
                 for field in ("co_code", "co_linetable", "co_exceptiontable", "co_stacksize"):
@@ -304,9 +303,12 @@ class Bytecode(StandardLibrary):
         self.assertGreater(checked, 1000)
 
 
-def standard_library() -> list[tuple[str, bytes]]:
-    """The standard library's modules that this CPython compiles: the top-level ones, or
-    with GOTOPY_STDLIB=1 (as `.ci/run` sets) the whole library."""
+@functools.cache
+def standard_library() -> tuple[tuple[str, bytes, types.CodeType], ...]:
+    """The standard library's modules that this CPython compiles, with what it compiles
+    them to: the top-level ones, or with GOTOPY_STDLIB=1 (as `.ci/run` sets) the whole
+    library. Compiled once for the three tests that read them (the whole library is a few
+    seconds per compile on each of five versions)."""
     library = Path(os.__file__).parent
     paths = library.rglob("*.py") if os.environ.get("GOTOPY_STDLIB") else library.glob("*.py")
     found = []
@@ -315,11 +317,11 @@ def standard_library() -> list[tuple[str, bytes]]:
             continue
         try:
             data = path.read_bytes()
-            compile(data, str(path), "exec", dont_inherit=True)
+            code = compile(data, str(path), "exec", dont_inherit=True)
         except (OSError, SyntaxError, ValueError):  # Debian links sitecustomize to /etc
             continue
-        found.append((str(path), data))
-    return found
+        found.append((str(path), data, code))
+    return tuple(found)
 
 
 def comparable(code: types.CodeType) -> types.CodeType:
@@ -351,8 +353,8 @@ class MarkerFree(StandardLibrary):
         make) and compiled. (Decoding and assembling every code object again is the
         ``Bytecode`` test.)"""
         compared = 0
-        for path, data in standard_library():
-            plain = comparable(compile(data, path, "exec", dont_inherit=True))
+        for path, data, code in standard_library():
+            plain = comparable(code)
             self.assertEqual(comparable(gotopy.compile(data, path, dont_inherit=True)), plain, path)
             whole = gotopy._compile.compile_source(data, path, edit=lambda tree: None)
             self.assertEqual(comparable(whole), plain, path)
@@ -370,7 +372,7 @@ class MarkerFree(StandardLibrary):
         )
         compared = 0
         library = Path(os.__file__).parent
-        for path, data in standard_library():
+        for path, data, _ in standard_library():
             if Path(path).parent != library:
                 continue
             source = data + added
