@@ -374,9 +374,9 @@ fn the_crate_the_extension_and_the_package_have_one_version() {
 
 /// The crate's features (`vm`, `cli`, `server`) only add modules: under `src/`, a feature's
 /// `cfg` stands on a module, a `use` or a re-export (or sets a lint's level), never inside a
-/// function or on an item the front end runs. So the front end's code is the same with and without them, and
-/// `.ci/run` tests it once, with the default features (its no-default-features pass only
-/// builds and documents it).
+/// function or on an item the front end runs. So the front end's code is the same with and
+/// without them, and `.ci/run` tests it once, with the default features (its
+/// no-default-features pass only builds and documents it).
 #[test]
 fn features_only_add_modules() {
     let mut misplaced = Vec::new();
@@ -388,8 +388,11 @@ fn features_only_add_modules() {
         let lines: Vec<&str> = text.lines().collect();
         for (index, line) in lines.iter().enumerate() {
             let trimmed = line.trim_start();
-            // Every form: `cfg(feature`, `cfg(not(feature`, `cfg(all(feature`, `cfg!`, `cfg_attr`.
-            let names_feature = trimmed.contains("cfg") && trimmed.contains("feature");
+            // An attribute or a `cfg!` in any form: `cfg(feature`, `cfg(not(feature`,
+            // `cfg(all(feature`, `cfg_attr(feature`; not a comment that names them.
+            let names_feature = (trimmed.starts_with("#[") || trimmed.contains("cfg!("))
+                && trimmed.contains("cfg")
+                && trimmed.contains("feature");
             if !names_feature {
                 continue;
             }
@@ -415,8 +418,8 @@ fn features_only_add_modules() {
     }
     assert!(
         misplaced.is_empty(),
-        "a feature may only add a module, a `use` or a re-export, or set a lint's level (.ci/run tests the front \
-         end once, with the default features):\n{}",
+        "a feature may only add a module, a `use` or a re-export, or set a lint's level \
+         (.ci/run tests the front end once, with the default features):\n{}",
         misplaced.join("\n")
     );
 }

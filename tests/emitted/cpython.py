@@ -157,7 +157,7 @@ def main(argv: list[str]) -> None:
         # A file this CPython cannot compile (the library's own bad-syntax test data) is
         # left out. Only when gotopy did not compile it is CPython asked: the one compile
         # per file that this saves is a third of the section's time.
-        if recorded.startswith(f"{name} refused:") or recorded.startswith(f"{name} failed:"):
+        if recorded.startswith((f"{name} refused:", f"{name} failed:")):
             try:
                 compile(data, str(path), "exec", dont_inherit=True)
             except (SyntaxError, ValueError):
