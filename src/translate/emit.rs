@@ -215,7 +215,11 @@ impl<'a> Ctx<'a> {
         Out::Stmt {
             line: tr.text.line(range.start()),
             pieces: tr.text.pieces(range),
-            kind: if simple { Kind::Simple } else { Kind::Compound },
+            kind: match (simple, tr.text.commented(range)) {
+                (false, _) => Kind::Compound,
+                (true, false) => Kind::Simple,
+                (true, true) => Kind::Noted,
+            },
         }
     }
 
@@ -648,7 +652,7 @@ impl<'a> Ctx<'a> {
             } else {
                 format!("@{text}")
             };
-            outs.push(Out::line(free_line.take().unwrap_or(at), text));
+            outs.push(Out::compound(free_line.take().unwrap_or(at), text));
         }
         let after = decorators.last().map_or(stmt.start(), Ranged::end);
         let keyword = tr.text.token_after(after, keywords).unwrap_or(stmt.start());

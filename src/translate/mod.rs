@@ -308,7 +308,7 @@ impl<'a> Translator<'a> {
                 } else {
                     comment
                 };
-                outs.push(Out::line(line, comment));
+                outs.push(Out::compound(line, comment));
             } else {
                 rest.push((line, comment));
             }

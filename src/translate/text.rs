@@ -18,14 +18,19 @@ pub(super) enum Piece {
 /// What a statement of the output is, for the allocator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
-    /// An ordinary simple statement (or a copied compound statement).
+    /// A simple statement: one that comes late joins the line before it when that line
+    /// holds only simple statements of the same block (`x = 1; y = 2`).
     Simple,
+    /// A simple statement with a comment after it on its last line: it may join the line
+    /// before it, nothing may join it.
+    Noted,
     /// A synthetic one-line statement that goes before the next simple statement on its
     /// line (`_goto_k = 0; x += 1`), so that it takes no line of its own.
     Prefix,
     /// A comment line: dropped when its line is already taken.
     Comment,
-    /// A compound statement on one line (`try: x = 1`): nothing may be joined before it.
+    /// A compound statement (`try: x = 1`, a copied `for` loop), a decorator or a comment
+    /// that must stay: nothing joins it, it joins nothing.
     Compound,
 }
 
@@ -154,7 +159,7 @@ impl<'a> Text<'a> {
         let last = self.line(range.end());
         let line_text = self.line_text(last);
         let line_start = self.starts[last - 1];
-        let tail = &line_text[(usize::from(range.end()) - line_start).min(line_text.len())..];
+        let tail = self.tail(range);
         let end = if tail.trim().is_empty() || tail.trim_start().starts_with('#') {
             line_start + line_text.len()
         } else {
@@ -182,6 +187,18 @@ impl<'a> Text<'a> {
                 }
             })
             .collect()
+    }
+
+    /// The rest of the line a statement ends on, after it.
+    fn tail(&self, range: TextRange) -> &'a str {
+        let last = self.line(range.end());
+        let line_text = self.line_text(last);
+        &line_text[(usize::from(range.end()) - self.starts[last - 1]).min(line_text.len())..]
+    }
+
+    /// Whether a comment follows the statement on its last line (`pieces` copies it).
+    pub(super) fn commented(&self, range: TextRange) -> bool {
+        self.tail(range).trim_start().starts_with('#')
     }
 
     /// The offset of the last `:` before `offset`: where the header of a compound statement
@@ -296,7 +313,7 @@ fn normalize(outs: Vec<Out>) -> Vec<Out> {
             Out::Stmt {
                 line,
                 mut pieces,
-                kind: Kind::Simple,
+                kind: kind @ (Kind::Simple | Kind::Noted),
             } if pending.is_some() => {
                 let (at, before) = pending.take().expect("pending");
                 if let Some(Piece::Rel(first)) = pieces.first_mut() {
@@ -304,15 +321,11 @@ fn normalize(outs: Vec<Out>) -> Vec<Out> {
                     result.push(Out::Stmt {
                         line: if line == 0 { at } else { line },
                         pieces,
-                        kind: Kind::Simple,
+                        kind,
                     });
                 } else {
                     result.push(Out::line(at, before));
-                    result.push(Out::Stmt {
-                        line,
-                        pieces,
-                        kind: Kind::Simple,
-                    });
+                    result.push(Out::Stmt { line, pieces, kind });
                 }
             }
             other => {
@@ -350,10 +363,31 @@ fn place(line: usize, lines: &mut Lines) {
 
 fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
     let indent = "    ".repeat(depth);
+    // The output's last line while it holds only simple statements of this block: a simple
+    // statement that could not have its own line (or wants none) joins it (`x = 1; y = 2`),
+    // so that the statements after it get their lines back sooner.
+    let mut open: Option<usize> = None;
     for out in outs {
         match out {
             Out::Stmt { line, pieces, kind } => {
                 if *kind == Kind::Comment && *line <= lines.text.len() {
+                    continue;
+                }
+                if matches!(kind, Kind::Simple | Kind::Noted)
+                    && let [Piece::Rel(text)] = pieces.as_slice()
+                {
+                    let late = *line <= lines.text.len();
+                    match open.filter(|&at| late && at + 1 == lines.text.len()) {
+                        Some(at) => {
+                            lines.text[at].push_str("; ");
+                            lines.text[at].push_str(text);
+                        }
+                        None => {
+                            place(*line, lines);
+                            lines.text.push(format!("{indent}{text}"));
+                        }
+                    }
+                    open = (*kind == Kind::Simple).then(|| lines.text.len() - 1);
                     continue;
                 }
                 place(*line, lines);
@@ -366,6 +400,10 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
             }
             Out::Block { line, header, body } => {
                 place(*line, lines);
+                if let Some(inline) = one_line(header, body, lines.text.len() + 1) {
+                    lines.text.push(format!("{indent}{inline}"));
+                    continue;
+                }
                 let parts: Vec<&str> = header.split('\n').collect();
                 for (index, part) in parts.iter().enumerate() {
                     let part = part.trim_end_matches('\r');
@@ -383,4 +421,31 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
             }
         }
     }
+}
+
+/// A block on one line (`if _goto_k == 1: break`), when its header takes one line and its
+/// body is simple statements that want no line of their own after it (synthetic ones, or
+/// user statements already late): what a jump, a post-check or a late guard adds then
+/// takes one line.
+fn one_line(header: &str, body: &[Out], at: usize) -> Option<String> {
+    if header.contains('\n') {
+        return None;
+    }
+    let mut text = format!("{header}:");
+    for (index, out) in body.iter().enumerate() {
+        let Out::Stmt { line, pieces, kind } = out else {
+            return None;
+        };
+        let last = index + 1 == body.len();
+        let [Piece::Rel(statement)] = pieces.as_slice() else {
+            return None;
+        };
+        let joins = *kind == Kind::Simple || *kind == Kind::Noted && last;
+        if !joins || *line > at {
+            return None;
+        }
+        text.push_str(if index == 0 { " " } else { "; " });
+        text.push_str(statement);
+    }
+    (!body.is_empty()).then_some(text)
 }
