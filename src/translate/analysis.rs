@@ -139,13 +139,13 @@ impl<'a> Ctx<'a> {
             let region = self.regions.entry(home).or_insert((lo, hi));
             *region = (region.0.min(lo), region.1.max(hi));
         }
-        // A `return` or `raise` right after a dispatch loop goes in, as its last statement:
-        // then the loop needs no `break` at its end.
+        // A simple statement right after a dispatch loop goes in, as its last statement:
+        // then the loop needs no `break` at its end (a `return` or `raise`), or the `break`
+        // joins that statement's line instead of taking the line of the statement after.
         let regions: Vec<(ListId, (usize, usize))> =
             self.regions.iter().map(|(&l, &r)| (l, r)).collect();
         for (list, (a, b)) in regions {
             if let Some(&next) = self.lists[list].items.get(b + 1)
-                && matches!(self.nodes[next].stmt, Stmt::Return(_) | Stmt::Raise(_))
                 && self.nodes[next].kind == NodeKind::Simple
             {
                 self.regions.insert(list, (a, b + 1));

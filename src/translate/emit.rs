@@ -180,8 +180,8 @@ impl<'a> Ctx<'a> {
                 {
                     body.push(Out::line(0, "break"));
                 }
-                let line = self.item_line(tr, item);
-                let mut outs = vec![Out::block(line, "while True", body)];
+                // As early as a line is free: its first guard wants the label's line.
+                let mut outs = vec![Out::block(0, "while True", body)];
                 outs.extend(self.post_check(tr, LoopKey::Dispatch(list)));
                 Ok(outs)
             }
@@ -245,7 +245,10 @@ impl<'a> Ctx<'a> {
         match kind {
             NodeKind::Label(target) | NodeKind::Case(target) => {
                 if entering.contains(&self.targets[target].id) {
-                    outs.push(Out::prefix(line, format!("{k} = 0")));
+                    match self.reset_after(node) {
+                        Some(next) => _ = self.reset_after.insert(next),
+                        None => outs.push(Out::prefix(line, format!("{k} = 0"))),
+                    }
                 }
             }
             NodeKind::Goto(_) | NodeKind::Computed(_) | NodeKind::Break | NodeKind::Continue => {
@@ -441,7 +444,41 @@ impl<'a> Ctx<'a> {
             NodeKind::Switch(id) => outs.extend(self.switch(tr, node, id, entering)?),
             NodeKind::Def | NodeKind::Class => outs.extend(self.definition(tr, node)?),
         }
+        if self.reset_after.contains(&node) {
+            outs.push(Out::prefix(0, format!("{k} = 0")));
+        }
         Ok(outs)
+    }
+
+    /// The `if` after a label whose reset can wait until after it, so that the reset joins
+    /// the statement after the `if` instead of taking the label's line from its header
+    /// (`label .l` then `if x: goto .m`, the shape of generated code). That holds when
+    /// every branch of the `if` is a goto that sets the register, and no `try` or `with`
+    /// holds the label: then nothing reads the register before the reset (an exception
+    /// from the test leaves the function).
+    fn reset_after(&self, label: NodeId) -> Option<NodeId> {
+        let Node { list, index, .. } = self.nodes[label];
+        let next = *self.lists[list].items.get(index + 1)?;
+        let jumps_only = self.nodes[next].lists.iter().all(|&body| {
+            let items = &self.lists[body].items;
+            items.len() == 1
+                && matches!(self.nodes[items[0]].kind, NodeKind::Goto(_))
+                && self.sets_inside(self.nodes[items[0]].range)
+        });
+        if self.nodes[next].kind != NodeKind::If || !jumps_only {
+            return None;
+        }
+        let mut holder = self.lists[list].parent;
+        while let Some(node) = holder {
+            if matches!(
+                self.nodes[node].kind,
+                NodeKind::Try | NodeKind::TryOuter | NodeKind::TryInner | NodeKind::With
+            ) {
+                return None;
+            }
+            holder = self.lists[self.nodes[node].list].parent;
+        }
+        Some(next)
     }
 
     pub(super) fn refuse(&self, range: TextRange, message: &str, help: &str) -> Diagnostic {
@@ -672,31 +709,54 @@ pub(super) struct Part {
     body: Vec<Out>,
 }
 
-/// The parts of a statement list, each reached with a few tests of the register whatever
-/// its place: the first half under `if k <= LAST` (its highest target: targets are
-/// numbered in source order, and the register is 0 once its target is reached), then the
-/// second half, each half split again. A jump to the i-th of n parts takes about log2(n)
-/// tests, where a guard per part would take i; running through them in order takes one
-/// test per part, as that would. Up to three parts it is that chain exactly. `strict`: the
-/// register may hold numbers past the last part, which then is guarded too.
+/// Lists of up to this many parts are a chain of guards, one per part.
+const CHAIN: usize = 16;
+
+/// The parts of a statement list, each under a guard that skips it when the register
+/// holds a later target (targets are numbered in source order, and the register is 0 once
+/// its target is reached). Up to [`CHAIN`] parts, each part has its own guard, on its first
+/// line (its label's, which the label leaves free): every statement keeps its line, and a
+/// jump to the i-th part takes i tests. More parts nest as a balanced tree, where a jump
+/// takes about log2(n) tests but the headers of the subtrees that start at one part need a
+/// line each, so statements move down until the end of the subtree gives the lines back.
+/// `strict`: the register may hold numbers past the last part, which then is guarded too.
 pub(super) fn guarded(k: &str, mut parts: Vec<Part>, strict: bool) -> Vec<Out> {
-    let guard = |part: &Part| match part.last {
+    if parts.len() > CHAIN {
+        return tree(k, parts, strict);
+    }
+    let last = parts.pop().expect("a part");
+    let mut outs: Vec<Out> = parts
+        .into_iter()
+        .map(|part| Out::block(part.line, guard(k, &part), part.body))
+        .collect();
+    outs.extend(tree(k, vec![last], strict));
+    outs
+}
+
+fn guard(k: &str, part: &Part) -> String {
+    match part.last {
         Some(last) => format!("if {k} <= {last}"),
         None => format!("if not {k}"),
-    };
+    }
+}
+
+/// The balanced tree of guards: the first half under `if k <= LAST` (its highest target),
+/// then the second half, each half split again. Running through the parts in order takes
+/// one test per part, as a chain would; up to three parts it is that chain exactly.
+fn tree(k: &str, mut parts: Vec<Part>, strict: bool) -> Vec<Out> {
     if parts.len() == 1 {
         let part = parts.pop().expect("one part");
         return if strict {
-            vec![Out::block(part.line, guard(&part), part.body)]
+            vec![Out::block(part.line, guard(k, &part), part.body)]
         } else {
             part.body
         };
     }
     let second = parts.split_off(parts.len() / 2);
-    let header = guard(parts.last().expect("a first half"));
+    let header = guard(k, parts.last().expect("a first half"));
     let line = parts[0].line;
-    let mut outs = vec![Out::block(line, header, guarded(k, parts, false))];
-    outs.extend(guarded(k, second, strict));
+    let mut outs = vec![Out::block(line, header, tree(k, parts, false))];
+    outs.extend(tree(k, second, strict));
     outs
 }
 

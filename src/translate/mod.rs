@@ -290,6 +290,9 @@ struct Ctx<'a> {
     /// on the later ones, so that an exception after them calls a stale `__exit__` or
     /// crashes the interpreter).
     shells: HashSet<NodeId>,
+    /// The `if` statements after which a label's reset goes instead of before them
+    /// (`Ctx::reset_after`).
+    reset_after: HashSet<NodeId>,
     uses_k: bool,
 }
 

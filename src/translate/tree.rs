@@ -35,6 +35,7 @@ impl<'a> Ctx<'a> {
             codes: HashMap::new(),
             pseudo: HashMap::new(),
             shells: HashSet::new(),
+            reset_after: HashSet::new(),
             uses_k: false,
         };
         ctx.build_list(tr, body, None, false);
