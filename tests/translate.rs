@@ -325,66 +325,46 @@ asyncio.run(main())
     );
 }
 
-/// The statements of a fixture that come before its first rewritten definition, as
-/// `python3`'s `ast` finds them in the source: each is on its own line in the translation
-/// (the header comment takes a line no statement wanted). Inside a rewritten function the
-/// dispatch loop's lines can push statements down until a blank line takes the shift back
-/// (docs/translate.md); before it, nothing may move.
-const LINES_BEFORE_REWRITES: &str = r#"
-import ast, sys
-source, output = (open(path, encoding="utf-8").read() for path in sys.argv[1:3])
-out = output.splitlines()
-tree = ast.parse(source)
-def rewritten(node):
-    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-        getattr(d, "id", getattr(d, "attr", None)) in ("goto", "with_goto", "switch")
-        for d in node.decorator_list
-    )
-first = min([n.lineno for n in ast.walk(tree) if rewritten(n)] or [len(source.splitlines()) + 1])
-first = min([first] + [d.lineno for n in ast.walk(tree) if rewritten(n) for d in n.decorator_list])
-def marker(node):
-    value = getattr(node, "value", None)
-    while isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
-        value = value.value
-    return isinstance(node, (ast.Expr, ast.While)) and (
-        isinstance(value, ast.Name) and value.id in ("goto", "label", "switch", "case")
-        or isinstance(node, ast.While) and "switch" in ast.unparse(node.test)
-    )
-if sys.argv[3] == "all-scopes":
-    # Every scope with a marker is rewritten: its dispatch loop starts before its first one.
-    first = min([first] + [n.lineno for n in ast.walk(tree) if marker(n)])
-checked = 0
-for node in ast.walk(tree):
-    if not isinstance(node, ast.stmt) or node.lineno >= first:
-        continue
-    if isinstance(node, ast.ImportFrom) and node.module in ("goto", "gotopy"):
-        continue
-    if isinstance(node, ast.Import) and all(a.name in ("goto", "gotopy") for a in node.names):
-        continue
-    text = source.splitlines()[node.lineno - 1].strip()
-    # A statement of its own, or after the register's reset joined to it (`_goto_k = 0; x = 1`).
-    assert node.lineno <= len(out) and out[node.lineno - 1].strip().endswith(text), (node.lineno, text)
-    checked += 1
-print(checked)
-"#;
+/// Most statements off their source lines that the translation of the `ok` fixtures and of
+/// the programs in the old libraries' shapes may have, inside rewritten scopes and after
+/// them (outside any): 2026-11-28, 316 of 782 inside and 104 of 447 after, all in the
+/// fixtures that leave `with` statements, `finally` bodies and switches, but for four
+/// statements of the programs (a dispatch loop's header and its first guard both want the
+/// label's line when a statement comes right before it). A change that moves fewer lowers
+/// them.
+const OFF_INSIDE_AT_MOST: usize = 316;
+const OFF_AFTER_AT_MOST: usize = 104;
 
+/// Every statement of the `ok` fixtures and of `tests/programs`, found by Python's `ast` in
+/// the source and in the translation (`tests/translate/lines.py`): before the first
+/// rewritten scope each is on its line (the header comment takes a line no statement
+/// wanted), and so is each one after the rewritten functions of the programs users write.
+/// Inside a rewritten scope a dispatch loop, a `with` left early or a computed goto needs
+/// lines the source does not free, and the statements after move down until joins or a
+/// free line take the shift back (docs/translate.md): no more of them than recorded.
 #[test]
-fn statements_before_the_first_rewrite_keep_their_lines() {
+fn statements_keep_their_source_lines() {
     let dir = std::env::temp_dir().join(format!("gotopy-translate-lines-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut checked = 0;
-    for entry in std::fs::read_dir(common::root().join("fixtures/ok")).unwrap() {
-        let path = entry.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
+    let mut sources: Vec<PathBuf> = ["fixtures/ok", "tests/programs"]
+        .into_iter()
+        .flat_map(|under| std::fs::read_dir(common::root().join(under)).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    sources.sort();
+    let (mut checked, mut inside, mut after) = ([0; 3], 0, 0);
+    let mut shown = String::new();
+    for path in &sources {
+        let text = std::fs::read_to_string(path).unwrap();
         let output = dir.join(path.file_name().unwrap());
         let all_scopes = text.contains("# gotopy: all-scopes");
         assert!(
-            translate(&path, &output, all_scopes).status.success(),
+            translate(path, &output, all_scopes).status.success(),
             "{path:?}"
         );
-        let lines = Command::new("python3")
-            .args(["-c", LINES_BEFORE_REWRITES])
-            .arg(&path)
+        let run = Command::new("python3")
+            .arg(common::root().join("tests/translate/lines.py"))
+            .arg(path)
             .arg(&output)
             .arg(if all_scopes {
                 "all-scopes"
@@ -393,16 +373,45 @@ fn statements_before_the_first_rewrite_keep_their_lines() {
             })
             .output()
             .unwrap();
-        let shown = String::from_utf8_lossy(&lines.stdout);
+        let report = String::from_utf8_lossy(&run.stdout);
         assert!(
-            lines.status.success(),
+            run.status.success(),
             "{path:?}: {}",
-            String::from_utf8_lossy(&lines.stderr)
+            String::from_utf8_lossy(&run.stderr)
         );
-        checked += shown.trim().parse::<usize>().unwrap();
+        let counts: Vec<usize> = report
+            .lines()
+            .find_map(|line| line.strip_prefix("counts "))
+            .expect("the counts")
+            .split(' ')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        let program = path.starts_with(common::root().join("tests/programs"));
+        assert_eq!(counts[1], 0, "{path:?}: before its first rewrite\n{report}");
+        assert!(
+            !program || counts[5] == 0,
+            "{path:?}: after its rewritten functions\n{report}"
+        );
+        for (sum, index) in checked.iter_mut().zip([0, 2, 4]) {
+            *sum += counts[index];
+        }
+        inside += counts[3];
+        after += counts[5];
+        for line in report.lines().filter(|line| line.starts_with("off ")) {
+            shown.push_str(&format!(
+                "{}: {line}\n",
+                path.file_name().unwrap().display()
+            ));
+        }
     }
-    // Every fixture starts with its docstring, which the header used to push to line 2.
-    assert!(checked >= 100, "only {checked} statements checked");
+    // Every fixture starts with its docstring, which the header once pushed to line 2.
+    assert!(checked[0] >= 100, "only {checked:?} statements checked");
+    assert!(
+        inside <= OFF_INSIDE_AT_MOST && after <= OFF_AFTER_AT_MOST,
+        "{inside} statements inside rewritten scopes and {after} after them are off their \
+         lines, more than {OFF_INSIDE_AT_MOST} and {OFF_AFTER_AT_MOST}:\n{shown}"
+    );
+    println!("checked {checked:?} (before, inside, after); off: {inside} inside, {after} after");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
