@@ -415,6 +415,49 @@ fn statements_keep_their_source_lines() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A label that ends its dispatch loop, followed by an `if` whose branches are gotos: the
+/// register's reset stays inside the loop, before its `break`, because the loop's post-check
+/// after it reads the register (the reset once went after the `if`, and the post-check took
+/// the label's number for a jump still under way). The expected list is worked out by hand
+/// from the program's `for` loop; PyPy runs the translation.
+#[test]
+fn a_label_that_ends_its_dispatch_loop_resets_the_register_inside_it() {
+    let path = common::write(
+        "translate_label_ends_loop.py",
+        r#"from goto import goto, label
+
+
+@goto
+def f(xs):
+    out = []
+    for x in xs:
+        if x == 0:
+            goto .skip
+        if x < 0:
+            continue
+        out.append(x)
+        label .skip
+        if x > 100:
+            goto .end
+        out.append("after")
+    label .end
+    return out
+
+
+print(f([1, 0, -1, 2, 200, 3]))
+"#,
+    );
+    let out = path.with_extension("out.py");
+    assert!(translate(&path, &out, false).status.success());
+    let run = plain_run(&cpython::pypy(), &out);
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "[1, 'after', 'after', 2, 'after', 200]\n",
+        "{}",
+        cpython::shown(&run)
+    );
+}
+
 /// A traceback of the translated program names the line of the source: the function that
 /// raises is rewritten, its label's line is free for the dispatch loop, and the statement
 /// that raises is found in the source text (not from gotopy). Run on CPython 3.9 where pyenv
