@@ -415,16 +415,17 @@ fn statements_keep_their_source_lines() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A label that ends its dispatch loop, followed by an `if` whose branches are gotos: the
-/// register's reset stays inside the loop, before its `break`, because the loop's post-check
-/// after it reads the register (the reset once went after the `if`, and the post-check took
-/// the label's number for a jump still under way). The expected list is worked out by hand
-/// from the program's `for` loop; PyPy runs the translation.
+/// A label followed by an `if` whose branches are gotos keeps its register reset before
+/// the `if` when a dispatch loop reads the register between them: the label ends its loop
+/// (the loop's post-check after it read the label's number as a jump under way), or the
+/// `if` starts a loop the label is outside of (its guards skipped the `if`). The expected
+/// lists are worked out by hand from the programs; PyPy runs the translations.
 #[test]
-fn a_label_that_ends_its_dispatch_loop_resets_the_register_inside_it() {
-    let path = common::write(
-        "translate_label_ends_loop.py",
-        r#"from goto import goto, label
+fn a_label_keeps_its_reset_where_a_dispatch_loop_reads_the_register() {
+    let programs = [
+        (
+            "translate_label_ends_loop.py",
+            r#"from goto import goto, label
 
 
 @goto
@@ -446,16 +447,47 @@ def f(xs):
 
 print(f([1, 0, -1, 2, 200, 3]))
 "#,
-    );
-    let out = path.with_extension("out.py");
-    assert!(translate(&path, &out, false).status.success());
-    let run = plain_run(&cpython::pypy(), &out);
-    assert_eq!(
-        String::from_utf8_lossy(&run.stdout),
-        "[1, 'after', 'after', 2, 'after', 200]\n",
-        "{}",
-        cpython::shown(&run)
-    );
+            "[1, 'after', 'after', 2, 'after', 200]\n",
+        ),
+        (
+            "translate_label_before_loop.py",
+            r#"from goto import goto, label
+
+
+@goto
+def f(n):
+    out = []
+    if n == 0:
+        goto .L
+    out.append("start")
+    if n >= 0:
+        out.append("a")
+        label .L
+        if n == 1:
+            goto .M
+        out.append("x")
+        label .M
+        out.append("m")
+    return out
+
+
+print([f(n) for n in range(3)])
+"#,
+            "[['x', 'm'], ['start', 'a', 'm'], ['start', 'a', 'x', 'm']]\n",
+        ),
+    ];
+    for (name, source, expected) in programs {
+        let path = common::write(name, source);
+        let out = path.with_extension("out.py");
+        assert!(translate(&path, &out, false).status.success());
+        let run = plain_run(&cpython::pypy(), &out);
+        assert_eq!(
+            String::from_utf8_lossy(&run.stdout),
+            expected,
+            "{name}: {}",
+            cpython::shown(&run)
+        );
+    }
 }
 
 /// A traceback of the translated program names the line of the source: the function that

@@ -453,18 +453,18 @@ impl<'a> Ctx<'a> {
     /// The `if` after a label whose reset can wait until after it, so that the reset joins
     /// the statement after the `if` instead of taking the label's line from its header
     /// (`label .l` then `if x: goto .m`, the shape of generated code). That holds when
-    /// every branch of the `if` is a goto that sets the register, the `if` is in the label's
-    /// dispatch loop (not after a loop the label ends: its post-check reads the register),
+    /// every branch of the `if` is a goto that sets the register, the label and the `if`
+    /// are on the same side of their list's dispatch loop (not the label at the end of a
+    /// loop whose post-check reads the register, nor before a loop whose guards read it),
     /// and no `try` or `with` holds the label: then nothing reads the register before the
     /// reset (an exception from the test leaves the function).
     fn reset_after(&self, label: NodeId) -> Option<NodeId> {
         let Node { list, index, .. } = self.nodes[label];
-        if self
-            .regions
-            .get(&list)
-            .is_some_and(|&(_, last)| index >= last)
-        {
-            return None;
+        if let Some(&(first, last)) = self.regions.get(&list) {
+            let inside = |at: usize| first <= at && at <= last;
+            if inside(index) != inside(index + 1) {
+                return None;
+            }
         }
         let next = *self.lists[list].items.get(index + 1)?;
         let jumps_only = self.nodes[next].lists.iter().all(|&body| {
