@@ -246,7 +246,7 @@ impl<'a> Ctx<'a> {
             NodeKind::Label(target) | NodeKind::Case(target) => {
                 if entering.contains(&self.targets[target].id) {
                     match self.reset_after(node) {
-                        Some(next) => _ = self.reset_after.insert(next),
+                        Some(next) => _ = self.late_resets.insert(next),
                         None => outs.push(Out::prefix(line, format!("{k} = 0"))),
                     }
                 }
@@ -444,7 +444,7 @@ impl<'a> Ctx<'a> {
             NodeKind::Switch(id) => outs.extend(self.switch(tr, node, id, entering)?),
             NodeKind::Def | NodeKind::Class => outs.extend(self.definition(tr, node)?),
         }
-        if self.reset_after.contains(&node) {
+        if self.late_resets.contains(&node) {
             outs.push(Out::prefix(0, format!("{k} = 0")));
         }
         Ok(outs)
@@ -467,13 +467,14 @@ impl<'a> Ctx<'a> {
             }
         }
         let next = *self.lists[list].items.get(index + 1)?;
-        let jumps_only = self.nodes[next].lists.iter().all(|&body| {
-            let items = &self.lists[body].items;
-            items.len() == 1
-                && matches!(self.nodes[items[0]].kind, NodeKind::Goto(_))
-                && self.sets_inside(self.nodes[items[0]].range)
-        });
-        if self.nodes[next].kind != NodeKind::If || !jumps_only {
+        let jumps_only = self.nodes[next].kind == NodeKind::If
+            && self.nodes[next].lists.iter().all(|&body| {
+                let items = &self.lists[body].items;
+                items.len() == 1
+                    && matches!(self.nodes[items[0]].kind, NodeKind::Goto(_))
+                    && self.sets_inside(self.nodes[items[0]].range)
+            });
+        if !jumps_only {
             return None;
         }
         let mut holder = self.lists[list].parent;

@@ -292,7 +292,7 @@ struct Ctx<'a> {
     shells: HashSet<NodeId>,
     /// The `if` statements after which a label's reset goes instead of before them
     /// (`Ctx::reset_after`).
-    reset_after: HashSet<NodeId>,
+    late_resets: HashSet<NodeId>,
     uses_k: bool,
 }
 

@@ -35,7 +35,7 @@ impl<'a> Ctx<'a> {
             codes: HashMap::new(),
             pseudo: HashMap::new(),
             shells: HashSet::new(),
-            reset_after: HashSet::new(),
+            late_resets: HashSet::new(),
             uses_k: false,
         };
         ctx.build_list(tr, body, None, false);
