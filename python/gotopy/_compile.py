@@ -194,6 +194,9 @@ def compile_source(
         if edit is not None:
             edit(tree)
         code = builtins.compile(tree, path, mode, flags, dont_inherit=True, optimize=optimize)
+        # Freed while the collector is off: with it on, the next allocation would start a
+        # collection over every node of the tree (0.6 s at 16,000 blocks on 3.13).
+        del tree
     except _prepare.PlanMismatch as mismatch:
         raise _late(path, data, the_plan.late_error(str(mismatch), None)) from None
     except (RecursionError, MemoryError) as error:

@@ -16,6 +16,7 @@ The edits to the tree are the package's own (`_prepare`, the module next to this
 """
 
 import ast
+import gc
 import importlib.util
 import json
 import os
@@ -100,12 +101,18 @@ def compile_module(request):
     path = request["path"]
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, AST_DEPTH))
+    # As gotopy.compile does: a big module's millions of tree objects, which hold no
+    # cycles, would set off the cyclic collector again and again, and once more after it
+    # if the tree outlived it.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         tree = ast.parse(data, path)
         if request["plan"] is not None:
             _prepare.apply(tree, request["plan"])
         removed = _prepare.standalone(tree, request["functions"])
         module = compile(tree, path, "exec", dont_inherit=True)
+        del tree
     except _prepare.PlanMismatch as mismatch:
         return None, {"late": str(mismatch), "help": None}
     except (RecursionError, MemoryError) as error:
@@ -119,6 +126,8 @@ def compile_module(request):
         return None, {"syntax_error": [error.lineno or 1, str(error.msg)]}
     finally:
         sys.setrecursionlimit(limit)
+        if collecting:
+            gc.enable()
     scopes = set(request["scopes"])
     codes = []
     for code, parent in tree_of(module):
