@@ -12,6 +12,7 @@ For a standalone ``.pyc`` file, ``standalone`` also takes out what only gotopy n
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import Any, TypeVar
 
 # A source position as CPython's code objects give it (``gotopy::tables::Position``):
@@ -46,7 +47,12 @@ def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
             placed.computed[tuple(computed["at"])] = computed
     planned = len(guards) + len(placed.switches) + len(placed.cases) + len(placed.computed)
     planned += sum(map(len, trampolines.values()))
-    placed.visit_body(tree.body)
+    # Every edit is of a statement whose lines hold the edit's first line: only the
+    # statements that hold one are looked at, and only their bodies entered.
+    starts = [span[0] for span in guards]
+    starts += [line for line, _ in trampolines]
+    starts += [line for line, _ in (*placed.switches, *placed.cases, *placed.computed)]
+    placed.visit_body(tree.body, sorted(set(starts)))
     missing = planned - len(placed.guarded) - placed.trampolines - placed.dispatches
     if missing:
         raise PlanMismatch(f"{missing} of the front end's edits found no place in the tree")
@@ -152,54 +158,89 @@ class _Editor:
         self.cases: dict[tuple[int, int], Position] = {}
         self.dispatches = 0
 
-    def visit_body(self, root: list[ast.stmt]) -> None:
-        """Edits ``root`` and every body nested in it, each after the bodies nested in it
-        (a trampoline copies a `finally` body already edited, a switch wraps a body whose
-        cases are already markers). Iterative: an `elif` chain nests as deep as it is long."""
-        for body in reversed(bodies(root)):
-            self.edit_body(body)
+    def visit_body(self, root: list[ast.stmt], lines: list[int]) -> None:
+        """Edits the statements of ``root`` and of the bodies nested in it that hold one of
+        ``lines`` (sorted), each body after the bodies nested in it (a trampoline copies a
+        `finally` body already edited, a switch wraps a body whose cases are already
+        markers). Iterative: an `elif` chain nests as deep as it is long."""
+        order = [(root, _holding(root, lines))]
+        for body, held in order:
+            for at in held:
+                order.extend((inner, _holding(inner, lines)) for inner in child_bodies(body[at]))
+        for body, held in reversed(order):
+            # Back to front: an edit inserts statements after its own only.
+            for at in reversed(held):
+                self.edit_statement(body, at)
 
-    def edit_body(self, body: list[ast.stmt]) -> None:
-        at = 0
-        while at < len(body):
-            stmt = body[at]
-            span = _position(stmt)
-            start = (stmt.lineno, stmt.col_offset)
-            if isinstance(stmt, ast.While) and start in self.switches:
-                plan = self.switches[start]
-                body.insert(at + 1, _switch(stmt, plan))
-                self.guarded.add(tuple(plan["header"]))  # type: ignore[arg-type]
-                self.dispatches += 1
-                at += 2
-                continue
-            if isinstance(stmt, ast.Expr) and start in self.cases:
-                body[at] = _marker("case", self.cases[start])
-                self.dispatches += 1
-            elif isinstance(stmt, ast.Expr) and start in self.computed:
-                body[at : at + 1] = _computed(stmt, self.computed[start])
-                self.dispatches += 1
-                at += 3
-                continue
-            elif isinstance(stmt, _GUARDED) and span in self.guards:
-                guard = ast.If(test=_name("label", span), body=[stmt], orelse=[])
-                body[at] = _at(guard, span)
-                self.guarded.add(span)
-            elif isinstance(stmt, _WITH) and span in self.guards:
-                # A `with` whose body may end abruptly: the body behind a guard, so that
-                # CPython compiles the normal exit a goto out of it copies.
-                guard = ast.If(test=_name("label", span), body=stmt.body, orelse=[])
-                stmt.body = [_at(guard, span)]  # type: ignore[attr-defined]
-                self.guarded.add(span)
-            elif isinstance(stmt, ast.While) and _position(stmt.test) in self.guards:
-                self.guarded.add(_position(stmt.test))
-                stmt.test = _name("label", _position(stmt.test))
-            trampolines = self.by_try.get((stmt.lineno, stmt.col_offset), [])
-            if trampolines and isinstance(stmt, _TRY):
-                copies = [_trampoline(stmt, t) for t in trampolines]
-                body[at + 1 : at + 1] = copies
-                self.trampolines += len(copies)
-                at += len(copies)
-            at += 1
+    def edit_statement(self, body: list[ast.stmt], at: int) -> None:
+        """Makes the plan's edits of ``body[at]``, in place."""
+        stmt = body[at]
+        span = _position(stmt)
+        start = (stmt.lineno, stmt.col_offset)
+        if isinstance(stmt, ast.While) and start in self.switches:
+            plan = self.switches[start]
+            body.insert(at + 1, _switch(stmt, plan))
+            self.guarded.add(tuple(plan["header"]))  # type: ignore[arg-type]
+            self.dispatches += 1
+            return
+        if isinstance(stmt, ast.Expr) and start in self.cases:
+            body[at] = _marker("case", self.cases[start])
+            self.dispatches += 1
+        elif isinstance(stmt, ast.Expr) and start in self.computed:
+            body[at : at + 1] = _computed(stmt, self.computed[start])
+            self.dispatches += 1
+            return
+        elif isinstance(stmt, _GUARDED) and span in self.guards:
+            guard = ast.If(test=_name("label", span), body=[stmt], orelse=[])
+            body[at] = _at(guard, span)
+            self.guarded.add(span)
+        elif isinstance(stmt, _WITH) and span in self.guards:
+            # A `with` whose body may end abruptly: the body behind a guard, so that
+            # CPython compiles the normal exit a goto out of it copies.
+            guard = ast.If(test=_name("label", span), body=stmt.body, orelse=[])
+            stmt.body = [_at(guard, span)]  # type: ignore[attr-defined]
+            self.guarded.add(span)
+        elif isinstance(stmt, ast.While) and _position(stmt.test) in self.guards:
+            self.guarded.add(_position(stmt.test))
+            stmt.test = _name("label", _position(stmt.test))
+        trampolines = self.by_try.get(start, [])
+        if trampolines and isinstance(stmt, _TRY):
+            copies = [_trampoline(stmt, t) for t in trampolines]
+            body[at + 1 : at + 1] = copies
+            self.trampolines += len(copies)
+
+
+def _holding(body: list[ast.stmt], lines: list[int]) -> list[int]:
+    """The indexes, ascending, of the statements of ``body`` whose lines hold one of
+    ``lines`` (sorted): by bisecting the statements for each line, or the lines for each
+    statement, whichever are fewer, so that a long body with few edits costs their number
+    and an `elif` chain nested a thousand deep costs its length, not their product."""
+    if not body:
+        return []
+    low = bisect.bisect_left(lines, body[0].lineno)
+    high = bisect.bisect_right(lines, _last_line(body[-1]))
+    if high - low < len(body):
+        held: set[int] = set()
+        for line in lines[low:high]:
+            # The last statement starting by the line, and those before it on the line.
+            at = bisect.bisect_right(body, line, key=_first_line) - 1
+            while at >= 0 and at not in held and _last_line(body[at]) >= line:
+                held.add(at)
+                at -= 1
+        return sorted(held)
+    return [
+        at
+        for at, stmt in enumerate(body)
+        if (index := bisect.bisect_left(lines, stmt.lineno, low, high)) < high and lines[index] <= _last_line(stmt)
+    ]
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    return stmt.lineno
+
+
+def _last_line(stmt: ast.stmt) -> int:
+    return stmt.end_lineno or stmt.lineno
 
 
 _TRY: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
@@ -297,11 +338,3 @@ def child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
     return found
 
 
-def bodies(root: list[ast.stmt]) -> list[list[ast.stmt]]:
-    """``root`` and every body of statements nested in it, outermost first; statements
-    hold statements only through bodies (a ``lambda`` holds an expression)."""
-    order = [root]
-    for body in order:
-        for stmt in body:
-            order.extend(child_bodies(stmt))
-    return order

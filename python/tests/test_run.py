@@ -753,6 +753,50 @@ class Runtime(unittest.TestCase):
                 "goto *: no label named 'c' that this goto can jump to in `jump` (it can reach .a, .b)",
             )
 
+    def test_tree_edits_find_their_statements_on_shared_lines_and_deep_in_elif_chains(self) -> None:
+        # Each function needs edits of CPython's tree (gotopy._prepare), which looks only
+        # at the statements whose lines hold one: a guarded `return` between other
+        # statements on its line, a constant `while` test on a later line than its
+        # `while`, and a computed goto at the end of a chain of 300 `elif`s.
+        branches = "".join(f"    elif n == {k}:\n        return {k}\n" for k in range(1, 300))
+        source = (
+            "@goto\n"
+            "def shared(n):\n"
+            "    if n:\n"
+            "        goto .later\n"
+            "    x = 'before'; return x; label .later; x = 'later'\n"
+            "    return x\n"
+            "@goto\n"
+            "def spins(n):\n"
+            "    while (\n"
+            "        True\n"
+            "    ):\n"
+            "        n -= 1\n"
+            "        if n < 0:\n"
+            "            goto .out\n"
+            "    label .out\n"
+            "    return n\n"
+            "@goto\n"
+            "def chain(n, name):\n"
+            "    if n == 0:\n"
+            "        return 0\n"
+            f"{branches}"
+            "    else:\n"
+            "        goto *name\n"
+            "        label .a\n"
+            "        return 'a'\n"
+            "        label .b\n"
+            "        return 'b'\n"
+        )
+        scope: dict[str, object] = {"goto": gotopy.goto, "label": gotopy.label}
+        exec(gotopy.compile(source, "edits.py"), scope)
+        # The oracle: what each function does read as plain Python with its jumps taken.
+        shared, spins, chain = scope["shared"], scope["spins"], scope["chain"]
+        assert callable(shared) and callable(spins) and callable(chain)
+        self.assertEqual((shared(0), shared(1)), ("before", "later"))
+        self.assertEqual(spins(3), -1)
+        self.assertEqual((chain(0, "a"), chain(299, "a"), chain(300, "a"), chain(301, "b")), (0, 299, "a", "b"))
+
     def test_goto_over_an_assignment_raises_instead_of_crashing(self) -> None:
         code = gotopy.compile(
             b"@goto\ndef f():\n    goto .skip\n    x = 1\n    label .skip\n    return x\n", "skip.py"

@@ -29,7 +29,8 @@ use crate::source::Source;
 use crate::tables::Position;
 
 /// What the front end decided about one module, for CPython's compiler and the rewrite of
-/// its code objects.
+/// its code objects. Serialized (JSON), it is what `gotopy._prepare` reads to edit CPython's
+/// tree: what only the rewrite reads is left out, to keep a big module's plan short.
 #[derive(Debug, Serialize)]
 pub struct Plan {
     /// The warnings the checker found; never an error.
@@ -47,10 +48,12 @@ pub struct Plan {
     pub scopes: Vec<ScopePlan>,
     /// Every `with` statement of the module (when some scope is rewritten): from 3.13
     /// CPython gives the exit of each context manager its item's position.
+    #[serde(skip)]
     pub withs: Vec<WithPlan>,
     /// The span of every `finally` body of the module (when some scope is rewritten), from
     /// its first statement's start to its last statement's end: every copy CPython or a
     /// trampoline makes of the body carries positions inside it.
+    #[serde(skip)]
     pub finally_bodies: Vec<Position>,
 }
 
@@ -68,7 +71,7 @@ impl Plan {
 
 /// A `with` statement: where it starts (where the exit of a goto leaving it is found up to
 /// 3.12) and the span of each context expression, in order.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct WithPlan {
     /// Line and column where the statement starts.
     pub at: (i32, i32),
@@ -98,8 +101,10 @@ pub struct ScopePlan {
     /// `module`, `class` or `function`.
     pub kind: &'static str,
     /// Its labels.
+    #[serde(skip)]
     pub labels: Vec<LabelPlan>,
     /// The gotos of the source and those that end the trampolines.
+    #[serde(skip)]
     pub gotos: Vec<GotoPlan>,
     /// Its `while switch` statements.
     pub switches: Vec<SwitchPlan>,
@@ -133,6 +138,7 @@ pub struct SwitchPlan {
 #[derive(Debug, Serialize)]
 pub struct CasePlan {
     /// The value.
+    #[serde(skip)]
     pub value: CaseConstant,
     /// The span of the keyword `case`, which its marker carries.
     pub keyword: Position,
@@ -140,8 +146,7 @@ pub struct CasePlan {
 
 /// A case value: an integer in hexadecimal (it may be big: Python reads any size in base 16), a
 /// `str`, or `bytes`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug)]
 pub enum CaseConstant {
     /// An integer in hexadecimal, `-` before a negative one.
     Int(String),
@@ -171,11 +176,12 @@ pub struct ComputedPlan {
     /// The rest of the message, after the value's `repr`.
     pub after: String,
     /// A goto to each label it may reach, by name.
+    #[serde(skip)]
     pub targets: Vec<GotoPlan>,
 }
 
 /// `label .name`.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct LabelPlan {
     /// The label's name.
     pub name: String,
@@ -185,7 +191,7 @@ pub struct LabelPlan {
 
 /// `goto .name`: the cleanup of each frame it leaves, innermost first, then the jump to the
 /// label, or to the trampoline of the first `try` statement with a `finally` that it leaves.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct GotoPlan {
     /// The label it goes to.
     pub name: String,
@@ -198,7 +204,7 @@ pub struct GotoPlan {
 }
 
 /// One frame a goto leaves.
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct Leave {
     /// `for`, `async for`, `with`, `async with` or `except`.
     pub kind: &'static str,
