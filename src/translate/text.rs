@@ -267,20 +267,33 @@ pub(super) fn render(outs: Vec<Out>, header: &str) -> String {
     let mut lines = Lines::default();
     write(&normalize(outs), 0, &mut lines);
     match lines.first_free {
-        Some(free) => lines.text[free] = header.to_owned(),
-        None => lines.text.push(header.to_owned()),
+        Some(free) => lines.text.insert_str(free, header),
+        None => lines.push("", header),
     }
-    let mut text = lines.text.join("\n");
-    text.push('\n');
-    text
+    lines.text.push('\n');
+    lines.text
 }
 
-/// The output's lines as they are written, and the first blank line that only places a
-/// statement on its line (not a line of a statement, such as a string's blank line).
+/// The output as it is written: its text (lines joined by `\n`), how many lines it has, and
+/// where the first blank line that only places a statement on its line starts (not a line
+/// of a statement, such as a string's blank line).
 #[derive(Default)]
 struct Lines {
-    text: Vec<String>,
+    text: String,
+    count: usize,
     first_free: Option<usize>,
+}
+
+impl Lines {
+    /// Starts a line with `indent` and `text`.
+    fn push(&mut self, indent: &str, text: &str) {
+        if self.count > 0 {
+            self.text.push('\n');
+        }
+        self.count += 1;
+        self.text.push_str(indent);
+        self.text.push_str(text);
+    }
 }
 
 /// Joins each prefix to the simple statement after it; a block left empty gets `pass`.
@@ -355,9 +368,9 @@ fn normalize(outs: Vec<Out>) -> Vec<Out> {
 
 /// Blank lines until the next line written is `line`.
 fn place(line: usize, lines: &mut Lines) {
-    while line > lines.text.len() + 1 {
+    while line > lines.count + 1 {
+        lines.push("", "");
         lines.first_free.get_or_insert(lines.text.len());
-        lines.text.push(String::new());
     }
 }
 
@@ -370,53 +383,42 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
     for out in outs {
         match out {
             Out::Stmt { line, pieces, kind } => {
-                if *kind == Kind::Comment && *line <= lines.text.len() {
+                if *kind == Kind::Comment && *line <= lines.count {
                     continue;
                 }
                 if matches!(kind, Kind::Simple | Kind::Noted)
                     && let [Piece::Rel(text)] = pieces.as_slice()
                 {
-                    let late = *line <= lines.text.len();
-                    match open.filter(|&at| late && at + 1 == lines.text.len()) {
-                        Some(at) => {
-                            lines.text[at].push_str("; ");
-                            lines.text[at].push_str(text);
-                        }
-                        None => {
-                            place(*line, lines);
-                            lines.text.push(format!("{indent}{text}"));
-                        }
+                    let late = *line <= lines.count;
+                    if open.is_some_and(|at| late && at + 1 == lines.count) {
+                        lines.text.push_str("; ");
+                        lines.text.push_str(text);
+                    } else {
+                        place(*line, lines);
+                        lines.push(&indent, text);
                     }
-                    open = (*kind == Kind::Simple).then(|| lines.text.len() - 1);
+                    open = (*kind == Kind::Simple).then(|| lines.count - 1);
                     continue;
                 }
                 place(*line, lines);
                 for piece in pieces {
-                    lines.text.push(match piece {
-                        Piece::Rel(text) => format!("{indent}{text}"),
-                        Piece::Raw(text) => text.clone(),
-                    });
+                    match piece {
+                        Piece::Rel(text) => lines.push(&indent, text),
+                        Piece::Raw(text) => lines.push("", text),
+                    }
                 }
             }
             Out::Block { line, header, body } => {
                 place(*line, lines);
-                if let Some(inline) = one_line(header, body, lines.text.len() + 1) {
-                    lines.text.push(format!("{indent}{inline}"));
+                if let Some(inline) = one_line(header, body, lines.count + 1) {
+                    lines.push(&indent, &inline);
                     continue;
                 }
-                let parts: Vec<&str> = header.split('\n').collect();
-                for (index, part) in parts.iter().enumerate() {
+                for (index, part) in header.split('\n').enumerate() {
                     let part = part.trim_end_matches('\r');
-                    let mut text = if index == 0 {
-                        format!("{indent}{part}")
-                    } else {
-                        part.to_owned()
-                    };
-                    if index + 1 == parts.len() {
-                        text.push(':');
-                    }
-                    lines.text.push(text);
+                    lines.push(if index == 0 { &indent } else { "" }, part);
                 }
+                lines.text.push(':');
                 write(body, depth + 1, lines);
             }
         }
