@@ -617,6 +617,19 @@ pub(crate) fn on_deep_stack<T: Send>(source: &Source, work: impl FnOnce() -> T +
     }
 }
 
+/// Drops `value` (a syntax tree, what a big module's translation leaves) on a thread of its
+/// own, so that the caller goes on without waiting for its millions of frees; with the stack
+/// of the caller's thread, where it was built, so that a deep tree's drop fits as its parse
+/// did. Without a thread to be had, `value` is dropped here.
+pub(crate) fn drop_aside<T: Send + 'static>(value: T) {
+    let mut thread = std::thread::Builder::new().name("gotopy-drop".to_owned());
+    if DEEP.get() {
+        thread = thread.stack_size(STACK);
+    }
+    // A failed spawn drops the closure, and `value` with it, on this thread.
+    let _ = thread.spawn(move || drop(value));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
