@@ -5,34 +5,27 @@ use super::emit::{branches, grouped, py_str, search};
 use super::*;
 
 impl<'a> Ctx<'a> {
-    /// The lists from the root down to a node, each with the index of the statement on the
-    /// way.
-    pub(super) fn path(&self, node: NodeId) -> Vec<(ListId, usize)> {
-        let mut path = Vec::new();
-        let mut at = Some(node);
-        while let Some(node) = at {
-            let list = self.nodes[node].list;
-            path.push((list, self.nodes[node].index));
-            at = self.lists[list].parent;
-        }
-        path.reverse();
-        path
-    }
-
-    /// The lowest list holding both nodes, with the indexes of the statements holding each.
+    /// The lowest list holding both nodes, with the indexes of the statements holding each:
+    /// the deeper node's ancestor at the other's depth, then both ancestors up to a list they
+    /// share (without a path allocated per call: every jump asks this three times).
     pub(super) fn home(&self, a: NodeId, b: NodeId) -> (ListId, usize, usize) {
-        let (pa, pb) = (self.path(a), self.path(b));
-        let mut found = (pa[0].0, pa[0].1, pb[0].1);
-        for (x, y) in pa.iter().zip(&pb) {
-            if x.0 != y.0 {
-                break;
-            }
-            found = (x.0, x.1, y.1);
-            if x.1 != y.1 {
-                break;
+        let up = |node: NodeId| self.lists[self.nodes[node].list].parent;
+        let depth = |node: NodeId| std::iter::successors(Some(node), |&at| up(at)).count();
+        let (mut a, mut b) = (a, b);
+        let (depth_a, depth_b) = (depth(a), depth(b));
+        for _ in depth_b..depth_a {
+            a = up(a).expect("a node deeper than another has a parent");
+        }
+        for _ in depth_a..depth_b {
+            b = up(b).expect("a node deeper than another has a parent");
+        }
+        while self.nodes[a].list != self.nodes[b].list {
+            match (up(a), up(b)) {
+                (Some(parent_a), Some(parent_b)) => (a, b) = (parent_a, parent_b),
+                _ => break,
             }
         }
-        found
+        (self.nodes[a].list, self.nodes[a].index, self.nodes[b].index)
     }
 
     /// The loops of the output around a node, innermost first.
