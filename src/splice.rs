@@ -96,8 +96,18 @@ pub(crate) fn generated(blocks: usize) -> String {
 /// the square would count 256 times.
 #[cfg(test)]
 pub(crate) fn assert_linear(route: &str, run: impl Fn(&str)) {
+    assert_linear_on(route, generated, run);
+}
+
+/// [`assert_linear`] on the code `generate` writes for a number of blocks.
+#[cfg(test)]
+pub(crate) fn assert_linear_on(
+    route: &str,
+    generate: impl Fn(usize) -> String,
+    run: impl Fn(&str),
+) {
     let work = |blocks: usize| {
-        let text = generated(blocks);
+        let text = generate(blocks);
         let before = work();
         run(&text);
         work() - before

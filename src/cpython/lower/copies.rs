@@ -17,9 +17,29 @@ pub(super) fn finally_copies(
     body: &Body,
     spans: &[Position],
 ) -> Result<HashMap<InstrId, HashMap<usize, usize>>, BytecodeError> {
+    // The instructions with a position, sorted by where they start: those inside a body are
+    // a run of them, found by bisection. The spans are every `finally` body of the module,
+    // most of them another code object's, which have none here; a code object without one
+    // needs no flow graph.
+    let mut starts: Vec<((i32, i32), usize)> = (body.items.iter())
+        .filter_map(|item| item.instr())
+        .enumerate()
+        .filter(|(_, instr)| instr.position[0] >= 0)
+        .map(|(index, instr)| ((instr.position[0], instr.position[2].max(0)), index))
+        .collect();
+    starts.sort_unstable();
+    let inside_of = |&[line, end_line, column, end_column]: &Position| {
+        let first = starts.partition_point(|&(at, _)| at < (line, column));
+        let end = first + starts[first..].partition_point(|&(at, _)| at < (end_line, end_column));
+        starts[first..end].iter().map(|&(_, index)| index)
+    };
+    if spans.iter().all(|span| inside_of(span).next().is_none()) {
+        return Ok(HashMap::new());
+    }
     let flow = Flow::new(body)?;
     let count = flow.len();
-    // Where each instruction goes without raising, and the handler it raises into.
+    // Where each instruction goes without raising, the handler it raises into, and the
+    // instructions that lead to each.
     let next: Vec<Vec<usize>> = (0..count)
         .map(|index| {
             let found = flow.successors(index).into_iter().flatten();
@@ -33,41 +53,45 @@ pub(super) fn finally_copies(
                 .filter(|&to| to < count)
         })
         .collect();
-    let edges = |index: usize| next[index].iter().copied().chain(raises[index]);
+    crate::splice::count(count);
+    let mut before: Vec<Vec<usize>> = vec![Vec::new(); count];
+    for index in 0..count {
+        for to in next[index].iter().copied().chain(raises[index]) {
+            if to != index {
+                before[to].push(index);
+            }
+        }
+    }
+    // Per body, only its own instructions are visited: these tables are shared, and put back
+    // as they were after each body, so that many bodies in one code object cost their sizes.
+    let mut inside = vec![false; count];
+    let mut member = vec![false; count];
+    let mut parent: Vec<usize> = (0..count).collect();
     let mut result: HashMap<InstrId, HashMap<usize, usize>> = HashMap::new();
-    for (number, &[line, end_line, column, end_column]) in spans.iter().enumerate() {
-        let (start, end) = ((line, column), (end_line, end_column));
-        let inside: Vec<bool> = flow
-            .instrs
-            .iter()
-            .map(|instr| {
-                let at = (instr.position[0], instr.position[2].max(0));
-                instr.position[0] >= 0 && start <= at && at < end
-            })
-            .collect();
-        if !inside.contains(&true) {
+    for (number, span) in spans.iter().enumerate() {
+        let mut members: Vec<usize> = inside_of(span).collect();
+        if members.is_empty() {
             continue; // a body of another code object: none of its copies is here
         }
+        for &index in &members {
+            inside[index] = true;
+            member[index] = true;
+        }
         // Instructions without a position that lead into the body through others like them.
-        let mut member = inside.clone();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for index in 0..count {
-                if !member[index]
-                    && flow.instrs[index].position[0] < 0
-                    && edges(index).any(|to| to != index && member[to])
-                {
-                    member[index] = true;
-                    changed = true;
+        let mut walked = 0;
+        while let Some(&to) = members.get(walked) {
+            walked += 1;
+            for &from in &before[to] {
+                if !member[from] && flow.instrs[from].position[0] < 0 {
+                    member[from] = true;
+                    members.push(from);
                 }
             }
         }
-        let mut parent: Vec<usize> = (0..count).collect();
-        for index in 0..count {
-            if !member[index] {
-                continue;
-            }
+        crate::splice::count(members.len());
+        // The sets joined in the order of the code, as the copies are numbered by them.
+        members.sort_unstable();
+        for &index in &members {
             // An instruction without a position belongs to the copy it goes on into: a jump
             // into one copy is covered by the handler of the `try` it leaves, where another
             // copy starts (the one run when an exception is raised), and that edge joins
@@ -84,14 +108,17 @@ pub(super) fn finally_copies(
                 }
             }
         }
-        for index in 0..count {
-            if inside[index] || member[index] {
-                let copy = root(&mut parent, index);
-                result
-                    .entry(flow.instrs[index].id)
-                    .or_default()
-                    .insert(number, copy);
-            }
+        for &index in &members {
+            let copy = root(&mut parent, index);
+            result
+                .entry(flow.instrs[index].id)
+                .or_default()
+                .insert(number, copy);
+        }
+        for &index in &members {
+            inside[index] = false;
+            member[index] = false;
+            parent[index] = index;
         }
     }
     Ok(result)

@@ -767,20 +767,37 @@ mod tests {
     use crate::cpython::plan::plan_source;
     use crate::cpython::shapes::Shapes;
     use crate::cpython::testing::function;
-    use crate::splice::assert_linear;
+    use crate::splice::{assert_linear, assert_linear_on, generated};
     use crate::{Options, Source};
+
+    /// Lowers the function `f` of `text` for `version`.
+    fn lower(version: Version, text: &str) {
+        let source = Source::new("big.py", text);
+        let plan = plan_source(&source, Options::default()).expect("the module plans");
+        assert!(!plan.edits_tree(), "CPython compiles the source as written");
+        let compiled = function(version, text, "f");
+        Lowering::lower(Shapes::of(version), &compiled.code, &plan.scopes[0], &plan)
+            .expect("the function lowers");
+    }
 
     #[test]
     fn the_lowering_costs_what_the_code_costs() {
         for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
-            assert_linear(&format!("CPython {version}"), |text| {
-                let source = Source::new("big.py", text);
-                let plan = plan_source(&source, Options::default()).expect("the module plans");
-                assert!(!plan.edits_tree(), "CPython compiles the source as written");
-                let compiled = function(version, text, "f");
-                Lowering::lower(Shapes::of(version), &compiled.code, &plan.scopes[0], &plan)
-                    .expect("the function lowers");
-            });
+            assert_linear(&format!("CPython {version}"), |text| lower(version, text));
+        }
+    }
+
+    /// A `try`/`finally` in every block: the copies of each `finally` body are found among
+    /// its own instructions, not among the whole function's.
+    #[test]
+    fn finally_bodies_cost_what_they_hold() {
+        let with_finally = |blocks: usize| {
+            let finally = "    try:\n        n += 1\n    finally:\n        a += 1\n";
+            generated(blocks).replace("    n += 1\n", finally)
+        };
+        for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
+            let route = format!("CPython {version}, finally bodies");
+            assert_linear_on(&route, with_finally, |text| lower(version, text));
         }
     }
 }
