@@ -27,11 +27,6 @@ pub(crate) enum Action {
 pub(crate) struct Locals(Vec<u64>);
 
 impl Locals {
-    /// The empty set, for `count` locals.
-    pub(crate) fn none(count: usize) -> Locals {
-        Locals(vec![0; count.div_ceil(64)])
-    }
-
     pub(crate) fn contains(&self, local: usize) -> bool {
         self.0
             .get(local / 64)

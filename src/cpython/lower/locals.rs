@@ -6,7 +6,7 @@
 use super::LowerError;
 use crate::cpython::bytecode::{Body, Flow, Item};
 use crate::cpython::code::{Code, VARARGS, VARKEYWORDS};
-use crate::locals::{Action, LocalFlow, Locals, actions_of, maybe_unbound};
+use crate::locals::{Action, LocalFlow, actions_of, maybe_unbound};
 
 /// The rewritten code object as the analysis sees it.
 struct Graph<'a> {
@@ -64,14 +64,15 @@ pub(crate) fn check_local_loads(body: &mut Body, code: &Code) -> Result<(), Lowe
             new_items.push(item);
             continue;
         };
-        let state = unbound[index]
-            .clone()
-            .unwrap_or_else(|| Locals::none(count));
+        // Code that nothing reaches has no state: no local is unbound there.
+        let state = unbound[index].as_ref();
         index += 1;
         let actions = actions_of(body.name(instr.op), instr.arg);
         let risky = !body.shapes.is(instr.op, "LOAD_FAST_CHECK")
             && actions.iter().any(|&(action, local)| {
-                action == Action::Load && local < count && state.contains(local)
+                action == Action::Load
+                    && local < count
+                    && state.is_some_and(|state| state.contains(local))
             });
         if !risky {
             new_items.push(Item::Instr(instr));
