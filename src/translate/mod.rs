@@ -111,7 +111,8 @@ fn self_check(text: &str, source: &Source) -> Result<(), CompileError> {
         Err(error) => Some(format!("its output does not parse: {}", error.message)),
         Ok(parsed) => {
             let module = scan::scan(parsed.syntax(), parsed.tokens(), &output, Options::new());
-            let left = (module.scopes.iter()).any(|scope| scope.rewritten && !scope.markers.is_empty());
+            let left =
+                (module.scopes.iter()).any(|scope| scope.rewritten && !scope.markers.is_empty());
             // The output's tree is bigger than the input's: freeing it took longer than
             // scanning it, and nothing waits for that.
             crate::depth::drop_aside((parsed, module));
