@@ -91,6 +91,23 @@ pub(crate) fn generated(blocks: usize) -> String {
     text
 }
 
+/// [`generated`] code with a local of its own per block, as three-address code numbers its
+/// temporaries: `t7 = (a * 3 + 7) % 65521` and `a = t7`.
+#[cfg(test)]
+pub(crate) fn generated_with_temporaries(blocks: usize) -> String {
+    let mut text = String::new();
+    for line in generated(blocks).lines() {
+        match line.strip_prefix("    a = (a * 3 + ") {
+            Some(rest) => {
+                let block = rest.split(')').next().unwrap_or_default();
+                text += &format!("    t{block} = (a * 3 + {rest}\n    a = t{block}\n");
+            }
+            None => text += &format!("{line}\n"),
+        }
+    }
+    text
+}
+
 /// Holds the cost of a route linear: `run` on [`generated`] code of sixteen times the blocks
 /// may count at most about sixteen times the work (20 times), where a step that grows with
 /// the square would count 256 times.
@@ -158,6 +175,20 @@ mod tests {
         let items: Vec<i32> = (0..4).collect();
         assert!(splice_all(items.clone(), vec![splice(1, 2, &[]), splice(2, 1, &[])]).is_none());
         assert!(splice_all(items, vec![splice(3, 2, &[])]).is_none());
+    }
+
+    /// The analysis of where locals may be unbound once held a state of every local at
+    /// every instruction: with a temporary per block, the square of the function's size.
+    #[test]
+    fn a_temporary_per_block_costs_what_the_code_costs() {
+        use crate::{Options, Source};
+        assert!(
+            generated_with_temporaries(3).contains("    t2 = (a * 3 + 2) % 65521\n    a = t2\n")
+        );
+        assert_linear_on("compile, temporaries", generated_with_temporaries, |text| {
+            crate::compile::compile_source(&Source::new("big.py", text), Options::default())
+                .expect("the generated module compiles");
+        });
     }
 
     #[test]

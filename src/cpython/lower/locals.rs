@@ -64,16 +64,15 @@ pub(crate) fn check_local_loads(body: &mut Body, code: &Code) -> Result<(), Lowe
             new_items.push(item);
             continue;
         };
-        // Code that nothing reaches has no state: no local is unbound there.
-        let state = unbound[index].as_ref();
-        index += 1;
         let actions = actions_of(body.name(instr.op), instr.arg);
+        // Code that nothing reaches has no state: no local is unbound there.
         let risky = !body.shapes.is(instr.op, "LOAD_FAST_CHECK")
             && actions.iter().any(|&(action, local)| {
                 action == Action::Load
                     && local < count
-                    && state.is_some_and(|state| state.contains(local))
+                    && unbound.before(index, local) == Some(true)
             });
+        index += 1;
         if !risky {
             new_items.push(Item::Instr(instr));
             continue;

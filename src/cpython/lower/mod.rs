@@ -767,7 +767,7 @@ mod tests {
     use crate::cpython::plan::plan_source;
     use crate::cpython::shapes::Shapes;
     use crate::cpython::testing::function;
-    use crate::splice::{assert_linear, assert_linear_on, generated};
+    use crate::splice::{assert_linear, assert_linear_on, generated, generated_with_temporaries};
     use crate::{Options, Source};
 
     /// Lowers the function `f` of `text` for `version`.
@@ -785,6 +785,17 @@ mod tests {
         for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
             assert_linear(&format!("CPython {version}"), |text| lower(version, text));
         }
+    }
+
+    /// A local of its own per block: CPython 3.12 and later check the loads again
+    /// (`locals::check_local_loads`).
+    #[test]
+    fn a_temporary_per_block_costs_what_the_code_costs() {
+        let version = Version::ALL[Version::ALL.len() - 1];
+        let route = format!("CPython {version}, temporaries");
+        assert_linear_on(&route, generated_with_temporaries, |text| {
+            lower(version, text)
+        });
     }
 
     /// A `try`/`finally` in every block: the copies of each `finally` body are found among

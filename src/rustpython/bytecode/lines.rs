@@ -17,7 +17,7 @@ use rustpython_compiler::core::bytecode::{CodeFlags, Instruction};
 
 use super::listing::opname;
 use super::{Body, EdgeKind, Flow, Instr, Item};
-use crate::locals::{Action, LocalFlow, Locals, actions_of, maybe_unbound};
+use crate::locals::{Action, LocalFlow, Unbound, actions_of, maybe_unbound};
 
 /// The code object as the analysis of its locals sees it: its flow graph, and what each
 /// instruction does to locals.
@@ -85,7 +85,7 @@ impl Body {
                 && nop.inserted
                 && matches!(nop.op, Instruction::Nop)
                 && next.line.line != nop.line.line
-                && cannot_raise(next, unbound[index + 1].as_ref())
+                && cannot_raise(next, &unbound, index + 1)
                 && line_after(&items[at + 2..]) == Some(next.line.line)
             {
                 kept.push(Item::Instr(Instr {
@@ -107,7 +107,7 @@ impl Body {
     /// The locals that may be unbound before each instruction, with every local a
     /// comprehension saves and clears counted unbound everywhere (its restore stores back
     /// what was there, bound or not).
-    fn unbound_locals(&self, code: &CodeObject) -> Vec<Option<Locals>> {
+    fn unbound_locals(&self, code: &CodeObject) -> Unbound {
         let count = code.varnames.len();
         let arguments = (code.arg_count + code.kwonlyarg_count) as usize
             + usize::from(code.flags.contains(CodeFlags::VARARGS))
@@ -117,14 +117,9 @@ impl Body {
             actions: self.instrs().map(actions).collect(),
         };
         let mut unbound = maybe_unbound(&graph, count, arguments);
-        let cleared: Vec<usize> = self
-            .instrs()
-            .filter(|instr| matches!(instr.op, Instruction::LoadFastAndClear { .. }))
-            .map(|instr| instr.arg as usize)
-            .collect();
-        for state in unbound.iter_mut().flatten() {
-            for &local in &cleared {
-                state.set(local, true);
+        for instr in self.instrs() {
+            if matches!(instr.op, Instruction::LoadFastAndClear { .. }) {
+                unbound.count_unbound_everywhere(instr.arg as usize);
             }
         }
         unbound
@@ -139,20 +134,20 @@ fn line_after(items: &[Item]) -> Option<i32> {
     })
 }
 
-/// Whether `instr`, run with the locals in `unbound` possibly unbound (`None`: unreachable),
-/// never raises.
-fn cannot_raise(instr: &Instr, unbound: Option<&Locals>) -> bool {
+/// Whether `instr`, run as instruction `index` with the locals `unbound` says, never raises
+/// (one that nothing reaches may).
+fn cannot_raise(instr: &Instr, unbound: &Unbound, index: usize) -> bool {
     match instr.op {
         Instruction::LoadConst { .. } | Instruction::LoadSmallInt { .. } => true,
         Instruction::LoadFast { .. }
         | Instruction::LoadFastBorrow { .. }
         | Instruction::LoadFastCheck { .. }
         | Instruction::LoadFastLoadFast { .. }
-        | Instruction::LoadFastBorrowLoadFastBorrow { .. } => unbound.is_some_and(|unbound| {
-            actions(instr)
-                .iter()
-                .all(|&(_, local)| !unbound.contains(local))
-        }),
+        | Instruction::LoadFastBorrowLoadFastBorrow { .. } => {
+            unbound.reached(index)
+                && (actions(instr).iter())
+                    .all(|&(_, local)| unbound.before(index, local) == Some(false))
+        }
         _ => false,
     }
 }
