@@ -1,7 +1,8 @@
 """One big generated goto function, as a code generator writes it: N basic blocks of
-three-address code, each under its own label, with conditional gotos back to earlier blocks
-and forward to later ones (the last block goes back to the first), nested `if`s, and calls
-to procedures through a stack of return labels (`stack.append("R7"); goto .P2` ...
+three-address code, each under its own label with a temporary of its own (`t7`: such
+generators number them through the function), with conditional gotos back to earlier
+blocks and forward to later ones (the last block goes back to the first), nested `if`s, and
+calls to procedures through a stack of return labels (`stack.append("R7"); goto .P2` ...
 `label .ret; goto *stack.pop()`).
 
     python3 gen.py N [--seed S] [--plain] [--main STEPS]
@@ -60,7 +61,7 @@ def source(n, seed=1, plain=False, main=None):
     emit("    stack = []\n    a = 1\n    b = n = 0\n")
     for i, (k, back, forward, call, nested) in enumerate(made):
         emit(f"    {label(f'B{i}')}\n")
-        emit(f"    a = (a * {k} + {i + 1}) % 65521\n")
+        emit(f"    t{i} = a * {k} + {i + 1}\n    a = t{i} % 65521\n")
         emit("    b = (b + a) & 0xFFFF\n")
         emit("    n += 1\n")
         emit(f"    if n >= steps:\n        {goto('end')}\n")
