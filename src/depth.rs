@@ -617,13 +617,21 @@ pub(crate) fn on_deep_stack<T: Send>(source: &Source, work: impl FnOnce() -> T +
     }
 }
 
-/// Drops `value` (a syntax tree, what a big module's translation leaves) on a thread of its
-/// own, so that the caller goes on without waiting for its millions of frees; with the stack
-/// of the caller's thread, where it was built, so that a deep tree's drop fits as its parse
-/// did. Without a thread to be had, `value` is dropped here.
-pub(crate) fn drop_aside<T: Send + 'static>(value: T) {
+/// The size of source from which [`drop_aside`] frees a tree on a thread of its own: below
+/// it, freeing costs less than starting a thread.
+const DROP_ASIDE: usize = 1 << 20;
+
+/// Drops `value` (the syntax tree of `source`, and what was built from it) on a thread of
+/// its own when the source is large, so that the caller goes on without waiting for its
+/// millions of frees; with the deep stack when `source` asked for one, so that a deep
+/// tree's drop fits as its parse did. Without a thread to be had, `value` is dropped here,
+/// on the thread that built it.
+pub(crate) fn drop_aside<T: Send + 'static>(value: T, source: &Source) {
+    if source.text().len() < DROP_ASIDE {
+        return;
+    }
     let mut thread = std::thread::Builder::new().name("gotopy-drop".to_owned());
-    if DEEP.get() {
+    if matches!(reach(source), Ok(deepest) if deepest > SHALLOW) {
         thread = thread.stack_size(STACK);
     }
     // A failed spawn drops the closure, and `value` with it, on this thread.

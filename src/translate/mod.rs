@@ -96,7 +96,7 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
     self_check(&rendered, source)?;
     // The input's tree and tables are done with: freed beside what the caller does next.
     drop(translator);
-    crate::depth::drop_aside((parsed, module));
+    crate::depth::drop_aside((parsed, module), source);
     Ok(Translated {
         text: rendered,
         warnings: diagnostics,
@@ -115,7 +115,7 @@ fn self_check(text: &str, source: &Source) -> Result<(), CompileError> {
                 (module.scopes.iter()).any(|scope| scope.rewritten && !scope.markers.is_empty());
             // The output's tree is bigger than the input's: freeing it took longer than
             // scanning it, and nothing waits for that.
-            crate::depth::drop_aside((parsed, module));
+            crate::depth::drop_aside((parsed, module), &output);
             left.then(|| "its output still has markers in a rewritten scope".to_owned())
         }
     });
