@@ -57,6 +57,7 @@ pub mod source;
 // What both backends and `translate` plan alike, and the bytecode helpers both backends
 // share.
 mod copies;
+mod dominators;
 mod literal;
 mod locals;
 mod plan;

@@ -13,6 +13,8 @@
 //! use, which proves loads safe rather than adding checks, counts such locals unbound
 //! everywhere instead.
 
+use crate::dominators::Dominators;
+
 /// What an instruction does to a local.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Action {
@@ -22,17 +24,30 @@ pub(crate) enum Action {
     Delete,
 }
 
+/// How [`Unbound::before`] answers for one local.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Every load of it follows a store of it in its own segment, or it is a parameter that
+    /// nothing deletes: bound wherever it is loaded.
+    Bound,
+    /// Stored by one instruction only, never deleted: bound where that store dominates.
+    Dominated(usize),
+    /// Its column in the analysis of the whole graph.
+    Column(usize),
+}
+
 /// Where locals may be unbound: what [`maybe_unbound`] found, asked of the locals an
 /// instruction loads ([`Unbound::before`]).
 pub(crate) struct Unbound {
-    /// Each local's column in `states`: only the locals a load may find unbound by a value
-    /// from before its straight-line segment have one (see [`maybe_unbound`]).
-    column: Vec<Option<usize>>,
+    verdicts: Vec<Verdict>,
     /// Words of `states` per instruction.
     words: usize,
     /// The columns' bits before each instruction, instruction after instruction.
     states: Vec<u64>,
     reached: Vec<bool>,
+    /// The dominators of the graph split in two per instruction (before it: node `2i`,
+    /// after it: `2i + 1`), when a local is [`Verdict::Dominated`].
+    dominators: Option<Dominators>,
     /// Locals counted unbound wherever code runs ([`Unbound::count_unbound_everywhere`]).
     everywhere: Vec<bool>,
 }
@@ -45,18 +60,22 @@ impl Unbound {
 
     /// Whether `local` may be unbound before instruction `index`, which loads it (`None`:
     /// nothing reaches the instruction). Asked of a local the instruction does not load, the
-    /// answer may be wrong: locals whose loads all follow a store in their own segment have
-    /// no column, and count bound everywhere.
+    /// answer may be wrong: a local whose loads all follow a store in their own segment
+    /// counts bound everywhere.
     pub(crate) fn before(&self, index: usize, local: usize) -> Option<bool> {
         if !self.reached(index) {
             return None;
         }
         let forced = self.everywhere.get(local).copied().unwrap_or(false);
-        let column = self.column.get(local).copied().flatten();
-        let bit = column.is_some_and(|column| {
-            self.states[index * self.words + column / 64] >> (column % 64) & 1 == 1
-        });
-        Some(forced || bit)
+        let unbound = match self.verdicts.get(local) {
+            None | Some(Verdict::Bound) => false,
+            Some(&Verdict::Column(column)) => {
+                self.states[index * self.words + column / 64] >> (column % 64) & 1 == 1
+            }
+            Some(&Verdict::Dominated(store)) => !(self.dominators.as_ref())
+                .is_some_and(|dominators| dominators.dominates(2 * store + 1, 2 * index)),
+        };
+        Some(forced || unbound)
     }
 
     /// Counts `local` unbound wherever code runs (a local whose store may put back an
@@ -99,14 +118,19 @@ pub(crate) trait LocalFlow {
 /// The locals that may be unbound before each instruction, for a code object with `count`
 /// locals whose first `arguments` are its parameters, bound on entry.
 ///
-/// A load that follows a store of its local in its own straight-line segment (no edge into
-/// the segment between them) finds it bound whatever the graph: only the locals some other
-/// load may find unbound go through the analysis of the whole graph. Three-address code
-/// stores and loads thousands of temporaries each in one block: a state of every local at
-/// every instruction took 3.8 GB for a function of 16,000 blocks, this a word per
-/// instruction. The states of all instructions live in one vector, so that visiting an
-/// instruction allocates nothing: a large function is visited about once per instruction
-/// and analysed local.
+/// Three-address code stores and loads thousands of temporaries (a state of every local at
+/// every instruction took 3.8 GB for a function of 16,000 blocks), so the analysis of the
+/// whole graph is kept for the locals nothing cheaper answers for:
+/// - a load that follows a store of its local in its own straight-line segment (no edge
+///   into the segment between them) finds it bound whatever the graph;
+/// - a parameter that nothing deletes is bound everywhere;
+/// - a local stored by one instruction and never deleted is bound where that store
+///   dominates the load (every path to the load passes it and goes on from it: a
+///   handler entered from the store's own instruction starts before it).
+///
+/// The other locals (stored in several places, deleted) each get a column of the analysis
+/// of the whole graph, whose states of all instructions live in one vector, so that
+/// visiting an instruction allocates nothing.
 pub(crate) fn maybe_unbound(flow: &impl LocalFlow, count: usize, arguments: usize) -> Unbound {
     let length = flow.len();
     // Where segments start: the entry, the start of a handler, an instruction the one
@@ -135,8 +159,9 @@ pub(crate) fn maybe_unbound(flow: &impl LocalFlow, count: usize, arguments: usiz
     }
     // A load is checked against what came before its instruction, as the analysis below
     // asks it; the segment where each local was last stored, without a delete since.
-    let mut column: Vec<Option<usize>> = vec![None; count];
-    let mut columns = 0;
+    let mut exposed = vec![false; count];
+    let mut stores: Vec<(usize, usize)> = vec![(0, 0); count]; // (how many, the last)
+    let mut deleted = vec![false; count];
     let mut stored_in = vec![usize::MAX; count];
     let mut segment = 0;
     for (index, &start) in starts.iter().enumerate() {
@@ -144,30 +169,74 @@ pub(crate) fn maybe_unbound(flow: &impl LocalFlow, count: usize, arguments: usiz
             segment = index;
         }
         for (action, local) in flow.actions(index) {
-            if action == Action::Load
-                && local < count
-                && stored_in[local] != segment
-                && column[local].is_none()
-            {
-                column[local] = Some(columns);
-                columns += 1;
+            if action == Action::Load && local < count && stored_in[local] != segment {
+                exposed[local] = true;
             }
         }
+        let mut stored_here = Vec::new();
         for (action, local) in flow.actions(index) {
             match action {
-                Action::Store if local < count => stored_in[local] = segment,
-                Action::Delete if local < count => stored_in[local] = usize::MAX,
+                Action::Store if local < count => {
+                    stored_in[local] = segment;
+                    if !stored_here.contains(&local) {
+                        stored_here.push(local);
+                        stores[local] = (stores[local].0 + 1, index);
+                    }
+                }
+                Action::Delete if local < count => {
+                    stored_in[local] = usize::MAX;
+                    deleted[local] = true;
+                }
                 _ => {}
             }
         }
     }
+    let mut columns = 0;
+    let verdicts: Vec<Verdict> = (0..count)
+        .map(|local| match stores[local] {
+            _ if !exposed[local] || local < arguments && !deleted[local] => Verdict::Bound,
+            (1, store) if !deleted[local] => Verdict::Dominated(store),
+            _ => {
+                columns += 1;
+                Verdict::Column(columns - 1)
+            }
+        })
+        .collect();
+    let column = |local: usize| match verdicts.get(local) {
+        Some(&Verdict::Column(column)) => Some(column),
+        _ => None,
+    };
+    let dominators = verdicts
+        .iter()
+        .any(|verdict| matches!(verdict, Verdict::Dominated(_)))
+        .then(|| {
+            // Before instruction i (node 2i): on to after it, and into its handler; after it
+            // (node 2i + 1): into its successors.
+            Dominators::of(2 * length, |node, out| {
+                let index = node / 2;
+                if node % 2 == 0 {
+                    out.push(node + 1);
+                    out.extend(
+                        flow.handler(index)
+                            .filter(|&start| start < length)
+                            .map(|start| 2 * start),
+                    );
+                } else {
+                    out.extend(
+                        flow.successors(index)
+                            .filter(|&to| to < length)
+                            .map(|to| 2 * to),
+                    );
+                }
+            })
+        });
     let words = columns.div_ceil(64);
     let slot = |index: usize| index * words..(index + 1) * words;
     let mut states = vec![0u64; length * words];
     let mut reached = vec![false; length];
     if length > 0 {
         for local in arguments..count {
-            if let Some(column) = column[local] {
+            if let Some(column) = column(local) {
                 set_bit(&mut states[slot(0)], column, true);
             }
         }
@@ -198,7 +267,7 @@ pub(crate) fn maybe_unbound(flow: &impl LocalFlow, count: usize, arguments: usiz
             flow_into(&mut states, &mut work, start, &state);
         }
         for (action, local) in flow.actions(index) {
-            let Some(column) = column.get(local).copied().flatten() else {
+            let Some(column) = column(local) else {
                 continue;
             };
             match action {
@@ -212,10 +281,11 @@ pub(crate) fn maybe_unbound(flow: &impl LocalFlow, count: usize, arguments: usiz
         }
     }
     Unbound {
-        column,
+        verdicts,
         words,
         states,
         reached,
+        dominators,
         everywhere: vec![false; count],
     }
 }
@@ -320,11 +390,102 @@ mod tests {
         let unbound = maybe_unbound(&graph, 3, 0);
         assert_eq!(unbound_at(&unbound, &graph, 1), Vec::<usize>::new());
         assert_eq!(unbound_at(&unbound, &graph, 2), Vec::<usize>::new());
-        assert_eq!(unbound.column[2], None);
-        assert!(unbound.column[1].is_some());
+        assert_eq!(unbound.verdicts[2], Verdict::Bound);
+        assert_eq!(unbound.verdicts[1], Verdict::Dominated(0));
         // A store and a load of one local in one instruction: the load sees what came before.
         let packed = Graph(vec![(vec![(Store, 0), (Load, 0)], None, vec![])]);
         assert_eq!(unbound_at(&maybe_unbound(&packed, 1, 0), &packed, 0), [0]);
+    }
+
+    /// The locals of `count` that may be unbound before each instruction, by the plain
+    /// fixpoint of the definition (every local followed through the whole graph).
+    fn by_definition(graph: &Graph, count: usize, arguments: usize) -> Vec<Option<Vec<bool>>> {
+        let mut states: Vec<Option<Vec<bool>>> = vec![None; graph.len()];
+        if graph.len() > 0 {
+            states[0] = Some((0..count).map(|local| local >= arguments).collect());
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for index in 0..graph.len() {
+                let Some(before) = states[index].clone() else {
+                    continue;
+                };
+                let mut after = before.clone();
+                for (action, local) in graph.actions(index) {
+                    match action {
+                        Action::Store => after[local] = false,
+                        Action::Delete => after[local] = true,
+                        Action::Load => {}
+                    }
+                }
+                let handler = graph.handler(index).map(|start| (start, &before));
+                let next = graph.successors(index).map(|to| (to, &after));
+                for (to, state) in handler.into_iter().chain(next) {
+                    if to >= graph.len() {
+                        continue; // out of the code
+                    }
+                    let old = states[to].clone();
+                    let merged: Vec<bool> = match &old {
+                        Some(old) => old.iter().zip(state).map(|(a, b)| *a || *b).collect(),
+                        None => state.clone(),
+                    };
+                    if old.as_ref() != Some(&merged) {
+                        states[to] = Some(merged);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        states
+    }
+
+    #[test]
+    fn every_load_gets_the_answer_of_the_whole_analysis() {
+        use Action::{Delete, Load, Store};
+        let mut seed: u64 = 3;
+        let mut next = |below: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % below
+        };
+        for _ in 0..2_000 {
+            let length = 1 + next(10);
+            let nodes: Vec<Node> = (0..length)
+                .map(|index| {
+                    let actions = (0..next(3))
+                        .map(|_| ([Load, Load, Store, Delete][next(4)], next(4)))
+                        .collect();
+                    let handler = (next(5) == 0).then(|| next(length));
+                    let mut successors = Vec::new();
+                    if next(4) != 0 {
+                        successors.push(index + 1); // on to the next (past the end: out)
+                    }
+                    if next(3) == 0 {
+                        successors.push(next(length));
+                    }
+                    (actions, handler, successors)
+                })
+                .collect();
+            let graph = Graph(nodes);
+            let arguments = next(3);
+            let expected = by_definition(&graph, 4, arguments);
+            let unbound = maybe_unbound(&graph, 4, arguments);
+            for (index, state) in expected.iter().enumerate() {
+                for &(action, local) in &graph.0[index].0 {
+                    if action == Load {
+                        let want = state.as_ref().map(|state| state[local]);
+                        assert_eq!(
+                            unbound.before(index, local),
+                            want,
+                            "load of {local} at {index} in {:?}, {arguments} arguments",
+                            graph.0
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
