@@ -229,13 +229,7 @@ mod tests {
             assert_eq!(pairs(graph), by_definition(graph), "{graph:?}");
         }
         // Random graphs of twelve nodes.
-        let mut seed: u64 = 11;
-        let mut next = |below: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % below
-        };
+        let mut next = crate::splice::numbers(11);
         for _ in 0..300 {
             let lists: Vec<Vec<usize>> = (0..12)
                 .map(|_| (0..next(4)).map(|_| next(12)).collect())

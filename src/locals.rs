@@ -443,13 +443,7 @@ mod tests {
     #[test]
     fn every_load_gets_the_answer_of_the_whole_analysis() {
         use Action::{Delete, Load, Store};
-        let mut seed: u64 = 3;
-        let mut next = |below: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % below
-        };
+        let mut next = crate::splice::numbers(3);
         for _ in 0..2_000 {
             let length = 1 + next(10);
             let nodes: Vec<Node> = (0..length)

@@ -64,19 +64,25 @@ pub fn work() -> u64 {
     WORK.with(Cell::get)
 }
 
+/// Pseudo-random numbers for tests, the same for the same `seed`: each call gives one below
+/// its argument (0 for 0), from a linear congruential generator.
+#[cfg(test)]
+pub(crate) fn numbers(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |below: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % below.max(1)
+    }
+}
+
 /// A function of `blocks` blocks under labels, each jumping back to an earlier one and on
 /// to a later one when a condition holds, for the tests of the cost of each route: every
 /// block is reachable without a goto, so CPython compiles it as written.
 #[cfg(test)]
 pub(crate) fn generated(blocks: usize) -> String {
     let mut text = String::from("@goto\ndef f(steps):\n    a = 1\n    n = 0\n");
-    let mut seed: u64 = 7;
-    let mut next = |below: usize| {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 33) as usize % below.max(1)
-    };
+    let mut next = numbers(7);
     for i in 0..blocks {
         let back = next(i + 1);
         let on = i + 1 + next(blocks - i);
