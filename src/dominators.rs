@@ -21,26 +21,33 @@ impl Dominators {
     /// The dominators of a graph of `count` nodes entered at node 0, whose edges from a node
     /// `successors` appends to the vector it is given.
     pub(crate) fn of(count: usize, successors: impl Fn(usize, &mut Vec<usize>)) -> Dominators {
+        // Every node's successors, in one vector.
+        let mut out_first = Vec::with_capacity(count + 1);
+        let mut out = Vec::new();
+        for node in 0..count {
+            out_first.push(out.len());
+            successors(node, &mut out);
+        }
+        out_first.push(out.len());
         // A depth-first walk from the root: each reached node's number, in preorder.
         let mut number = vec![NONE; count];
         let mut vertex: Vec<u32> = Vec::new();
         let mut parent: Vec<u32> = Vec::new();
         let mut edges: Vec<(u32, u32)> = Vec::new(); // (from, to) as numbers
-        let mut found = Vec::new();
         if count > 0 {
-            // Each entry: a node numbered, and the successors of it still to walk.
-            let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+            // Each entry: a node numbered, and where its successors still to walk start.
+            let mut stack: Vec<(usize, usize)> = vec![(0, out_first[0])];
             number[0] = 0;
             vertex.push(0);
             parent.push(NONE);
-            successors(0, &mut found);
-            stack.push((0, std::mem::take(&mut found)));
             while let Some((node, pending)) = stack.last_mut() {
                 let node = *node;
-                let Some(next) = pending.pop() else {
+                if *pending == out_first[node + 1] {
                     stack.pop();
                     continue;
-                };
+                }
+                let next = out[*pending];
+                *pending += 1;
                 if next >= count {
                     continue;
                 }
@@ -48,8 +55,7 @@ impl Dominators {
                     number[next] = vertex.len() as u32;
                     vertex.push(next as u32);
                     parent.push(number[node]);
-                    successors(next, &mut found);
-                    stack.push((next, std::mem::take(&mut found)));
+                    stack.push((next, out_first[next]));
                 }
                 edges.push((number[node], number[next]));
             }

@@ -132,6 +132,12 @@ pub(crate) trait LocalFlow {
 /// of the whole graph, whose states of all instructions live in one vector, so that
 /// visiting an instruction allocates nothing.
 pub(crate) fn maybe_unbound(flow: &impl LocalFlow, count: usize, arguments: usize) -> Unbound {
+    unbound_with(flow, count, arguments, 64)
+}
+
+/// [`maybe_unbound`], with every local that fits in `fits` columns in the analysis of the
+/// whole graph (a test asks for none, to try dominators on small graphs).
+fn unbound_with(flow: &impl LocalFlow, count: usize, arguments: usize, fits: usize) -> Unbound {
     let length = flow.len();
     // Where segments start: the entry, the start of a handler, an instruction the one
     // before does not go on to, and one entered from anywhere else.
@@ -192,7 +198,7 @@ pub(crate) fn maybe_unbound(flow: &impl LocalFlow, count: usize, arguments: usiz
         }
     }
     let mut columns = 0;
-    let verdicts: Vec<Verdict> = (0..count)
+    let mut verdicts: Vec<Verdict> = (0..count)
         .map(|local| match stores[local] {
             _ if !exposed[local] || local < arguments && !deleted[local] => Verdict::Bound,
             (1, store) if !deleted[local] => Verdict::Dominated(store),
@@ -202,6 +208,19 @@ pub(crate) fn maybe_unbound(flow: &impl LocalFlow, count: usize, arguments: usiz
             }
         })
         .collect();
+    // Dominators cost more than one word of columns per instruction: while every local
+    // fits in one word, all go there.
+    let dominated = (verdicts.iter())
+        .filter(|verdict| matches!(verdict, Verdict::Dominated(_)))
+        .count();
+    if columns + dominated <= fits {
+        for verdict in &mut verdicts {
+            if let Verdict::Dominated(_) = verdict {
+                *verdict = Verdict::Column(columns);
+                columns += 1;
+            }
+        }
+    }
     let column = |local: usize| match verdicts.get(local) {
         Some(&Verdict::Column(column)) => Some(column),
         _ => None,
@@ -387,7 +406,7 @@ mod tests {
             (vec![(Load, 1)], None, vec![3]),
             (vec![], None, vec![2]),
         ]);
-        let unbound = maybe_unbound(&graph, 3, 0);
+        let unbound = unbound_with(&graph, 3, 0, 0);
         assert_eq!(unbound_at(&unbound, &graph, 1), Vec::<usize>::new());
         assert_eq!(unbound_at(&unbound, &graph, 2), Vec::<usize>::new());
         assert_eq!(unbound.verdicts[2], Verdict::Bound);
@@ -465,17 +484,20 @@ mod tests {
             let graph = Graph(nodes);
             let arguments = next(3);
             let expected = by_definition(&graph, 4, arguments);
-            let unbound = maybe_unbound(&graph, 4, arguments);
-            for (index, state) in expected.iter().enumerate() {
-                for &(action, local) in &graph.0[index].0 {
-                    if action == Load {
-                        let want = state.as_ref().map(|state| state[local]);
-                        assert_eq!(
-                            unbound.before(index, local),
-                            want,
-                            "load of {local} at {index} in {:?}, {arguments} arguments",
-                            graph.0
-                        );
+            // With dominators, and with every local in the analysis of the whole graph.
+            for fits in [0, 64] {
+                let unbound = unbound_with(&graph, 4, arguments, fits);
+                for (index, state) in expected.iter().enumerate() {
+                    for &(action, local) in &graph.0[index].0 {
+                        if action == Load {
+                            let want = state.as_ref().map(|state| state[local]);
+                            assert_eq!(
+                                unbound.before(index, local),
+                                want,
+                                "load of {local} at {index} in {:?}, {arguments} arguments, {fits}",
+                                graph.0
+                            );
+                        }
                     }
                 }
             }
