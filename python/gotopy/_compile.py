@@ -14,7 +14,6 @@ import __future__
 import ast
 import builtins
 import functools
-import gc
 import io
 import json
 import operator
@@ -27,9 +26,6 @@ from collections.abc import Callable
 from typing import Any
 
 from gotopy import _gotopy, _prepare
-
-# The recursion limit while CPython converts between its tree and `ast` objects.
-_AST_DEPTH = 20_000
 
 REPORT = "this is a bug in gotopy; please report it with the file that triggers it"
 
@@ -179,41 +175,19 @@ def compile_source(
         # `ast` objects (which costs more than the compile itself).
         code = builtins.compile(data, path, mode, flags, dont_inherit=True, optimize=optimize)
         return lower(code, the_plan, path, data)
-    limit = sys.getrecursionlimit()
-    # CPython's conversions between its syntax tree and `ast` objects count against the
-    # recursion limit, which a long `elif` chain reaches on 3.11 (each `elif` nests).
-    sys.setrecursionlimit(max(limit, _AST_DEPTH))
-    # The tree's objects hold no cycles, yet a large module's millions of them set off the
-    # cyclic collector again and again as they are made (a function of 16,000 blocks: the
-    # round trip through `ast` took 2.5 times `compile()` on 3.11 with it, 1.6 without).
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        tree = builtins.compile(data, path, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True)
-        _prepare.apply(tree, json.loads(the_plan.json))
-        if edit is not None:
-            edit(tree)
-        code = builtins.compile(tree, path, mode, flags, dont_inherit=True, optimize=optimize)
-        # Freed while the collector is off: with it on, the next allocation would start a
-        # collection over every node of the tree (0.6 s at 16,000 blocks on 3.13).
-        del tree
+        with _prepare.tree_round_trip():
+            tree = builtins.compile(data, path, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True)
+            _prepare.apply(tree, json.loads(the_plan.json))
+            if edit is not None:
+                edit(tree)
+            code = builtins.compile(tree, path, mode, flags, dont_inherit=True, optimize=optimize)
+            del tree  # freed while the collector is off
     except _prepare.PlanMismatch as mismatch:
         raise _late(path, data, the_plan.late_error(str(mismatch), None)) from None
     except (RecursionError, MemoryError) as error:
-        version = "{}.{}".format(*sys.version_info[:2])
-        message = (
-            f"CPython {version}'s `ast` module cannot hold this module, which nests too deeply "
-            f"({type(error).__name__}: {error})"
-        )
-        help = (
-            "gotopy compiles CPython's own syntax tree: split the deepest statement (a long "
-            "`elif` chain nests one level per `elif`)"
-        )
-        raise _late(path, data, the_plan.late_error(message, None, help)) from None
-    finally:
-        sys.setrecursionlimit(limit)
-        if collecting:
-            gc.enable()
+        late = the_plan.late_error(_prepare.too_deep(error), None, _prepare.TOO_DEEP_HELP)
+        raise _late(path, data, late) from None
     return lower(code, the_plan, path, data)
 
 

@@ -16,7 +16,6 @@ The edits to the tree are the package's own (`_prepare`, the module next to this
 """
 
 import ast
-import gc
 import importlib.util
 import json
 import os
@@ -26,13 +25,6 @@ from importlib import _bootstrap_external as external
 
 import _prepare
 
-# The recursion limit while CPython converts between its tree and `ast` objects (a long
-# `elif` chain nests one level per `elif`).
-AST_DEPTH = 20_000
-DEEP = (
-    "gotopy compiles CPython's own syntax tree: split the deepest statement (a long "
-    "`elif` chain nests one level per `elif`)"
-)
 
 
 def tree_of(module):
@@ -99,35 +91,20 @@ def compile_module(request):
     """The module compiled from the prepared tree, and its description for the binary."""
     data = bytes.fromhex(request["data"])
     path = request["path"]
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, AST_DEPTH))
-    # As gotopy.compile does: a big module's millions of tree objects, which hold no
-    # cycles, would set off the cyclic collector again and again, and once more after it
-    # if the tree outlived it.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        tree = ast.parse(data, path)
-        if request["plan"] is not None:
-            _prepare.apply(tree, request["plan"])
-        removed = _prepare.standalone(tree, request["functions"])
-        module = compile(tree, path, "exec", dont_inherit=True)
-        del tree
+        with _prepare.tree_round_trip():
+            tree = ast.parse(data, path)
+            if request["plan"] is not None:
+                _prepare.apply(tree, request["plan"])
+            removed = _prepare.standalone(tree, request["functions"])
+            module = compile(tree, path, "exec", dont_inherit=True)
+            del tree  # freed while the collector is off
     except _prepare.PlanMismatch as mismatch:
         return None, {"late": str(mismatch), "help": None}
     except (RecursionError, MemoryError) as error:
-        version = "{}.{}".format(*sys.version_info[:2])
-        message = (
-            f"CPython {version}'s `ast` module cannot hold this module, which nests too deeply "
-            f"({type(error).__name__}: {error})"
-        )
-        return None, {"late": message, "help": DEEP}
+        return None, {"late": _prepare.too_deep(error), "help": _prepare.TOO_DEEP_HELP}
     except SyntaxError as error:
         return None, {"syntax_error": [error.lineno or 1, str(error.msg)]}
-    finally:
-        sys.setrecursionlimit(limit)
-        if collecting:
-            gc.enable()
     scopes = set(request["scopes"])
     codes = []
     for code, parent in tree_of(module):
