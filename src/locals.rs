@@ -179,13 +179,12 @@ fn unbound_with(flow: &impl LocalFlow, count: usize, arguments: usize, fits: usi
                 exposed[local] = true;
             }
         }
-        let mut stored_here = Vec::new();
         for (action, local) in flow.actions(index) {
             match action {
                 Action::Store if local < count => {
                     stored_in[local] = segment;
-                    if !stored_here.contains(&local) {
-                        stored_here.push(local);
+                    // An instruction that stores a local twice is one place that stores it.
+                    if stores[local] == (0, 0) || stores[local].1 != index {
                         stores[local] = (stores[local].0 + 1, index);
                     }
                 }
