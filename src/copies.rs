@@ -1,13 +1,13 @@
 //! The order of the copies a compiler makes of a `finally` body, for both backends: RustPython
 //! and CPython compile the body once per way out of its `try`, and move handler blocks after
 //! everything else, so code order alone mixes the copies of a handler inside a `finally` body
-//! with those of the code around it. [`copy_keys`] gives every instruction a key that orders
+//! with those of the code around it. [`CopyKeys`] gives every instruction a key that orders
 //! the copies as the code is written: copy k of a goto then pairs with copy k of its label.
 //!
 //! It sees a code object only as a [`Graph`]: instructions by index, the edges between them
 //! and the handler that covers each; nothing of either interpreter's instructions.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// A control-flow graph, as the copy order needs it.
 pub trait Graph {
@@ -28,7 +28,7 @@ pub trait Graph {
 
     /// Where execution goes from instruction `index` without raising: its jump target and
     /// the next instruction, as far as each exists.
-    fn successors(&self, index: usize) -> Vec<usize>;
+    fn successors(&self, index: usize) -> impl Iterator<Item = usize>;
 }
 
 /// Who an instruction belongs to, for the order of the copies.
@@ -52,7 +52,7 @@ struct Protected<H> {
 /// a cycle through handlers).
 const MAX_HANDLER_NESTING: usize = 64;
 
-/// For each instruction, where it belongs in the order of the code as written: an instruction
+/// Where each instruction belongs in the order of the code as written: an instruction
 /// reached without exceptions is at its own position; an instruction of a handler block
 /// belongs just after the first instruction that handler protects (so the handler of a copy
 /// sorts with that copy), then by its own position. Code that nothing reaches before the
@@ -61,43 +61,59 @@ const MAX_HANDLER_NESTING: usize = 64;
 /// [`Graph::belongs_with`] it belongs (the statements before it in its block, as the
 /// compiler lays blocks out), and is walked from there like reached code, so that its own
 /// handler blocks sort with it.
-pub fn copy_keys<G: Graph>(graph: &G) -> Vec<Vec<usize>> {
-    let protected = protected(graph);
-    let owner = owners(graph, &protected);
-    let first_protected: HashMap<G::Handler, usize> = protected
-        .iter()
-        .map(|handler| (handler.handler, handler.first))
-        .collect();
-    (0..graph.len())
-        .map(|at| {
-            let mut key = vec![at];
-            let mut current = at;
-            // Follow handler blocks out to code reached without exceptions.
-            for _ in 0..MAX_HANDLER_NESTING {
-                let Some(Owner::Handler(handler)) = owner[current] else {
-                    break;
-                };
-                let Some(&first) = first_protected.get(&handler) else {
-                    break;
-                };
-                key.push(first);
-                current = first;
-            }
-            key.reverse();
-            key
-        })
-        .collect()
+///
+/// The owners are found once, over the whole graph; a key is built only for the
+/// instructions asked about (the sites, a few per label), not for every instruction.
+pub struct CopyKeys<H> {
+    owner: Vec<Option<Owner<H>>>,
+    first_protected: HashMap<H, usize>,
+}
+
+impl<H: Copy + Eq + std::hash::Hash> CopyKeys<H> {
+    /// The owners of every instruction of `graph`.
+    pub fn new<G: Graph<Handler = H>>(graph: &G) -> CopyKeys<H> {
+        let protected = protected(graph);
+        let owner = owners(graph, &protected);
+        let first_protected = protected
+            .iter()
+            .map(|handler| (handler.handler, handler.first))
+            .collect();
+        CopyKeys {
+            owner,
+            first_protected,
+        }
+    }
+
+    /// The key of instruction `at`: keys compare in the order of the code as written.
+    pub fn key(&self, at: usize) -> Vec<usize> {
+        let mut key = vec![at];
+        let mut current = at;
+        // Follow handler blocks out to code reached without exceptions.
+        for _ in 0..MAX_HANDLER_NESTING {
+            let Some(Some(Owner::Handler(handler))) = self.owner.get(current) else {
+                break;
+            };
+            let Some(&first) = self.first_protected.get(handler) else {
+                break;
+            };
+            key.push(first);
+            current = first;
+        }
+        key.reverse();
+        key
+    }
 }
 
 /// Each handler once, in the order of the first instruction it protects. A handler whose
 /// label names no instruction has no block to order.
 fn protected<G: Graph>(graph: &G) -> Vec<Protected<G::Handler>> {
     let mut found: Vec<Protected<G::Handler>> = Vec::new();
+    let mut seen = HashSet::new();
     for first in 0..graph.len() {
         let Some((handler, start)) = graph.handler(first) else {
             continue;
         };
-        if found.iter().any(|known| known.handler == handler) {
+        if !seen.insert(handler) {
             continue;
         }
         if let Some(start) = start {
@@ -160,7 +176,6 @@ impl<G: Graph> Ownership<'_, G> {
             work.extend(
                 self.graph
                     .successors(at)
-                    .into_iter()
                     .filter(|&to| to < self.owner.len()),
             );
         }

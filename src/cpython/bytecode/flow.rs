@@ -104,10 +104,10 @@ impl<'a> Flow<'a> {
         [jump, next]
     }
 
-    /// The order of the copies CPython made of each `finally` body: the key of every
-    /// instruction (as the shared `copies::copy_keys` computes it).
-    pub fn copy_keys(&self) -> Vec<Vec<usize>> {
-        crate::copies::copy_keys(self)
+    /// The order of the copies CPython made of each `finally` body (the shared
+    /// `copies::CopyKeys`).
+    pub fn copy_keys(&self) -> crate::copies::CopyKeys<Label> {
+        crate::copies::CopyKeys::new(self)
     }
 
     /// The body this is the flow of.
@@ -137,13 +137,12 @@ impl crate::copies::Graph for Flow<'_> {
         true
     }
 
-    fn successors(&self, index: usize) -> Vec<usize> {
+    fn successors(&self, index: usize) -> impl Iterator<Item = usize> {
         let count = self.instrs.len();
         Flow::successors(self, index)
             .into_iter()
             .flatten()
             .map(|(to, _)| to)
-            .filter(|&to| to < count)
-            .collect()
+            .filter(move |&to| to < count)
     }
 }

@@ -3,6 +3,7 @@
 //! a label each goto goes to, and where a switch's cases and a computed goto's labels are.
 
 use super::*;
+use crate::copies::CopyKeys;
 
 /// The code as CPython laid it out (after the first pass, before any splice), where every
 /// target is chosen.
@@ -12,7 +13,7 @@ pub(super) struct Analysis {
     pub(super) index_of: HashMap<InstrId, usize>,
     pub(super) stack: Vec<Option<i64>>,
     /// The order of the copies of `finally` bodies ([`crate::copies`]).
-    pub(super) keys: Vec<Vec<usize>>,
+    pub(super) keys: CopyKeys<Label>,
     /// For each site's instruction, its rank among the copies of the same site, and how many
     /// there are.
     pub(super) ranks: HashMap<usize, (usize, usize)>,
@@ -438,12 +439,11 @@ impl<'p> Lowering<'p> {
 }
 
 /// The copies at the instructions `indices` in the order of the code as written
-/// ([`crate::copies::copy_keys`]), those next to each other in that order that start equal
+/// ([`CopyKeys`]), those next to each other in that order that start equal
 /// blocks as one: from 3.12 CPython copies a small block that ends in a return or raise into
 /// each block that jumps to it, so one copy of a `finally` body can hold two copies of it.
 fn in_order(analysis: &Analysis, shapes: &Shapes, mut indices: Vec<usize>) -> Vec<Vec<usize>> {
-    let key = |index: usize| analysis.keys.get(index);
-    indices.sort_by(|&a, &b| key(a).cmp(&key(b)));
+    indices.sort_by_cached_key(|&index| analysis.keys.key(index));
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for index in indices {
         match groups.last_mut() {

@@ -6,41 +6,41 @@
 use std::collections::HashMap;
 
 use super::{Site, SiteKind};
-use crate::copies::copy_keys;
+use crate::copies::CopyKeys;
 use crate::rustpython::bytecode::{Body, EdgeKind, Flow, Label};
 
 /// Numbers the copies the code generator made of each site (it compiles a `finally` body
 /// once per way out of its `try`), so that copy k of a goto pairs with copy k of its label,
-/// of a trampoline, of a switch's cases. Copies are ordered by [`copy_keys`], not by where
-/// they sit.
+/// of a trampoline, of a switch's cases. Copies are ordered by [`CopyKeys`], not by where
+/// they sit. A code object where no site has a copy (no marker in a `finally` body) needs
+/// no order: `find_sites` numbered each site copy 0 of its own.
 pub(super) fn number_copies(body: &Body, sites: &mut [Site]) {
+    if sites.iter().all(|site| site.copy == 0) {
+        return;
+    }
     let flow = body.flow();
-    let keys = copy_keys(&Graph(&flow));
+    let keys = CopyKeys::new(&Graph(&flow));
     // Sites start on instructions; a site that does not (none should) sorts first.
-    let index_of_item: HashMap<usize, usize> = flow
-        .items()
-        .iter()
-        .enumerate()
-        .map(|(index, &at)| (at, index))
-        .collect();
     let key = |site: &Site| {
-        index_of_item
-            .get(&site.at)
-            .and_then(|&index| keys.get(index))
+        let index = flow.items().binary_search(&site.at).ok()?;
+        Some(keys.key(index))
     };
     let mut by_kind: HashMap<SiteKind, Vec<usize>> = HashMap::new();
     for (index, site) in sites.iter().enumerate() {
         by_kind.entry(site.kind).or_default().push(index);
     }
     for indices in by_kind.values_mut() {
-        indices.sort_by(|&a, &b| key(&sites[a]).cmp(&key(&sites[b])));
+        if indices.len() == 1 {
+            continue;
+        }
+        indices.sort_by_cached_key(|&index| key(&sites[index]));
         for (copy, &index) in indices.iter().enumerate() {
             sites[index].copy = copy;
         }
     }
 }
 
-/// RustPython's control flow as [`copy_keys`] walks it.
+/// RustPython's control flow as [`CopyKeys`] walks it.
 struct Graph<'f, 'a>(&'f Flow<'a>);
 
 impl crate::copies::Graph for Graph<'_, '_> {
@@ -61,12 +61,11 @@ impl crate::copies::Graph for Graph<'_, '_> {
         self.0.instr(a).map(|instr| instr.handler) == self.0.instr(b).map(|instr| instr.handler)
     }
 
-    fn successors(&self, index: usize) -> Vec<usize> {
+    fn successors(&self, index: usize) -> impl Iterator<Item = usize> {
         self.0
             .successors(index)
             .filter_map(Result::ok)
             .filter(|edge| !matches!(edge.kind, EdgeKind::Handler(_)))
             .map(|edge| edge.to)
-            .collect()
     }
 }
