@@ -29,11 +29,6 @@ pub(super) struct Layout {
 }
 
 impl Layout {
-    /// The index of the instruction that starts at `offset`, if one does.
-    pub(super) fn instruction_at(&self, offset: usize) -> Option<usize> {
-        self.offsets.binary_search(&offset).ok()
-    }
-
     /// The code units of instruction `index`: its prefixes, itself and its caches.
     fn units(&self, index: usize) -> impl Iterator<Item = CodeUnit> + use<> {
         let op = self.ops[index];

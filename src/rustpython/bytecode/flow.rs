@@ -100,6 +100,12 @@ impl<'a> Flow<'a> {
         self.instrs.get(index).copied()
     }
 
+    /// Every placed label with the index of the instruction it names (the number of
+    /// instructions, for a label placed after the last one).
+    pub fn labels(&self) -> impl Iterator<Item = (Label, &usize)> {
+        self.labels.iter()
+    }
+
     /// The position in the body's items of each instruction, by index.
     pub fn items(&self) -> &[usize] {
         &self.items

@@ -4,18 +4,20 @@
 //! empty stack, no handler of gotopy's code deeper than the stack).
 //!
 //! It decides nothing about control flow (the edges are [`Flow`]'s) and computes no
-//! offsets: it reads them from the assembler's layout, with the resolved jump arguments
-//! whose stack effect it needs, and to say where an error is.
+//! offsets: it runs on instruction indices, with each instruction's own stack effect (a
+//! jump's does not depend on its argument, so the layout's resolved jumps would give the
+//! same), and asks the assembler's layout for offsets only to say where an error is. The
+//! analyses before assembling (the repair of handlers, the depths of search handlers) lay
+//! nothing out.
 
 use rustpython_compiler::core::bytecode::InstructionMetadata;
 
 use super::assemble::Layout;
 use super::flow::{EdgeKind, Flow};
-use super::{Body, BytecodeError, Handler, Item, LabelMap};
+use super::{Body, BytecodeError, Handler, Instr, Item, LabelMap};
 
 /// The state of one analysis: the depths found so far and the instructions to visit.
 struct Analysis<'a> {
-    layout: &'a Layout,
     /// Handlers whose depth is still to be decided: not followed.
     unknown: &'a LabelMap<()>,
     depths: Vec<Option<u32>>,
@@ -23,19 +25,92 @@ struct Analysis<'a> {
     max_depth: u32,
 }
 
+/// Why an analysis failed, by instruction index; [`Failure::at`] says it with offsets.
+enum Failure {
+    /// The flow graph could not be walked.
+    Flow(BytecodeError),
+    /// The instruction at `index` pops more than the stack holds.
+    Underflow { index: usize, depth: u32, pops: i32 },
+    /// The instruction at `from` enters the one at `index` with another depth than before.
+    Mismatch {
+        from: usize,
+        index: usize,
+        depth: u32,
+        known: u32,
+    },
+    /// An instruction gotopy inserted, at `index`, raises into a handler deeper than the stack.
+    TooDeep {
+        index: usize,
+        handler: u32,
+        depth: u32,
+    },
+}
+
+impl Failure {
+    /// The error, with the offsets of `layout`.
+    fn at(self, layout: &Layout) -> BytecodeError {
+        let offset = |index: usize| layout.offsets.get(index).copied().unwrap_or(layout.size);
+        let (index, message) = match self {
+            Failure::Flow(error) => return error,
+            Failure::Underflow { index, depth, pops } => {
+                (index, format!("pops {pops} values from a stack of {depth}"))
+            }
+            Failure::Mismatch {
+                from,
+                index,
+                depth,
+                known,
+            } => (
+                from,
+                format!(
+                    "reaches offset {} with depth {depth}, but it is entered elsewhere with \
+                     {known}",
+                    offset(index)
+                ),
+            ),
+            Failure::TooDeep {
+                index,
+                handler,
+                depth,
+            } => (
+                index,
+                format!("the handler unwinds to depth {handler} but the stack holds {depth}"),
+            ),
+        };
+        BytecodeError::StackDepth {
+            at: offset(index),
+            message,
+        }
+    }
+}
+
 impl Body {
     /// Checks that every reachable instruction is entered with one stack depth, that no
     /// instruction pops more than the stack holds, and that handlers are consistent;
     /// returns the maximum depth.
     pub(super) fn verify(&self, layout: &Layout) -> Result<u32, BytecodeError> {
-        self.analyse(layout, &LabelMap::default())
+        self.analyse(&self.flow(), &LabelMap::default())
             .map(|(_, max_depth)| max_depth)
+            .map_err(|failure| failure.at(layout))
+    }
+
+    /// The analysis of [`Body::verify`] before anything is laid out: a failure lays the
+    /// body out to say where it is.
+    fn analyse_unplaced(
+        &self,
+        flow: &Flow,
+        unknown: &LabelMap<()>,
+    ) -> Result<Vec<Option<u32>>, BytecodeError> {
+        match self.analyse(flow, unknown) {
+            Ok((depths, _)) => Ok(depths),
+            Err(failure) => Err(failure.at(&self.layout()?)),
+        }
     }
 
     /// The stack depth before each item (`None` for labels and unreachable instructions),
     /// by the same analysis as the verifier.
     pub fn stack_depths(&self) -> Result<Vec<Option<u32>>, BytecodeError> {
-        let (by_instr, _) = self.analyse(&self.layout()?, &LabelMap::default())?;
+        let by_instr = self.analyse_unplaced(&self.flow(), &LabelMap::default())?;
         let mut by_instr = by_instr.into_iter();
         Ok(self
             .items
@@ -119,14 +194,11 @@ impl Body {
     /// target is in `unknown` left out: those are handlers whose depth is still to be
     /// decided, from what this finds.
     pub fn depths_at_labels(&self, unknown: &LabelMap<()>) -> Result<LabelMap<u32>, BytecodeError> {
-        let layout = self.layout()?;
-        let (depths, _) = self.analyse(&layout, unknown)?;
+        let flow = self.flow();
+        let depths = self.analyse_unplaced(&flow, unknown)?;
         let mut at_labels = LabelMap::default();
-        for (label, &offset) in layout.labels.iter() {
-            if let Some(depth) = layout
-                .instruction_at(offset)
-                .and_then(|index| depths[index])
-            {
+        for (label, &index) in flow.labels() {
+            if let Some(&Some(depth)) = depths.get(index) {
                 at_labels.insert(label, depth);
             }
         }
@@ -137,12 +209,10 @@ impl Body {
     /// `unknown` are not followed.
     fn analyse(
         &self,
-        layout: &Layout,
+        flow: &Flow,
         unknown: &LabelMap<()>,
-    ) -> Result<(Vec<Option<u32>>, u32), BytecodeError> {
-        let flow = self.flow();
+    ) -> Result<(Vec<Option<u32>>, u32), Failure> {
         let mut analysis = Analysis {
-            layout,
             unknown,
             depths: vec![None; flow.len()],
             work: Vec::new(),
@@ -152,16 +222,23 @@ impl Body {
             analysis.enter(0, 0, 0)?;
         }
         while let Some(index) = analysis.work.pop() {
-            analysis.step(&flow, index)?;
+            analysis.step(flow, index)?;
         }
         Ok((analysis.depths, analysis.max_depth))
     }
 }
 
+/// The stack effect of `instr`. A jump's argument is its distance, which its effect does not
+/// depend on: it is taken as 0, as the layout starts it.
+fn effect(instr: &Instr) -> i32 {
+    let arg = if instr.target.is_some() { 0 } else { instr.arg };
+    instr.op.stack_effect(arg)
+}
+
 impl Analysis<'_> {
     /// Records that the instruction at `index` is entered with `depth`, coming from the
     /// instruction at `from`, and queues it the first time.
-    fn enter(&mut self, index: usize, depth: u32, from: usize) -> Result<(), BytecodeError> {
+    fn enter(&mut self, index: usize, depth: u32, from: usize) -> Result<(), Failure> {
         match self.depths[index] {
             None => {
                 self.depths[index] = Some(depth);
@@ -169,34 +246,32 @@ impl Analysis<'_> {
                 Ok(())
             }
             Some(known) if known == depth => Ok(()),
-            Some(known) => Err(BytecodeError::StackDepth {
-                at: self.layout.offsets[from],
-                message: format!(
-                    "reaches offset {} with depth {depth}, but it is entered elsewhere with \
-                     {known}",
-                    self.layout.offsets[index]
-                ),
+            Some(known) => Err(Failure::Mismatch {
+                from,
+                index,
+                depth,
+                known,
             }),
         }
     }
 
     /// Enters every successor of the instruction at `index` with the depth its edge gives.
-    fn step(&mut self, flow: &Flow, index: usize) -> Result<(), BytecodeError> {
+    fn step(&mut self, flow: &Flow, index: usize) -> Result<(), Failure> {
         let (Some(instr), Some(depth)) = (flow.instr(index), self.depths[index]) else {
             return Ok(());
         };
-        let at = self.layout.offsets[index];
-        let effect = self.layout.ops[index].stack_effect(self.layout.args[index]);
+        let effect = effect(instr);
         let after = depth.checked_add_signed(effect);
-        let underflow = || BytecodeError::StackDepth {
-            at,
-            message: format!("pops {} values from a stack of {depth}", -effect),
+        let underflow = || Failure::Underflow {
+            index,
+            depth,
+            pops: -effect,
         };
         for edge in flow.successors(index) {
-            let edge = edge?;
+            let edge = edge.map_err(Failure::Flow)?;
             let entry = match edge.kind {
                 EdgeKind::Handler(handler) => {
-                    match self.handler_entry(handler, depth, instr.inserted, at)? {
+                    match self.handler_entry(handler, depth, instr.inserted, index)? {
                         Some(entry) => entry,
                         None => continue,
                     }
@@ -211,7 +286,7 @@ impl Analysis<'_> {
         Ok(())
     }
 
-    /// The depth `handler`'s code starts with when the instruction at offset `at`, run with
+    /// The depth `handler`'s code starts with when the instruction at `index`, run with
     /// `depth`, raises into it; `None` when that is no edge: the handler's depth is still to
     /// be decided, or it is deeper than the stack (RustPython's over-wide cleanup ranges,
     /// see [`Handler::reached_at`]; tolerated in its code, never in what gotopy inserted).
@@ -220,8 +295,8 @@ impl Analysis<'_> {
         handler: Handler,
         depth: u32,
         inserted: bool,
-        at: usize,
-    ) -> Result<Option<u32>, BytecodeError> {
+        index: usize,
+    ) -> Result<Option<u32>, Failure> {
         if self.unknown.contains(handler.target) {
             return Ok(None);
         }
@@ -231,12 +306,10 @@ impl Analysis<'_> {
         if !inserted {
             return Ok(None);
         }
-        Err(BytecodeError::StackDepth {
-            at,
-            message: format!(
-                "the handler unwinds to depth {} but the stack holds {depth}",
-                handler.depth
-            ),
+        Err(Failure::TooDeep {
+            index,
+            handler: handler.depth,
+            depth,
         })
     }
 }
