@@ -74,70 +74,89 @@ impl Body {
     }
 
     /// Offsets of every instruction and label, with jump arguments, iterated until the sizes
-    /// of jump instructions stop changing (as RustPython's assembler does).
+    /// of jump instructions stop changing (as RustPython's assembler does: every round
+    /// points every jump from the offsets of the round before, starting from the smallest
+    /// sizes). Only jumps change size, so a round sums the sizes again and visits the jumps,
+    /// each with the index of the instruction its label names, found once.
     pub(super) fn layout(&self) -> Result<Layout, BytecodeError> {
+        let mut ops = Vec::with_capacity(self.items.len());
+        let mut args = Vec::with_capacity(self.items.len());
+        let mut sizes = Vec::with_capacity(self.items.len());
+        // The instruction each label names (the number of instructions after the last).
+        let mut named = LabelMap::default();
+        let mut jumps = Vec::new();
+        for item in &self.items {
+            match item {
+                Item::Label(label) => named.insert(*label, ops.len()),
+                Item::Instr(instr) => {
+                    let arg = if instr.target.is_some() { 0 } else { instr.arg };
+                    if let Some(label) = instr.target {
+                        jumps.push((ops.len(), label));
+                    }
+                    ops.push(instr.op);
+                    args.push(arg);
+                    sizes.push(size_of(instr.op, arg));
+                }
+            }
+        }
+        let jumps = (jumps.into_iter())
+            .map(|(index, label)| {
+                let &to = named
+                    .get(label)
+                    .ok_or(BytecodeError::UnplacedLabel(label))?;
+                Ok((index, to))
+            })
+            .collect::<Result<Vec<(usize, usize)>, BytecodeError>>()?;
         let mut layout = Layout {
-            offsets: Vec::new(),
+            offsets: vec![0; ops.len()],
             labels: LabelMap::default(),
-            ops: self.instrs().map(|instr| instr.op).collect(),
-            args: self
-                .instrs()
-                .map(|instr| if instr.target.is_some() { 0 } else { instr.arg })
-                .collect(),
+            ops,
+            args,
             size: 0,
         };
         loop {
-            self.place(&mut layout);
-            if !self.resolve_jumps(&mut layout)? {
-                return Ok(layout);
+            let mut offset = 0;
+            for (at, size) in layout.offsets.iter_mut().zip(&sizes) {
+                *at = offset;
+                offset += size;
+            }
+            layout.size = offset;
+            if !layout.resolve_jumps(&jumps, &mut sizes)? {
+                break;
             }
         }
-    }
-
-    /// The offsets of the instructions and labels, for the sizes the arguments have now.
-    fn place(&self, layout: &mut Layout) {
-        layout.offsets.clear();
-        layout.labels.clear();
-        let mut offset = 0;
-        let mut index = 0;
-        for item in &self.items {
-            match item {
-                Item::Label(label) => {
-                    layout.labels.insert(*label, offset);
-                }
-                Item::Instr(_) => {
-                    layout.offsets.push(offset);
-                    offset += size_of(layout.ops[index], layout.args[index]);
-                    index += 1;
-                }
-            }
+        for (label, &index) in named.iter() {
+            let offset = layout.offsets.get(index).copied().unwrap_or(layout.size);
+            layout.labels.insert(label, offset);
         }
-        layout.size = offset;
+        Ok(layout)
     }
+}
 
-    /// Points every jump at its label from where it is now; returns whether an
-    /// instruction's size changed, so that everything has to be placed again.
-    fn resolve_jumps(&self, layout: &mut Layout) -> Result<bool, BytecodeError> {
+impl Layout {
+    /// Points every jump (its index, and the index of the instruction it goes to) at its
+    /// target from where it is now; returns whether an instruction's size changed, so that
+    /// everything has to be placed again.
+    fn resolve_jumps(
+        &mut self,
+        jumps: &[(usize, usize)],
+        sizes: &mut [usize],
+    ) -> Result<bool, BytecodeError> {
         let mut changed = false;
-        for (index, instr) in self.instrs().enumerate() {
-            let Some(label) = instr.target else { continue };
-            let target = *layout
-                .labels
-                .get(label)
-                .ok_or(BytecodeError::UnplacedLabel(label))? as u32;
-            let start = layout.offsets[index] as u32;
-            let old = layout.ops[index];
-            let old_size = OpArg::new(layout.args[index]).instr_size() as u32;
-            let after = start + old_size + old.cache_entries() as u32;
-            let op = pointing_at(old, start, target);
-            changed |= op.cache_entries() != old.cache_entries();
-            layout.ops[index] = op;
+        for &(index, to) in jumps {
+            let target = self.offsets.get(to).copied().unwrap_or(self.size) as u32;
+            let start = self.offsets[index] as u32;
+            let after = start + sizes[index] as u32;
+            let op = pointing_at(self.ops[index], start, target);
             let arg = arg_for(op, after, target).ok_or(BytecodeError::BadJumpTarget {
                 at: start as usize,
                 target: i64::from(target),
             })?;
-            changed |= OpArg::new(arg).instr_size() as u32 != old_size;
-            layout.args[index] = arg;
+            self.ops[index] = op;
+            self.args[index] = arg;
+            let size = size_of(op, arg);
+            changed |= size != sizes[index];
+            sizes[index] = size;
         }
         Ok(changed)
     }
