@@ -308,20 +308,43 @@ fn unbound_with(flow: &impl LocalFlow, count: usize, arguments: usize, fits: usi
     }
 }
 
+/// What one instruction does to which locals, in order: at most two actions, held without
+/// an allocation (the analyses ask it of every instruction of a function, several times).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Actions([Option<(Action, usize)>; 2]);
+
+impl Actions {
+    /// One action, or two.
+    fn of(first: (Action, usize), second: Option<(Action, usize)>) -> Actions {
+        Actions([Some(first), second])
+    }
+}
+
+impl IntoIterator for Actions {
+    type Item = (Action, usize);
+    type IntoIter = std::iter::Flatten<std::array::IntoIter<Option<(Action, usize)>, 2>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter().flatten()
+    }
+}
+
 /// What one of the instructions both backends name alike does to which locals: those that
 /// take one local as their argument, or two packed in it (the first in the high bits).
-pub(crate) fn actions_of(name: &str, arg: u32) -> Vec<(Action, usize)> {
+pub(crate) fn actions_of(name: &str, arg: u32) -> Actions {
+    use Action::{Delete, Load, Store};
     let arg = arg as usize;
+    let (high, low) = (arg >> 4, arg & 15);
     match name {
-        "LOAD_FAST" | "LOAD_FAST_CHECK" | "LOAD_FAST_BORROW" => vec![(Action::Load, arg)],
+        "LOAD_FAST" | "LOAD_FAST_CHECK" | "LOAD_FAST_BORROW" => Actions::of((Load, arg), None),
         "LOAD_FAST_LOAD_FAST" | "LOAD_FAST_BORROW_LOAD_FAST_BORROW" => {
-            vec![(Action::Load, arg >> 4), (Action::Load, arg & 15)]
+            Actions::of((Load, high), Some((Load, low)))
         }
-        "STORE_FAST" => vec![(Action::Store, arg)],
-        "STORE_FAST_STORE_FAST" => vec![(Action::Store, arg >> 4), (Action::Store, arg & 15)],
-        "STORE_FAST_LOAD_FAST" => vec![(Action::Store, arg >> 4), (Action::Load, arg & 15)],
-        "DELETE_FAST" | "LOAD_FAST_AND_CLEAR" => vec![(Action::Delete, arg)],
-        _ => Vec::new(),
+        "STORE_FAST" => Actions::of((Store, arg), None),
+        "STORE_FAST_STORE_FAST" => Actions::of((Store, high), Some((Store, low))),
+        "STORE_FAST_LOAD_FAST" => Actions::of((Store, high), Some((Load, low))),
+        "DELETE_FAST" | "LOAD_FAST_AND_CLEAR" => Actions::of((Delete, arg), None),
+        _ => Actions::default(),
     }
 }
 
@@ -506,10 +529,11 @@ mod tests {
     #[test]
     fn packed_arguments_name_the_first_local_in_the_high_bits() {
         use Action::{Load, Store};
+        let actions = |name, arg| actions_of(name, arg).into_iter().collect::<Vec<_>>();
         assert_eq!(
-            actions_of("STORE_FAST_LOAD_FAST", 0x21),
+            actions("STORE_FAST_LOAD_FAST", 0x21),
             [(Store, 2), (Load, 1)]
         );
-        assert_eq!(actions_of("LOAD_ATTR", 7), []);
+        assert_eq!(actions("LOAD_ATTR", 7), []);
     }
 }

@@ -67,7 +67,7 @@ pub(crate) fn check_local_loads(body: &mut Body, code: &Code) -> Result<(), Lowe
         let actions = actions_of(body.name(instr.op), instr.arg);
         // Code that nothing reaches has no state: no local is unbound there.
         let risky = !body.shapes.is(instr.op, "LOAD_FAST_CHECK")
-            && actions.iter().any(|&(action, local)| {
+            && actions.into_iter().any(|(action, local)| {
                 action == Action::Load
                     && local < count
                     && unbound.before(index, local) == Some(true)

@@ -17,13 +17,11 @@ use rustpython_compiler::core::bytecode::{CodeFlags, Instruction};
 
 use super::listing::opname;
 use super::{Body, EdgeKind, Flow, Instr, Item};
-use crate::locals::{Action, LocalFlow, Unbound, actions_of, maybe_unbound};
+use crate::locals::{Action, Actions, LocalFlow, Unbound, actions_of, maybe_unbound};
 
-/// The code object as the analysis of its locals sees it: its flow graph, and what each
-/// instruction does to locals.
+/// The code object as the analysis of its locals sees it: its flow graph.
 struct Graph<'a> {
     flow: Flow<'a>,
-    actions: Vec<Vec<(Action, usize)>>,
 }
 
 impl LocalFlow for Graph<'_> {
@@ -32,7 +30,11 @@ impl LocalFlow for Graph<'_> {
     }
 
     fn actions(&self, index: usize) -> impl Iterator<Item = (Action, usize)> {
-        self.actions[index].iter().copied()
+        self.flow
+            .instr(index)
+            .map(actions)
+            .unwrap_or_default()
+            .into_iter()
     }
 
     fn handler(&self, index: usize) -> Option<usize> {
@@ -52,7 +54,7 @@ impl LocalFlow for Graph<'_> {
 /// What `instr` does to which locals. The opcodes are named here rather than through
 /// `dis`'s name of every instruction, which the analysis asks of each one (a tenth of the
 /// rewrite of a large function went to formatting those names).
-fn actions(instr: &Instr) -> Vec<(Action, usize)> {
+fn actions(instr: &Instr) -> Actions {
     let name = match instr.op {
         Instruction::LoadFast { .. } => "LOAD_FAST",
         Instruction::LoadFastCheck { .. } => "LOAD_FAST_CHECK",
@@ -64,7 +66,7 @@ fn actions(instr: &Instr) -> Vec<(Action, usize)> {
         Instruction::StoreFastLoadFast { .. } => "STORE_FAST_LOAD_FAST",
         Instruction::DeleteFast { .. } => "DELETE_FAST",
         Instruction::LoadFastAndClear { .. } => "LOAD_FAST_AND_CLEAR",
-        _ => return Vec::new(),
+        _ => return Actions::default(),
     };
     debug_assert_eq!(name, opname(instr.op));
     actions_of(name, instr.arg)
@@ -76,8 +78,10 @@ impl Body {
     /// the `NOP` (no label between them) and the instruction after it is of its line.
     pub(crate) fn fold_line_events(&mut self, code: &CodeObject) {
         let unbound = self.unbound_locals(code);
-        let items = std::mem::take(&mut self.items);
-        let mut kept = Vec::with_capacity(items.len());
+        // In place: the items kept move to the front (a function of 64,000 blocks has
+        // millions of items, and a new list of them costs its pages).
+        let items = &mut self.items;
+        let mut kept = 0;
         let mut index = 0; // the instruction's, labels not counted
         let mut at = 0;
         while at < items.len() {
@@ -88,20 +92,22 @@ impl Body {
                 && cannot_raise(next, &unbound, index + 1)
                 && line_after(&items[at + 2..]) == Some(next.line.line)
             {
-                kept.push(Item::Instr(Instr {
+                items[kept] = Item::Instr(Instr {
                     location: nop.location,
                     line: nop.line,
                     ..next.clone()
-                }));
+                });
+                kept += 1;
                 index += 2;
                 at += 2;
                 continue;
             }
             index += usize::from(matches!(items[at], Item::Instr(_)));
-            kept.push(items[at].clone());
+            items.swap(kept, at);
+            kept += 1;
             at += 1;
         }
-        self.items = kept;
+        items.truncate(kept);
     }
 
     /// The locals that may be unbound before each instruction, with every local a
@@ -112,10 +118,7 @@ impl Body {
         let arguments = (code.arg_count + code.kwonlyarg_count) as usize
             + usize::from(code.flags.contains(CodeFlags::VARARGS))
             + usize::from(code.flags.contains(CodeFlags::VARKEYWORDS));
-        let graph = Graph {
-            flow: self.flow(),
-            actions: self.instrs().map(actions).collect(),
-        };
+        let graph = Graph { flow: self.flow() };
         let mut unbound = maybe_unbound(&graph, count, arguments);
         for instr in self.instrs() {
             if matches!(instr.op, Instruction::LoadFastAndClear { .. }) {
@@ -145,8 +148,8 @@ fn cannot_raise(instr: &Instr, unbound: &Unbound, index: usize) -> bool {
         | Instruction::LoadFastLoadFast { .. }
         | Instruction::LoadFastBorrowLoadFastBorrow { .. } => {
             unbound.reached(index)
-                && (actions(instr).iter())
-                    .all(|&(_, local)| unbound.before(index, local) == Some(false))
+                && (actions(instr).into_iter())
+                    .all(|(_, local)| unbound.before(index, local) == Some(false))
         }
         _ => false,
     }
