@@ -313,3 +313,78 @@ impl Analysis<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rustpython_compiler::core::bytecode::Instruction;
+    use rustpython_compiler::{CompileOpts, Mode, compile};
+
+    use crate::rustpython::bytecode::{Body, BytecodeError, Instr, Item, code_objects};
+
+    /// The decoded body of `f` in `source`, and its code object.
+    fn function(source: &str) -> (Body, rustpython_compiler::CodeObject) {
+        let code = compile(source, Mode::Exec, "<test>", CompileOpts::default()).unwrap();
+        let function = code_objects(&code)
+            .into_iter()
+            .find(|code| code.qualname.as_str() == "f")
+            .unwrap()
+            .clone();
+        (Body::decode(&function).unwrap(), function)
+    }
+
+    /// `op` inserted before item `at`, like the instruction there.
+    fn insert(body: &mut Body, at: usize, op: Instruction) {
+        let Some(Item::Instr(like)) = body.items.get(at) else {
+            panic!("item {at} is no instruction");
+        };
+        let instr = Instr::like(like, op, 0, None);
+        body.items.insert(at, Item::Instr(instr));
+    }
+
+    /// Both analyses refuse it alike: the one before anything is laid out and the verifier
+    /// of the assembler.
+    fn refusal(body: &Body, code: &mut rustpython_compiler::CodeObject) -> BytecodeError {
+        let early = body.stack_depths().unwrap_err();
+        let verified = body.assemble(code).unwrap_err();
+        assert_eq!(early, verified);
+        early
+    }
+
+    #[test]
+    fn a_pop_from_an_empty_stack_is_refused_at_its_offset() {
+        let (mut body, mut code) = function("def f(x):\n    return x\n");
+        insert(&mut body, 0, Instruction::PopTop);
+        assert_eq!(
+            refusal(&body, &mut code),
+            BytecodeError::StackDepth {
+                at: 0,
+                message: "pops 1 values from a stack of 0".to_owned(),
+            }
+        );
+    }
+
+    #[test]
+    fn a_loop_entered_with_two_depths_is_refused_where_the_second_comes_from() {
+        let (mut body, mut code) =
+            function("def f(x):\n    while x:\n        x -= 1\n    return x\n");
+        let back = (body.items.iter())
+            .position(|item| {
+                matches!(item, Item::Instr(instr) if matches!(instr.op, Instruction::JumpBackward { .. }))
+            })
+            .unwrap();
+        insert(&mut body, back, Instruction::PushNull);
+        let BytecodeError::StackDepth { at, message } = refusal(&body, &mut code) else {
+            panic!("not a stack-depth error");
+        };
+        // Said at the jump back, which brings the second depth.
+        let layout = body.layout().unwrap();
+        let jump = body
+            .instrs()
+            .position(|instr| matches!(instr.op, Instruction::JumpBackward { .. }));
+        assert_eq!(Some(at), jump.map(|index| layout.offsets[index]));
+        assert!(
+            message.ends_with("with depth 1, but it is entered elsewhere with 0"),
+            "{message}"
+        );
+    }
+}
