@@ -29,17 +29,18 @@ pub(super) struct Layout {
 }
 
 impl Layout {
-    /// The code units of instruction `index`: its prefixes, itself and its caches.
-    fn units(&self, index: usize) -> impl Iterator<Item = CodeUnit> + use<> {
+    /// Appends the code units of instruction `index` to `units`: its prefixes, itself and
+    /// its caches (one at a time: a chain of iterators has no exact size to extend by, and
+    /// this runs for each of a big function's millions of instructions).
+    fn push_units(&self, index: usize, units: &mut Vec<CodeUnit>) {
         let op = self.ops[index];
         let (prefixes, low) = OpArg::new(self.args[index]).split();
-        prefixes
-            .map(|byte| CodeUnit::new(Instruction::ExtendedArg, byte))
-            .chain([CodeUnit::new(op, low)])
-            .chain(std::iter::repeat_n(
-                CodeUnit::new(Instruction::Cache, 0.into()),
-                op.cache_entries(),
-            ))
+        for byte in prefixes {
+            units.push(CodeUnit::new(Instruction::ExtendedArg, byte));
+        }
+        units.push(CodeUnit::new(op, low));
+        let cache = CodeUnit::new(Instruction::Cache, 0.into());
+        units.extend(std::iter::repeat_n(cache, op.cache_entries()));
     }
 }
 
@@ -60,8 +61,9 @@ impl Body {
         let mut lines = Vec::with_capacity(layout.size);
         for (index, instr) in self.instrs().enumerate() {
             debug_assert_eq!(units.len(), layout.offsets[index]);
-            let size = size_of(layout.ops[index], layout.args[index]);
-            units.extend(layout.units(index));
+            let start = units.len();
+            layout.push_units(index, &mut units);
+            let size = units.len() - start;
             locations.extend(std::iter::repeat_n(instr.location, size));
             lines.extend(std::iter::repeat_n(instr.line, size));
         }
