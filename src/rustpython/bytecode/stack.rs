@@ -134,6 +134,11 @@ impl Body {
     /// its stack keeps it, so code without that flaw is unchanged. Both rewrites call this
     /// on every body they decode, so no instruction of theirs keeps such a handler.
     pub fn repair_handlers(&mut self) -> Result<(), BytecodeError> {
+        // Code no handler covers has nothing to repair (a big generated function often has
+        // none): no analysis of its millions of instructions.
+        if self.instrs().all(|instr| instr.handler.is_none()) {
+            return Ok(());
+        }
         // A repaired instruction can make a handler's code reachable that was not, and
         // that code may have the same flaw: repeat until nothing changes.
         let bound = self.items.len();
