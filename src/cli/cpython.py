@@ -26,7 +26,6 @@ from importlib import _bootstrap_external as external
 import _prepare
 
 
-
 def tree_of(module):
     """The module's code objects in pre-order, each with the index of its parent."""
     found = []

@@ -91,7 +91,7 @@ impl Body {
             match item {
                 Item::Label(label) => named.insert(*label, ops.len()),
                 Item::Instr(instr) => {
-                    let arg = if instr.target.is_some() { 0 } else { instr.arg };
+                    let arg = instr.unplaced_arg();
                     if let Some(label) = instr.target {
                         jumps.push((ops.len(), label));
                     }

@@ -121,6 +121,13 @@ pub struct Instr {
 }
 
 impl Instr {
+    /// Its argument as it stands before a layout: a jump's is a distance no layout has
+    /// given yet, taken as 0 (where the layout starts its rounds, and a jump's stack effect
+    /// does not depend on it).
+    pub(super) fn unplaced_arg(&self) -> u32 {
+        if self.target.is_some() { 0 } else { self.arg }
+    }
+
     /// An instruction gotopy inserts, at the source location of `like`, under no handler
     /// (set one if it can raise).
     pub fn like(like: &Instr, op: Instruction, arg: u32, target: Option<Label>) -> Instr {

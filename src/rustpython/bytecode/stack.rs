@@ -14,7 +14,7 @@ use rustpython_compiler::core::bytecode::InstructionMetadata;
 
 use super::assemble::Layout;
 use super::flow::{EdgeKind, Flow};
-use super::{Body, BytecodeError, Handler, Instr, Item, LabelMap};
+use super::{Body, BytecodeError, Handler, Item, LabelMap};
 
 /// The state of one analysis: the depths found so far and the instructions to visit.
 struct Analysis<'a> {
@@ -233,13 +233,6 @@ impl Body {
     }
 }
 
-/// The stack effect of `instr`. A jump's argument is its distance, which its effect does not
-/// depend on: it is taken as 0, as the layout starts it.
-fn effect(instr: &Instr) -> i32 {
-    let arg = if instr.target.is_some() { 0 } else { instr.arg };
-    instr.op.stack_effect(arg)
-}
-
 impl Analysis<'_> {
     /// Records that the instruction at `index` is entered with `depth`, coming from the
     /// instruction at `from`, and queues it the first time.
@@ -265,7 +258,7 @@ impl Analysis<'_> {
         let (Some(instr), Some(depth)) = (flow.instr(index), self.depths[index]) else {
             return Ok(());
         };
-        let effect = effect(instr);
+        let effect = instr.op.stack_effect(instr.unplaced_arg());
         let after = depth.checked_add_signed(effect);
         let underflow = || Failure::Underflow {
             index,
