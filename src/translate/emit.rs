@@ -102,7 +102,7 @@ impl<'a> Ctx<'a> {
         entering: &BTreeSet<i64>,
         strict: bool,
     ) -> Result<Vec<Out>, Diagnostic> {
-        let k = tr.names.k.clone();
+        let k = tr.names.k.as_str();
         let none = BTreeSet::new();
         if entering.is_empty() {
             let mut body = Vec::new();
@@ -154,7 +154,7 @@ impl<'a> Ctx<'a> {
         if parts.len() > 1 || strict {
             self.uses_k = true;
         }
-        Ok(guarded(&k, parts, strict))
+        Ok(guarded(k, parts, strict))
     }
 
     pub(super) fn item(
@@ -207,15 +207,15 @@ impl<'a> Ctx<'a> {
     }
 
     pub(super) fn verbatim(&self, tr: &Translator<'a>, node: NodeId) -> Out {
-        let range = self.nodes[node].range;
         let simple = matches!(
             self.nodes[node].kind,
             NodeKind::Simple | NodeKind::Break | NodeKind::Continue
         );
+        let (line, pieces, commented) = tr.text.statement(self.nodes[node].range);
         Out::Stmt {
-            line: tr.text.line(range.start()),
-            pieces: tr.text.pieces(range),
-            kind: match (simple, tr.text.commented(range)) {
+            line,
+            pieces,
+            kind: match (simple, commented) {
                 (false, _) => Kind::Compound,
                 (true, false) => Kind::Simple,
                 (true, true) => Kind::Noted,
@@ -232,7 +232,7 @@ impl<'a> Ctx<'a> {
         let kind = self.nodes[node].kind;
         let range = self.nodes[node].range;
         let line = tr.text.line(range.start());
-        let k = tr.names.k.clone();
+        let k = tr.names.k.as_str();
         if kind == NodeKind::MarkerImport {
             return Ok(Vec::new());
         }
@@ -294,7 +294,7 @@ impl<'a> Ctx<'a> {
                                 } else {
                                     format!(
                                         "{word} ({}) if {k} else ({c})",
-                                        within(&k, &parts[index])
+                                        within(k, &parts[index])
                                     )
                                 }
                             } else {
@@ -320,7 +320,7 @@ impl<'a> Ctx<'a> {
                         } else if entered.is_empty() {
                             format!("while not {k} and ({c})")
                         } else {
-                            format!("while ({}) if {k} else ({c})", within(&k, &entered))
+                            format!("while ({}) if {k} else ({c})", within(k, &entered))
                         };
                         (header, entered, &stmt.body, &stmt.orelse)
                     }
@@ -528,7 +528,7 @@ impl<'a> Ctx<'a> {
         entering: &BTreeSet<i64>,
         with_finally: bool,
     ) -> Result<Vec<Out>, Diagnostic> {
-        let k = tr.names.k.clone();
+        let k = tr.names.k.as_str();
         let line = tr.text.line(stmt.start());
         let handlers = stmt.handlers.len();
         let body_in = self.inside(self.list_range(lists[0]), entering);
@@ -577,7 +577,7 @@ impl<'a> Ctx<'a> {
         stmt: &'a ast::StmtTry,
         list: ListId,
     ) -> Result<Out, Diagnostic> {
-        let k = tr.names.k.clone();
+        let k = tr.names.k.as_str();
         let first = stmt.finalbody[0].start();
         let line = tr.text.keyword_line(first, TokenKind::Finally);
         let mut inner = self.list(tr, list, &BTreeSet::new(), false, first)?;

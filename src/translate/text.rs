@@ -152,15 +152,20 @@ impl<'a> Text<'a> {
         &self.src[range]
     }
 
-    /// A statement's text as pieces: from its start to its end, or to the end of its last
-    /// line when only a comment follows it there.
-    pub(super) fn pieces(&self, range: TextRange) -> Vec<Piece> {
+    /// A statement as the source has it: the line it starts on; its text as pieces, from
+    /// its start to its end, or to the end of its last line when only a comment follows it
+    /// there (which is then copied with it); and whether that comment follows it. Each of
+    /// its two lines is looked up once: a function of thousands of statements asks this of
+    /// each of them.
+    pub(super) fn statement(&self, range: TextRange) -> (usize, Vec<Piece>, bool) {
         let first = self.line(range.start());
         let last = self.line(range.end());
-        let line_text = self.line_text(last);
         let line_start = self.starts[last - 1];
-        let tail = self.tail(range);
-        let end = if tail.trim().is_empty() || tail.trim_start().starts_with('#') {
+        let line_text = self.line_text(last);
+        let tail =
+            line_text[(usize::from(range.end()) - line_start).min(line_text.len())..].trim_start();
+        let commented = tail.starts_with('#');
+        let end = if tail.is_empty() || commented {
             line_start + line_text.len()
         } else {
             usize::from(range.end())
@@ -170,7 +175,8 @@ impl<'a> Text<'a> {
             &text[..text.len() - text.trim_start().len()]
         };
         let text = &self.src[usize::from(range.start())..end];
-        text.split('\n')
+        let pieces = text
+            .split('\n')
             .enumerate()
             .map(|(index, part)| {
                 let part = part.trim_end_matches('\r');
@@ -186,19 +192,8 @@ impl<'a> Text<'a> {
                     Piece::Raw(part.to_owned())
                 }
             })
-            .collect()
-    }
-
-    /// The rest of the line a statement ends on, after it.
-    fn tail(&self, range: TextRange) -> &'a str {
-        let last = self.line(range.end());
-        let line_text = self.line_text(last);
-        &line_text[(usize::from(range.end()) - self.starts[last - 1]).min(line_text.len())..]
-    }
-
-    /// Whether a comment follows the statement on its last line (`pieces` copies it).
-    pub(super) fn commented(&self, range: TextRange) -> bool {
-        self.tail(range).trim_start().starts_with('#')
+            .collect();
+        (first, pieces, commented)
     }
 
     /// The offset of the last `:` before `offset`: where the header of a compound statement
