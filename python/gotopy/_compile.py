@@ -174,21 +174,39 @@ def compile_source(
         # same code objects as compiling the prepared tree, without the round trip through
         # `ast` objects (which costs more than the compile itself).
         code = builtins.compile(data, path, mode, flags, dont_inherit=True, optimize=optimize)
-        return lower(code, the_plan, path, data)
+    else:
+        code = compile_edited(data, path, the_plan, edit, mode=mode, flags=flags, optimize=optimize)
+    return lower(code, the_plan, path, data)
+
+
+def compile_edited(
+    data: bytes,
+    path: str,
+    the_plan: _gotopy.Plan,
+    edit: Callable[[ast.Module], None] | None = None,
+    *,
+    mode: str = "exec",
+    flags: int = 0,
+    optimize: int = -1,
+) -> types.CodeType:
+    """``compile()`` of CPython's own tree of the source with the plan's edits made (and
+    ``edit``'s): the round trip through `ast` objects, markers not yet lowered."""
     try:
         with _prepare.tree_round_trip():
             tree = builtins.compile(data, path, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True)
             _prepare.apply(tree, json.loads(the_plan.json))
             if edit is not None:
                 edit(tree)
-            code = builtins.compile(tree, path, mode, flags, dont_inherit=True, optimize=optimize)
+            code: types.CodeType = builtins.compile(
+                tree, path, mode, flags, dont_inherit=True, optimize=optimize
+            )
             del tree  # freed while the collector is off
     except _prepare.PlanMismatch as mismatch:
         raise _late(path, data, the_plan.late_error(str(mismatch), None)) from None
     except (RecursionError, MemoryError) as error:
         late = the_plan.late_error(_prepare.too_deep(error), None, _prepare.TOO_DEEP_HELP)
         raise _late(path, data, late) from None
-    return lower(code, the_plan, path, data)
+    return code
 
 
 def _late(path: str, data: bytes, error: BaseException) -> SyntaxError:
