@@ -8,14 +8,18 @@ each against its baseline at the same size:
   CPython 3.13 for STEPS blocks (a jump in about one block of two), best of 5, alternated;
   both results are checked against gen.py's own walk of the blocks;
 - memory: peak resident memory of ``gotopy compile`` (RustPython) of the module against the
-  same command on the module without markers (``gen.py --plain``), one process each.
+  same command on the module without markers (``gen.py --plain``), one process each;
+- steps (only when asked for): the steps of ``gotopy.compile`` apart, each against
+  ``compile()`` in the same process, best of 3: the front end's plan, the round trip of the
+  source through CPython's `ast` objects with the plan's edits made (gen.py's one computed
+  goto is such an edit) and compiled, and the lowering of its code.
 
 Run (docs/performance.md), after ``cargo build --release --locked`` and with the package
 installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpython/venv-3.X``)::
 
     python3 benches/big/run.py [--sizes 1000 4000 16000 64000] [--steps 2000000]
         [--gotopy target/release/gotopy] [--python PYTHON ...] [--runner PYTHON]
-        [--routes compile run memory]
+        [--routes compile run memory steps]
 """
 
 from __future__ import annotations
@@ -66,6 +70,25 @@ for _ in range(5):
 print(best["translated"], best["rewritten"], repr(sorted(results)))
 """
 
+# Runs in the measured interpreter: gotopy.compile's steps (gotopy._compile), each timed.
+STEPS = """
+import sys, time
+from gotopy import _compile
+data = open(sys.argv[1], "rb").read()
+best = dict.fromkeys(("plan", "tree", "lower", "compile"), float("inf"))
+def timed(step, work):
+    start = time.perf_counter()
+    done = work()
+    best[step] = min(best[step], time.perf_counter() - start)
+    return done
+for _ in range(3):
+    timed("compile", lambda: compile(data, "big.py", "exec"))
+    plan = timed("plan", lambda: _compile.plan(data, "big.py"))
+    code = timed("tree", lambda: _compile.compile_edited(data, "big.py", plan))
+    timed("lower", lambda: _compile.lower(code, plan, "big.py", data))
+print(*best.values())
+"""
+
 MEMORY = """
 import resource, subprocess, sys
 subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
@@ -80,11 +103,11 @@ def generate(blocks: int, directory: Path, plain: bool = False) -> Path:
     return path
 
 
-def child(python: str, script: str, *args: str) -> list[str]:
+def child(python: str, script: str, *args: str, parts: int = 3) -> list[str]:
     done = subprocess.run(
         [python, "-c", script, *args], check=True, capture_output=True, text=True
     )
-    return done.stdout.split(maxsplit=2)
+    return done.stdout.split(maxsplit=parts - 1)
 
 
 def line(
@@ -105,7 +128,7 @@ def line(
     )
 
 
-ROUTES = ["compile", "run", "memory"]
+ROUTES = ["compile", "run", "memory", "steps"]
 
 
 def main() -> None:
@@ -129,8 +152,8 @@ def main() -> None:
         "--routes",
         nargs="+",
         choices=ROUTES,
-        default=ROUTES,
-        help="what to measure (all three unless told)",
+        default=ROUTES[:3],
+        help="what to measure (all but steps unless told)",
     )
     args = parser.parse_args()
     print(
@@ -142,15 +165,20 @@ def main() -> None:
         for blocks in args.sizes:
             path = generate(blocks, directory)
             plain = generate(blocks, directory, plain=True)
-            for python in args.python if "compile" in args.routes else []:
+            for python in args.python if {"compile", "steps"} & set(args.routes) else []:
                 version = subprocess.run(
                     [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                     check=True,
                     capture_output=True,
                     text=True,
                 ).stdout.strip()
-                gotopy, baseline = map(float, child(python, COMPILE, str(path)))
-                line(f"gotopy.compile {version}", blocks, gotopy, baseline)
+                if "compile" in args.routes:
+                    gotopy, baseline = map(float, child(python, COMPILE, str(path)))
+                    line(f"gotopy.compile {version}", blocks, gotopy, baseline)
+                if "steps" in args.routes:
+                    *steps, baseline = map(float, child(python, STEPS, str(path), parts=4))
+                    for step, took in zip(("plan", "tree round trip", "lower"), steps):
+                        line(f"  {step} {version}", blocks, took, baseline)
             if "run" in args.routes:
                 run(args, path, blocks, directory)
             if "memory" in args.routes:
