@@ -149,7 +149,7 @@ struct Rewriter<'a> {
     text: &'a str,
     /// Label and goto statements of rewritten scopes, by their span.
     markers: HashMap<Span, (ScopeId, MarkerId)>,
-    guards: Vec<Span>,
+    guards: HashSet<Span>,
     /// Trampolines by the span of their instructions, and the span of each.
     trampolines: HashMap<Span, Trampoline>,
     trampoline_spans: HashMap<Trampoline, Span>,
@@ -361,7 +361,7 @@ pub(crate) fn generate_prepared(text: &str) -> Generated {
     let rewriter = Rewriter::new(&module, &rewritten, &prepared, &file);
     Generated {
         code,
-        guards: rewriter.guards.clone(),
+        guards: rewriter.guards.iter().copied().collect(),
         trampolines: rewriter.trampolines.keys().copied().collect(),
         markers: rewriter.markers.keys().copied().collect(),
         switch_ends: rewriter.switch_ends.keys().copied().collect(),

@@ -3,7 +3,7 @@
 //! the spans the [`Rewriter`] knows, and deleting the guards `prepare` added. What a site
 //! becomes is decided later (`targets`, `lower`); this file only says where sites are.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rustpython_compiler::core::bytecode::Instruction;
 
@@ -11,6 +11,7 @@ use super::{Rewriter, jump_op};
 use crate::rustpython::bytecode::{Body, Item};
 use crate::rustpython::shapes::{self, DISPATCH_LEN, MARKER_LEN, Span};
 use crate::scan::{MarkerId, MarkerKind, ScopeId, SwitchId};
+use crate::splice::{Splice, splice_all};
 
 /// Something in a code object that the rewrite replaces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -93,14 +94,20 @@ impl Rewriter<'_> {
 }
 
 /// Deletes each guard's test; a guard that jumps into its statement becomes a plain jump.
-pub(super) fn remove_guards(body: &mut Body, guards: &[Span]) {
+/// The list is built again once (a function with a `return` before each of thousands of
+/// labels has a guard each, and splicing each in turn moved the rest of the list).
+pub(super) fn remove_guards(body: &mut Body, guards: &HashSet<Span>) {
+    if guards.is_empty() {
+        return;
+    }
+    let mut splices = Vec::new();
     let mut at = 0;
     while at < body.items.len() {
         let Some(guard) = shapes::guard_at(body, at, |span| guards.contains(span)) else {
             at += 1;
             continue;
         };
-        let replacement = match guard.jump.op {
+        let items = match guard.jump.op {
             // `if label:` jumps past its statement when false: always fall into it.
             Instruction::PopJumpIfFalse { .. } => Vec::new(),
             // Jumps to its statement when true: always jump.
@@ -112,8 +119,15 @@ pub(super) fn remove_guards(body: &mut Body, guards: &[Span]) {
                 vec![Item::Instr(always)]
             }
         };
-        let added = replacement.len();
-        body.items.splice(at..guard.end, replacement);
-        at += added;
+        splices.push(Splice {
+            at,
+            len: guard.end - at,
+            items,
+        });
+        at = guard.end;
     }
+    let items = std::mem::take(&mut body.items);
+    body.items = splice_all(items, splices)
+        .expect("the guards are found in order, none inside another")
+        .0;
 }
