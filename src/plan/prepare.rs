@@ -114,10 +114,9 @@ pub(crate) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
         }
     }
     let mut prepared = Prepared::default();
-    let module_labels = labels_by_scope.get(&TextSize::default()).cloned();
     guard_body(
         &mut ast.body,
-        module_labels.as_deref(),
+        last_label(&labels_by_scope, TextSize::default()),
         &labels_by_scope,
         &mut prepared.guards,
     );
@@ -317,24 +316,32 @@ pub(crate) fn frames_left(
     Some(from.iter().skip(common).rev().copied().collect())
 }
 
+/// Where the last label of the scope whose name starts at `scope` stands (or the end of a
+/// `try` statement a trampoline follows, which counts as one): a statement is followed by a
+/// label when it ends before that.
+fn last_label(scopes: &HashMap<TextSize, Vec<TextSize>>, scope: TextSize) -> Option<TextSize> {
+    scopes.get(&scope)?.iter().max().copied()
+}
+
 /// Guards the statements of one scope's `body` (not of nested scopes, which get their own
-/// label lists) after which a label of that scope follows.
+/// label lists) after which a label of that scope follows: one that ends before `last`, the
+/// scope's [`last_label`] (found once per scope, not per statement: a function with a
+/// `return` in each of thousands of blocks asked it of each).
 fn guard_body(
     body: &mut [Stmt],
-    labels: Option<&[TextSize]>,
+    last: Option<TextSize>,
     scopes: &HashMap<TextSize, Vec<TextSize>>,
     guards: &mut Vec<TextRange>,
 ) {
-    let label_after =
-        |range: TextRange| labels.is_some_and(|l| l.iter().any(|&at| at >= range.end()));
+    let label_after = |range: TextRange| last.is_some_and(|at| at >= range.end());
     for stmt in body.iter_mut() {
         match stmt {
             Stmt::FunctionDef(def) => {
-                let inner = scopes.get(&def.name.range.start()).map(Vec::as_slice);
+                let inner = last_label(scopes, def.name.range.start());
                 guard_body(&mut def.body, inner, scopes, guards);
             }
             Stmt::ClassDef(class) => {
-                let inner = scopes.get(&class.name.range.start()).map(Vec::as_slice);
+                let inner = last_label(scopes, class.name.range.start());
                 guard_body(&mut class.body, inner, scopes, guards);
             }
             Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_) => {
@@ -349,12 +356,12 @@ fn guard_body(
                     *stmt.test = guard_test(range);
                     guards.push(range);
                 }
-                guard_body(&mut stmt.body, labels, scopes, guards);
-                guard_body(&mut stmt.orelse, labels, scopes, guards);
+                guard_body(&mut stmt.body, last, scopes, guards);
+                guard_body(&mut stmt.orelse, last, scopes, guards);
             }
             _ => {
                 for inner in child_bodies(stmt) {
-                    guard_body(inner, labels, scopes, guards);
+                    guard_body(inner, last, scopes, guards);
                 }
             }
         }
