@@ -381,13 +381,13 @@ fn switch_rules(scope: &Scope, id: SwitchId, source: &Source, out: &mut Vec<Diag
                 .help("the code after the `while switch` statement is the default case; move the `else:` body there"),
         );
     }
-    let values = scope.markers.iter().flat_map(|marker| match &marker.kind {
-        MarkerKind::Case {
-            switch: Some(owner),
-            values,
-        } if *owner == id => values.as_slice(),
-        _ => &[],
-    });
+    let values = switch
+        .cases
+        .iter()
+        .flat_map(|&case| match &scope.marker(case).kind {
+            MarkerKind::Case { values, .. } => values.as_slice(),
+            _ => &[],
+        });
     case_values(values, source, out);
 }
 

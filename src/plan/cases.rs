@@ -27,14 +27,9 @@ pub(crate) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
 /// The values of the cases of `switch`, each with its case marker, in Python's order.
 pub(crate) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, MarkerId)> {
     let mut cases = Vec::new();
-    for (index, marker) in scope.markers.iter().enumerate() {
-        if let MarkerKind::Case {
-            switch: Some(of),
-            values,
-        } = &marker.kind
-            && *of == switch
-        {
-            cases.extend(values.iter().map(|value| (&value.value, MarkerId(index))));
+    for &case in &scope.switch(switch).cases {
+        if let MarkerKind::Case { values, .. } = &scope.marker(case).kind {
+            cases.extend(values.iter().map(|value| (&value.value, case)));
         }
     }
     cases.sort_by(|a, b| python_order(a.0, b.0));

@@ -219,6 +219,9 @@ pub struct Switch {
     pub continues: Vec<TextRange>,
     /// The `else` keyword of an `else:` clause.
     pub else_keyword: Option<TextRange>,
+    /// Its `case[...]` markers, in source order: what each pass over a switch's cases
+    /// reads, instead of all the markers of the scope for each switch.
+    pub cases: Vec<MarkerId>,
 }
 
 /// One value of a `case[...]` marker.
@@ -457,13 +460,22 @@ impl<'a> Scanner<'a> {
         let frame = self.state.frame;
         let alone = self.alone;
         let scope = self.scope();
+        let id = MarkerId(scope.markers.len());
+        if let MarkerKind::Case {
+            switch: Some(owner),
+            ..
+        } = kind
+            && let Some(switch) = scope.switches.get_mut(owner.0)
+        {
+            switch.cases.push(id);
+        }
         scope.markers.push(Marker {
             kind,
             range,
             frame,
             alone,
         });
-        MarkerId(scope.markers.len() - 1)
+        id
     }
 
     fn bind(&mut self, name: &str, range: TextRange) {
@@ -713,6 +725,7 @@ impl<'a> Scanner<'a> {
             frame,
             continues: Vec::new(),
             else_keyword,
+            cases: Vec::new(),
         });
         self.push_marker(MarkerKind::Switch(id), header);
         let outer_switch = self.state.switch.replace(id);
