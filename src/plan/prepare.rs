@@ -220,56 +220,60 @@ fn may_end_abruptly(body: &mut [Stmt]) -> bool {
 /// - `goto *expr` becomes `expr; goto.goto`, the dispatch taking the value likewise.
 /// - `case[...]` becomes `case.case`, replaced by a label.
 fn expand_dispatches(body: &mut Vec<Stmt>, dispatches: &Dispatches, prepared: &mut Prepared) {
-    let mut at = 0;
-    while at < body.len() {
-        for inner in child_bodies(&mut body[at]) {
+    // The list is built again once: inserting into it in place moved the rest of it for
+    // each switch and computed goto (thousands of them in one function).
+    let mut out = Vec::with_capacity(body.len());
+    for mut stmt in std::mem::take(body) {
+        for inner in child_bodies(&mut stmt) {
             expand_dispatches(inner, dispatches, prepared);
         }
-        let start = body[at].range().start();
-        if let Stmt::While(stmt) = &mut body[at]
+        let start = stmt.range().start();
+        if let Stmt::While(switch_stmt) = &mut stmt
             && let Some(&(scope, switch)) = dispatches.switches.get(&start)
-            && let Expr::BinOp(test) = &*stmt.test
+            && let Expr::BinOp(test) = &*switch_stmt.test
         {
             let subject = (*test.right).clone();
-            let header = TextRange::new(start, stmt.test.end());
-            *stmt.test = guard_test(header);
+            let header = TextRange::new(start, switch_stmt.test.end());
+            *switch_stmt.test = guard_test(header);
             prepared.guards.push(header);
-            let last = stmt.body.last().map_or(header, Ranged::range);
+            let last = switch_stmt.body.last().map_or(header, Ranged::range);
             let dispatch = TextRange::new(start, subject.start());
             let mut inner = vec![
                 expression_statement(subject),
                 marker_statement("switch", "switch", dispatch),
             ];
-            inner.append(&mut stmt.body);
+            inner.append(&mut switch_stmt.body);
             inner.push(Stmt::Break(ast::StmtBreak {
                 node_index: Default::default(),
                 range: last,
             }));
-            stmt.body = inner;
-            let end = stmt.range;
+            switch_stmt.body = inner;
+            let end = switch_stmt.range;
             prepared.switch_ends.push((end, scope, switch));
-            body.insert(at + 1, marker_statement("switch", "switch", end));
-            at += 2;
+            out.push(stmt);
+            out.push(marker_statement("switch", "switch", end));
             continue;
         }
-        if let Stmt::Expr(stmt) = &body[at]
+        if let Stmt::Expr(expr_stmt) = &stmt
             && dispatches.markers.contains(&start)
         {
-            if let Expr::BinOp(computed) = &*stmt.value {
+            if let Expr::BinOp(computed) = &*expr_stmt.value {
                 let target = (*computed.right).clone();
                 let name = TextRange::at(start, TextSize::of("goto"));
-                let expanded = [
-                    expression_statement(target),
-                    marker_statement("goto", "goto", name),
-                ];
-                body.splice(at..=at, expanded);
-                at += 2;
-                continue;
+                out.push(expression_statement(target));
+                out.push(marker_statement("goto", "goto", name));
+            } else {
+                out.push(marker_statement(
+                    "case",
+                    "case",
+                    TextRange::at(start, TextSize::of("case")),
+                ));
             }
-            body[at] = marker_statement("case", "case", TextRange::at(start, TextSize::of("case")));
+            continue;
         }
-        at += 1;
+        out.push(stmt);
     }
+    *body = out;
 }
 
 /// `value` as a statement whose value the code generator computes and pops, even for a
@@ -393,43 +397,40 @@ fn always_fails(stmt: &ast::StmtAssert) -> bool {
     truth(&stmt.test) == Some(false)
 }
 
-/// Inserts a trampoline after each `try` statement that gotos leave, in every scope.
+/// Inserts a trampoline after each `try` statement that gotos leave, in every scope. The
+/// list is built again once, as in [`expand_dispatches`].
 fn add_trampolines(
     body: &mut Vec<Stmt>,
     module: &Module,
     leaving: &HashMap<TextSize, Vec<Trampoline>>,
     added: &mut Vec<(TextRange, Trampoline)>,
 ) {
-    let mut at = 0;
-    while at < body.len() {
-        for inner in child_bodies(&mut body[at]) {
+    let mut out = Vec::with_capacity(body.len());
+    for mut stmt in std::mem::take(body) {
+        for inner in child_bodies(&mut stmt) {
             add_trampolines(inner, module, leaving, added);
         }
-        let Stmt::Try(stmt) = &body[at] else {
-            at += 1;
-            continue;
-        };
-        let Some(gotos) = leaving.get(&stmt.range.start()) else {
-            at += 1;
-            continue;
-        };
         let mut copies = Vec::new();
-        for &trampoline in gotos {
-            let scope = &module.scopes[trampoline.scope.0];
-            let goto = scope.marker(trampoline.goto);
-            let MarkerKind::Goto { name, .. } = &goto.kind else {
-                unreachable!("trampolines are made for gotos")
-            };
-            let range = TextRange::new(goto.range.start(), stmt.range.end());
-            let mut copy = stmt.finalbody.clone();
-            copy.push(goto_statement(range, name));
-            copies.push(guarded(range, copy));
-            added.push((range, trampoline));
+        if let Stmt::Try(try_stmt) = &stmt
+            && let Some(gotos) = leaving.get(&try_stmt.range.start())
+        {
+            for &trampoline in gotos {
+                let scope = &module.scopes[trampoline.scope.0];
+                let goto = scope.marker(trampoline.goto);
+                let MarkerKind::Goto { name, .. } = &goto.kind else {
+                    unreachable!("trampolines are made for gotos")
+                };
+                let range = TextRange::new(goto.range.start(), try_stmt.range.end());
+                let mut copy = try_stmt.finalbody.clone();
+                copy.push(goto_statement(range, name));
+                copies.push(guarded(range, copy));
+                added.push((range, trampoline));
+            }
         }
-        let count = copies.len();
-        body.splice(at + 1..at + 1, copies);
-        at += count + 1;
+        out.push(stmt);
+        out.append(&mut copies);
     }
+    *body = out;
 }
 
 /// The statement lists directly inside a statement, nested scopes included.
