@@ -381,14 +381,7 @@ fn switch_rules(scope: &Scope, id: SwitchId, source: &Source, out: &mut Vec<Diag
                 .help("the code after the `while switch` statement is the default case; move the `else:` body there"),
         );
     }
-    let values = switch
-        .cases
-        .iter()
-        .flat_map(|&case| match &scope.marker(case).kind {
-            MarkerKind::Case { values, .. } => values.as_slice(),
-            _ => &[],
-        });
-    case_values(values, source, out);
+    case_values(scope.case_values(id).map(|(value, _)| value), source, out);
 }
 
 fn case_values<'a>(

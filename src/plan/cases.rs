@@ -2,7 +2,7 @@
 //! an `except` header's name: what both backends and `translate` read alike.
 
 use crate::diagnostic::Diagnostic;
-use crate::scan::{CaseKey, FrameKind, MarkerId, MarkerKind, Scope, SwitchId};
+use crate::scan::{CaseKey, FrameKind, MarkerId, Scope, SwitchId};
 
 use super::prepare::frames_left;
 use super::refuse;
@@ -26,12 +26,9 @@ pub(crate) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
 
 /// The values of the cases of `switch`, each with its case marker, in Python's order.
 pub(crate) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, MarkerId)> {
-    let mut cases = Vec::new();
-    for &case in &scope.switch(switch).cases {
-        if let MarkerKind::Case { values, .. } = &scope.marker(case).kind {
-            cases.extend(values.iter().map(|value| (&value.value, case)));
-        }
-    }
+    let mut cases: Vec<(&CaseKey, MarkerId)> = (scope.case_values(switch))
+        .map(|(value, case)| (&value.value, case))
+        .collect();
     cases.sort_by(|a, b| python_order(a.0, b.0));
     cases
 }

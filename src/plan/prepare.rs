@@ -53,7 +53,9 @@ pub(crate) struct Trampoline {
 /// statements gotos leave) and the trampolines of gotos that leave `try` statements with a
 /// `finally` clause.
 pub(crate) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepared {
-    let mut labels_by_scope: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
+    // Where the last label of each scope stands, by the start of its name (the module's at
+    // 0): a statement that ends before it has a label after it.
+    let mut last_labels: HashMap<TextSize, TextSize> = HashMap::new();
     // Gotos leaving each `try` statement, by the statement's start.
     let mut leaving: HashMap<TextSize, Vec<Trampoline>> = HashMap::new();
     let mut dispatches = Dispatches::default();
@@ -72,15 +74,13 @@ pub(crate) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
                 _ => {}
             }
         }
-        let labels: Vec<TextSize> = scope
-            .markers
-            .iter()
+        let last = (scope.markers.iter())
             // Cases are jump targets too.
             .filter(|m| matches!(m.kind, MarkerKind::Label { .. } | MarkerKind::Case { .. }))
             .map(|m| m.range.start())
-            .collect();
-        if !labels.is_empty() {
-            labels_by_scope.insert(scope.name_range.start(), labels);
+            .max();
+        if let Some(last) = last {
+            last_labels.insert(scope.name_range.start(), last);
         }
         for (index, marker) in scope.markers.iter().enumerate() {
             let MarkerKind::Goto { name, .. } = &marker.kind else {
@@ -107,17 +107,17 @@ pub(crate) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
     for (start, trampolines) in &leaving {
         for trampoline in trampolines {
             let scope = &module.scopes[trampoline.scope.0];
-            labels_by_scope
-                .entry(scope.name_range.start())
-                .or_default()
-                .extend(ends.get(start));
+            if let Some(&end) = ends.get(start) {
+                let last = last_labels.entry(scope.name_range.start()).or_insert(end);
+                *last = (*last).max(end);
+            }
         }
     }
     let mut prepared = Prepared::default();
     guard_body(
         &mut ast.body,
-        last_label(&labels_by_scope, TextSize::default()),
-        &labels_by_scope,
+        last_labels.get(&TextSize::default()).copied(),
+        &last_labels,
         &mut prepared.guards,
     );
     if !dispatches.switches.is_empty() || !dispatches.markers.is_empty() {
@@ -320,32 +320,25 @@ pub(crate) fn frames_left(
     Some(from.iter().skip(common).rev().copied().collect())
 }
 
-/// Where the last label of the scope whose name starts at `scope` stands (or the end of a
-/// `try` statement a trampoline follows, which counts as one): a statement is followed by a
-/// label when it ends before that.
-fn last_label(scopes: &HashMap<TextSize, Vec<TextSize>>, scope: TextSize) -> Option<TextSize> {
-    scopes.get(&scope)?.iter().max().copied()
-}
-
 /// Guards the statements of one scope's `body` (not of nested scopes, which get their own
 /// label lists) after which a label of that scope follows: one that ends before `last`, the
-/// scope's [`last_label`] (found once per scope, not per statement: a function with a
-/// `return` in each of thousands of blocks asked it of each).
+/// scope's last label (or the end of a `try` statement a trampoline follows, which counts
+/// as one). `scopes`: the last label of each scope, by the start of its name.
 fn guard_body(
     body: &mut [Stmt],
     last: Option<TextSize>,
-    scopes: &HashMap<TextSize, Vec<TextSize>>,
+    scopes: &HashMap<TextSize, TextSize>,
     guards: &mut Vec<TextRange>,
 ) {
     let label_after = |range: TextRange| last.is_some_and(|at| at >= range.end());
     for stmt in body.iter_mut() {
         match stmt {
             Stmt::FunctionDef(def) => {
-                let inner = last_label(scopes, def.name.range.start());
+                let inner = scopes.get(&def.name.range.start()).copied();
                 guard_body(&mut def.body, inner, scopes, guards);
             }
             Stmt::ClassDef(class) => {
-                let inner = last_label(scopes, class.name.range.start());
+                let inner = scopes.get(&class.name.range.start()).copied();
                 guard_body(&mut class.body, inner, scopes, guards);
             }
             Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_) => {

@@ -219,8 +219,9 @@ pub struct Switch {
     pub continues: Vec<TextRange>,
     /// The `else` keyword of an `else:` clause.
     pub else_keyword: Option<TextRange>,
-    /// Its `case[...]` markers, in source order: what each pass over a switch's cases
-    /// reads, instead of all the markers of the scope for each switch.
+    /// The marker of its `while switch` header.
+    pub marker: MarkerId,
+    /// Its `case[...]` markers, in source order.
     pub cases: Vec<MarkerId>,
 }
 
@@ -284,14 +285,15 @@ impl Scope {
         &self.switches[id.0]
     }
 
-    /// The marker of a switch's `while switch` header.
-    pub fn switch_marker(&self, id: SwitchId) -> MarkerId {
-        let index = self
-            .markers
-            .iter()
-            .position(|marker| marker.kind == MarkerKind::Switch(id))
-            .expect("every switch has its marker");
-        MarkerId(index)
+    /// The values of a switch's cases, in source order, each with its case marker.
+    pub fn case_values(&self, id: SwitchId) -> impl Iterator<Item = (&CaseValue, MarkerId)> {
+        self.switch(id).cases.iter().flat_map(move |&case| {
+            let values = match &self.marker(case).kind {
+                MarkerKind::Case { values, .. } => values.as_slice(),
+                _ => &[],
+            };
+            values.iter().map(move |value| (value, case))
+        })
     }
 
     /// The frames around a place, outermost first.
@@ -719,15 +721,16 @@ impl<'a> Scanner<'a> {
             self.keyword_between(TokenKind::Else, body_end, first.start())
         });
         let frame = self.state.frame;
+        let marker = self.push_marker(MarkerKind::Switch(id), header);
         self.scope().switches.push(Switch {
             header,
             subject: subject.range(),
             frame,
             continues: Vec::new(),
             else_keyword,
+            marker,
             cases: Vec::new(),
         });
-        self.push_marker(MarkerKind::Switch(id), header);
         let outer_switch = self.state.switch.replace(id);
         self.looped(Loop::Switch(id), |this| {
             this.framed(FrameKind::SwitchBody(id), header, &stmt.body);

@@ -126,7 +126,7 @@ impl<'r, 'c> Lowering<'r, 'c> {
         let (scope_id, first) = match first_site.kind {
             SiteKind::Marker(scope, marker) => (scope, marker),
             SiteKind::SwitchEnd(scope, switch) => {
-                (scope, rewriter.module.scopes[scope.0].switch_marker(switch))
+                (scope, rewriter.module.scopes[scope.0].switch(switch).marker)
             }
             SiteKind::Entry(span) | SiteKind::Exit(span) => {
                 let trampoline = rewriter.trampoline(span)?;
@@ -193,7 +193,7 @@ impl<'r, 'c> Lowering<'r, 'c> {
                 }
                 SiteKind::Exit(span) => self.lower_exit(site, span, &instr)?,
                 SiteKind::SwitchEnd(_, switch) => {
-                    let marker = self.scope.switch_marker(switch);
+                    let marker = self.scope.switch(switch).marker;
                     let (end, _) = self.targets.end(switch, site.copy, self.scope, marker)?;
                     vec![Item::Label(end)]
                 }
