@@ -88,15 +88,13 @@ def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
             placed.switches[tuple(switch["at"])] = switch
             for case in switch["cases"]:
                 placed.cases[tuple(case["keyword"][::2])] = tuple(case["keyword"])
-        for computed in scope["computed"]:
-            placed.computed[tuple(computed["at"])] = computed
-    planned = len(guards) + len(placed.switches) + len(placed.cases) + len(placed.computed)
+    planned = len(guards) + len(placed.switches) + len(placed.cases)
     planned += sum(map(len, trampolines.values()))
     # Every edit is of a statement whose lines hold the edit's first line: only the
     # statements that hold one are looked at, and only their bodies entered.
     starts = [span[0] for span in guards]
     starts += [line for line, _ in trampolines]
-    starts += [line for line, _ in (*placed.switches, *placed.cases, *placed.computed)]
+    starts += [line for line, _ in (*placed.switches, *placed.cases)]
     placed.visit_body(tree.body, sorted(set(starts)))
     missing = planned - len(placed.guarded) - placed.trampolines - placed.dispatches
     if missing:
@@ -141,31 +139,6 @@ def _marker(word: str, span: Position) -> ast.stmt:
     return _at(ast.Expr(value=_at(ast.Attribute(value=_name(word, span), attr=word, ctx=ast.Load()), span)), span)
 
 
-def _computed(stmt: ast.Expr, plan: dict[str, Any]) -> list[ast.stmt]:
-    """``goto *expr`` as ``expr; goto.goto; if label: raise ValueError(f"...{goto!r}...")``:
-    the marker spans the keyword ``goto``, the guard and the load of ``goto`` in the message
-    (which becomes a copy of the value) the statement, the rest of the error the keyword."""
-    span: Position = tuple(plan["keyword"])  # type: ignore[assignment]
-    statement: Position = tuple(plan["statement"])  # type: ignore[assignment]
-    text = _at(
-        ast.JoinedStr(
-            values=[
-                _at(ast.Constant(value=plan["before"]), span),
-                _at(ast.FormattedValue(value=_name("goto", statement), conversion=ord("r"), format_spec=None), span),
-                _at(ast.Constant(value=plan["after"]), span),
-            ]
-        ),
-        span,
-    )
-    error = _at(ast.Call(func=_name("ValueError", span), args=[text], keywords=[]), span)
-    raise_ = _at(ast.Raise(exc=error, cause=None), span)
-    return [
-        _value_statement(stmt.value.right, plan),  # type: ignore[attr-defined]
-        _marker("goto", span),
-        _at(ast.If(test=_name("label", statement), body=[raise_], orelse=[]), statement),
-    ]
-
-
 def _value_statement(value: ast.expr, plan: dict[str, Any]) -> ast.stmt:
     """``value`` as a statement whose value CPython computes (then pops, which gotopy
     undoes), spanning the plan's subject."""
@@ -196,10 +169,9 @@ class _Editor:
         self.by_try = trampolines
         self.guarded: set[Position] = set()
         self.trampolines = 0
-        # Switches and computed gotos by where their statement starts, and the keyword
-        # span of each case by where the case starts.
+        # Switches by where their statement starts, and the keyword span of each case by
+        # where the case starts.
         self.switches: dict[tuple[int, int], dict[str, Any]] = {}
-        self.computed: dict[tuple[int, int], dict[str, Any]] = {}
         self.cases: dict[tuple[int, int], Position] = {}
         self.dispatches = 0
 
@@ -231,10 +203,6 @@ class _Editor:
         if isinstance(stmt, ast.Expr) and start in self.cases:
             body[at] = _marker("case", self.cases[start])
             self.dispatches += 1
-        elif isinstance(stmt, ast.Expr) and start in self.computed:
-            body[at : at + 1] = _computed(stmt, self.computed[start])
-            self.dispatches += 1
-            return
         elif isinstance(stmt, _GUARDED) and span in self.guards:
             guard = ast.If(test=_name("label", span), body=[stmt], orelse=[])
             body[at] = _at(guard, span)

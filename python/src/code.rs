@@ -98,7 +98,7 @@ fn to_python<'py>(py: Python<'py>, value: &Constant) -> PyResult<Bound<'py, PyAn
     })
 }
 
-/// `code` with the tables, stack size and added constants of `lowered`.
+/// `code` with the tables, stack size, added constants and added names of `lowered`.
 pub fn replace<'py>(code: &Bound<'py, PyAny>, lowered: &Lowered) -> PyResult<Bound<'py, PyAny>> {
     let py = code.py();
     let mut consts: Vec<Bound<'py, PyAny>> = code
@@ -112,6 +112,16 @@ pub fn replace<'py>(code: &Bound<'py, PyAny>, lowered: &Lowered) -> PyResult<Bou
     let changes = PyDict::new(py);
     changes.set_item("co_code", PyBytes::new(py, &lowered.code))?;
     changes.set_item("co_consts", PyTuple::new(py, consts)?)?;
+    if !lowered.names.is_empty() {
+        let mut names: Vec<Bound<'py, PyAny>> = code
+            .getattr("co_names")?
+            .cast::<PyTuple>()?
+            .iter()
+            .collect();
+        let added = lowered.names.iter().map(|name| PyString::new(py, name));
+        names.extend(added.map(Bound::into_any));
+        changes.set_item("co_names", PyTuple::new(py, names)?)?;
+    }
     changes.set_item("co_linetable", PyBytes::new(py, &lowered.locations))?;
     changes.set_item("co_exceptiontable", PyBytes::new(py, &lowered.exceptions))?;
     changes.set_item("co_stacksize", lowered.stacksize)?;

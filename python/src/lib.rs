@@ -370,6 +370,7 @@ fn reassemble<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         exceptions: assembled.exceptions,
         stacksize: assembled.depth.max(read.stacksize),
         added: Vec::new(),
+        names: Vec::new(),
     };
     code::replace(code, &lowered)
 }

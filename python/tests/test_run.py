@@ -753,11 +753,86 @@ class Runtime(unittest.TestCase):
                 "goto *: no label named 'c' that this goto can jump to in `jump` (it can reach .a, .b)",
             )
 
+    def test_computed_gotos_in_a_module_a_class_body_and_a_with_statement(self) -> None:
+        # CPython's own code of `goto *expr`, lowered where names are looked up by name (a
+        # module, a class body) as well as in a function; no match raises `ValueError`,
+        # also for a value whose comparison with a label's name raises, and leaving a
+        # `with` statement runs its exit either way.
+        source = textwrap.dedent(
+            """\
+            # gotopy: all-scopes
+            log = []
+            goto *first
+            label .a
+            log.append("a")
+            goto .end
+            label .b
+            log.append("b")
+            label .end
+            class C:
+                goto *second
+                label .p
+                kind = "p"
+                goto .done
+                label .q
+                kind = "q"
+                label .done
+            """
+        )
+        # A `with` body a goto may leave is an edit of CPython's tree; the module above has
+        # none, and is compiled from its source as it is.
+        with_source = textwrap.dedent(
+            """\
+            log = []
+            class Manager:
+                def __enter__(self):
+                    log.append("enter")
+                def __exit__(self, *exc):
+                    log.append("exit")
+
+            def leave(name):
+                with Manager():
+                    goto *name
+                    label .inside
+                    log.append("inside")
+                label .outside
+                log.append("outside")
+            """
+        )
+        code = gotopy.compile(source, "computed.py")
+        scope: dict[str, object] = {"first": "b", "second": "q"}
+        exec(code, scope)
+        # The oracle: the same module read as plain Python with each jump taken.
+        self.assertEqual((scope["log"], getattr(scope["C"], "kind")), (["b"], "q"))
+        scope = {}
+        exec(gotopy.compile(with_source, "leaving.py", all_scopes=True), scope)
+        leave, log = scope["leave"], scope["log"]
+        assert callable(leave) and isinstance(log, list)
+        leave("outside")
+        leave("inside")
+        self.assertEqual(log, ["enter", "exit", "outside", "enter", "inside", "exit", "outside"])
+        for value, shown in (("c", "'c'"), (3, "3"), (None, "None")):
+            log.clear()
+            with self.assertRaises(ValueError) as raised:
+                leave(value)
+            self.assertEqual(
+                str(raised.exception),
+                f"goto *: no label named {shown} that this goto can jump to in `leave` "
+                "(it can reach .inside, .outside)",
+            )
+            self.assertEqual(log, ["enter", "exit"])
+        with self.assertRaises(ValueError) as raised:
+            exec(code, {"first": "z", "second": "q"})
+        self.assertIn("no label named 'z' that this goto can jump to in `<module>`", str(raised.exception))
+        with self.assertRaises(ValueError) as raised:
+            exec(code, {"first": "a", "second": "z"})
+        self.assertIn("no label named 'z' that this goto can jump to in `C`", str(raised.exception))
+
     def test_tree_edits_find_their_statements_on_shared_lines_and_deep_in_elif_chains(self) -> None:
         # Each function needs edits of CPython's tree (gotopy._prepare), which looks only
         # at the statements whose lines hold one: a guarded `return` between other
         # statements on its line, a constant `while` test on a later line than its
-        # `while`, and a computed goto at the end of a chain of 300 `elif`s.
+        # `while`, and a switch at the end of a chain of 300 `elif`s.
         branches = "".join(f"    elif n == {k}:\n        return {k}\n" for k in range(1, 300))
         source = (
             "@goto\n"
@@ -782,13 +857,18 @@ class Runtime(unittest.TestCase):
             "        return 0\n"
             f"{branches}"
             "    else:\n"
-            "        goto *name\n"
-            "        label .a\n"
-            "        return 'a'\n"
-            "        label .b\n"
-            "        return 'b'\n"
+            "        while switch *name:\n"
+            "            case['a']\n"
+            "            return 'a'\n"
+            "            case['b']\n"
+            "            return 'b'\n"
         )
-        scope: dict[str, object] = {"goto": gotopy.goto, "label": gotopy.label}
+        scope: dict[str, object] = {
+            "goto": gotopy.goto,
+            "label": gotopy.label,
+            "switch": gotopy.switch,
+            "case": gotopy.case,
+        }
         exec(gotopy.compile(source, "edits.py"), scope)
         # The oracle: what each function does read as plain Python with its jumps taken.
         shared, spins, chain = scope["shared"], scope["spins"], scope["chain"]

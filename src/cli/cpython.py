@@ -129,6 +129,7 @@ def rebuilt(module, replaced):
         new[index] = code.replace(
             co_code=bytes.fromhex(lowered["code"]),
             co_consts=constants,
+            co_names=code.co_names + tuple(lowered["names"]),
             co_linetable=bytes.fromhex(lowered["locations"]),
             co_exceptiontable=bytes.fromhex(lowered["exceptions"]),
             co_stacksize=lowered["stacksize"],

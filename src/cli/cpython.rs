@@ -404,6 +404,7 @@ impl Compiler<'_> {
                     "exceptions": hex(&new.exceptions),
                     "stacksize": new.stacksize,
                     "added": new.added.iter().map(constant_json).collect::<Vec<_>>(),
+                    "names": new.names,
                 }])
             })
             .collect();
@@ -519,13 +520,14 @@ fn code_of(described: &Value) -> Option<Code> {
     Some(code)
 }
 
-/// `code` with the tables and constants a rewrite gave it.
+/// `code` with the tables, constants and names a rewrite gave it.
 fn rewritten(code: &Code, new: &Lowered) -> Code {
     let mut code = code.clone();
     code.code.clone_from(&new.code);
     code.locations.clone_from(&new.locations);
     code.exceptions.clone_from(&new.exceptions);
     code.constants.extend(new.added.iter().cloned());
+    code.names.extend(new.names.iter().cloned());
     code
 }
 

@@ -97,8 +97,8 @@ impl Code {
     }
 }
 
-/// A rewritten code object: its new tables and stack size, and the constants to append to
-/// `co_consts`.
+/// A rewritten code object: its new tables and stack size, and the constants and names to
+/// append to `co_consts` and `co_names`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lowered {
     /// `co_code`.
@@ -111,6 +111,8 @@ pub struct Lowered {
     pub stacksize: u32,
     /// Appended to `co_consts`, in order.
     pub added: Vec<Constant>,
+    /// Appended to `co_names`, in order.
+    pub names: Vec<String>,
 }
 
 /// `co_flags` bits: the function takes `*args`, `**kwargs`.

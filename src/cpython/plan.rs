@@ -58,14 +58,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Whether the plan edits CPython's tree: a guard, a trampoline, a switch or a computed
-    /// goto. Without, CPython compiles the source as it is (the same code objects, without
-    /// the round trip through `ast` objects).
+    /// Whether the plan edits CPython's tree: a guard, a trampoline or a switch. Without,
+    /// CPython compiles the source as it is (the same code objects, without the round trip
+    /// through `ast` objects).
     pub fn edits_tree(&self) -> bool {
         !self.guards.is_empty()
             || !self.trampolines.is_empty()
-            || (self.scopes.iter())
-                .any(|scope| !scope.switches.is_empty() || !scope.computed.is_empty())
+            || (self.scopes.iter()).any(|scope| !scope.switches.is_empty())
     }
 }
 
@@ -108,7 +107,8 @@ pub struct ScopePlan {
     pub gotos: Vec<GotoPlan>,
     /// Its `while switch` statements.
     pub switches: Vec<SwitchPlan>,
-    /// Its computed gotos.
+    /// Its computed gotos, which CPython compiles as the source says.
+    #[serde(skip)]
     pub computed: Vec<ComputedPlan>,
 }
 
@@ -156,27 +156,21 @@ pub enum CaseConstant {
     Bytes(Vec<u8>),
 }
 
-/// `goto *expr`, compiled as `expr; goto.goto; if label: raise ValueError(f"goto *: no
-/// label named {goto!r}...")`: the value of the statement `expr` stays on the stack for the
-/// search that replaces the marker (span `keyword`); the guard (span `statement`) is
-/// deleted, so no match raises the error, where the load of `goto` in the message (span
-/// `statement` too) becomes a copy of the value.
-#[derive(Debug, Serialize)]
+/// `goto *expr`, compiled by CPython as the source says, `goto * expr` as a statement: the
+/// load of `goto` (span `keyword`) becomes one of `None`, and the `*` (span `statement`)
+/// and the statement's `POP_TOP` a search for the value among the names of the labels it
+/// may reach; no match raises `ValueError(f"{before}{expr!r}{after}")`.
+#[derive(Debug)]
 pub struct ComputedPlan {
-    /// Line and column where the statement starts.
-    pub at: (i32, i32),
-    /// The whole statement's span, the guard's.
+    /// The whole statement's span, the `*`'s.
     pub statement: Position,
     /// The span of the keyword `goto`.
     pub keyword: Position,
-    /// The span of `expr`, which the statement that computes it carries.
-    pub subject: Position,
     /// The start of the `ValueError` message, before the value's `repr`.
     pub before: &'static str,
     /// The rest of the message, after the value's `repr`.
     pub after: String,
     /// A goto to each label it may reach, by name.
-    #[serde(skip)]
     pub targets: Vec<GotoPlan>,
 }
 
@@ -497,13 +491,12 @@ fn computed_plan(
 ) -> Result<ComputedPlan, Diagnostic> {
     let names = computed_targets(scope, marker)?;
     let statement = scope.marker(marker);
-    let MarkerKind::ComputedGoto { target } = statement.kind else {
+    let MarkerKind::ComputedGoto { .. } = statement.kind else {
         return Err(lost_track(
             statement.range,
             "a computed goto without a target",
         ));
     };
-    let at = positions.span(TextRange::empty(statement.range.start()));
     let load = keyword(statement.range, "goto");
     let targets = names
         .iter()
@@ -520,10 +513,8 @@ fn computed_plan(
         })
         .collect();
     Ok(ComputedPlan {
-        at: (at[0], at[2]),
         statement: positions.span(statement.range),
         keyword: positions.span(load),
-        subject: positions.span(target),
         before: NO_SUCH_LABEL,
         after: no_such_label_text(&scope.qualname, &names),
         targets,

@@ -313,10 +313,43 @@ impl Shapes {
         (compare, arg)
     }
 
-    /// The opcodes that format a computed goto's value for its error message:
-    /// `FORMAT_VALUE` (3.11, 3.12) or `CONVERT_VALUE` (3.13 and later).
-    pub fn is_conversion(&self, op: u8) -> bool {
-        self.is(op, "FORMAT_VALUE") || self.is(op, "CONVERT_VALUE")
+    /// `raise NAME(f"{before}{value!r}{after}")` as this version's compiler writes it
+    /// (opcode, argument), `name` the index of `NAME` in `co_names`, loaded by name
+    /// (`LOAD_NAME`, as in a module or class body) or as a global, `before` and `after`
+    /// indexes in `co_consts`, and `value` the load of the value.
+    pub fn raise_formatted(
+        &self,
+        by_name: bool,
+        name: u32,
+        before: u32,
+        value: (u8, u32),
+        after: u32,
+    ) -> Option<Vec<(u8, u32)>> {
+        const REPR: u32 = 2;
+        let op = |name: &str| self.op(name);
+        // `NULL` goes under the callable up to 3.12, above it from 3.13.
+        let null_first = !self.version.at_least(13);
+        let mut ops = if by_name {
+            let (load, push_null) = ((op("LOAD_NAME")?, name), (op("PUSH_NULL")?, 0));
+            if null_first {
+                vec![push_null, load]
+            } else {
+                vec![load, push_null]
+            }
+        } else {
+            vec![(op("LOAD_GLOBAL")?, name << 1 | 1)]
+        };
+        ops.extend([(op("LOAD_CONST")?, before), value]);
+        match op("FORMAT_VALUE") {
+            Some(format_value) => ops.push((format_value, REPR)),
+            None => ops.extend([(op("CONVERT_VALUE")?, REPR), (op("FORMAT_SIMPLE")?, 0)]),
+        }
+        ops.extend([(op("LOAD_CONST")?, after), (op("BUILD_STRING")?, 3)]);
+        if let Some(precall) = op("PRECALL") {
+            ops.push((precall, 1));
+        }
+        ops.extend([(op("CALL")?, 1), (op("RAISE_VARARGS")?, 1)]);
+        Some(ops)
     }
 }
 
@@ -325,6 +358,7 @@ mod tests {
     use super::Shapes;
     use crate::cpython::Version;
     use crate::cpython::bytecode::{Body, Instr};
+    use crate::cpython::code::Constant;
     use crate::cpython::testing::{Compiled, compiled, function};
 
     /// Each version's shapes, with `f` of `source` as it compiles it, decoded.
@@ -493,14 +527,42 @@ mod tests {
     }
 
     #[test]
-    fn a_computed_gotos_error_formats_its_value_with_a_conversion() {
-        each("def f(x):\n    return f'{x!r}'\n", |shapes, _, body| {
-            assert!(
-                instrs(body).iter().any(|i| shapes.is_conversion(i.op)),
-                "CPython {}",
-                shapes.version
-            );
-        });
+    fn a_raise_of_a_formatted_error_is_what_the_compiler_writes() {
+        // In a function (`ValueError` a global) and in a module (by name), as each version
+        // compiles it: the instructions after `RESUME` (and the module's name binding).
+        let function_source = "def f(v):\n    raise ValueError(f'A{v!r}B')\n";
+        let module_source = "raise ValueError(f'A{v!r}B')\n";
+        for version in Version::ALL {
+            let shapes = Shapes::of(version);
+            for (source, by_name) in [(function_source, false), (module_source, true)] {
+                let code = &compiled(version, source)[usize::from(!by_name)].code;
+                let body = Body::decode(shapes, code.raw()).unwrap();
+                let written: Vec<(u8, u32)> = instrs(&body)
+                    .iter()
+                    .map(|instr| (instr.op, instr.arg))
+                    .filter(|&(op, _)| !shapes.is(op, "RESUME"))
+                    .collect();
+                let index = |text: &str| {
+                    let at = code
+                        .constants
+                        .iter()
+                        .position(|c| *c == Constant::Str(text.into()));
+                    u32::try_from(at.unwrap()).unwrap()
+                };
+                let name = code.names.iter().position(|n| n == "ValueError").unwrap();
+                let value = written[if by_name { 3 } else { 2 }];
+                let ours = shapes
+                    .raise_formatted(
+                        by_name,
+                        u32::try_from(name).unwrap(),
+                        index("A"),
+                        value,
+                        index("B"),
+                    )
+                    .unwrap();
+                assert_eq!(written, ours, "CPython {version}, {source:?}");
+            }
+        }
     }
 
     #[test]

@@ -204,5 +204,6 @@ pub fn lower(shapes: &'static Shapes, code: &Code) -> Result<Lowered, LowerError
         exceptions: assembled.exceptions,
         stacksize: assembled.depth.max(code.stacksize),
         added: Vec::new(),
+        names: Vec::new(),
     })
 }

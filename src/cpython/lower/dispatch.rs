@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::{LowerError, Lowering};
+use super::{LowerError, Lowering, internal};
 use crate::cpython::bytecode::{Handler, Instr, Item, Label};
 use crate::cpython::code::Constant;
 use crate::cpython::plan::{CaseConstant, GotoPlan, SwitchPlan};
@@ -56,41 +56,33 @@ impl Lowering<'_> {
         Ok(items)
     }
 
-    /// The search that replaces a computed goto's value `POP_TOP` and marker: each leaf that
-    /// matches goes to a stub that drops the value and goes to its label as `goto .name`
-    /// would; no match (or anything raised by a comparison) goes on to the statement that
-    /// raises `ValueError`, whose load of the value becomes a copy.
+    /// The search that replaces the `*` and the `POP_TOP` of `goto *value`, whose load of
+    /// `goto` left a `None` under the value: each leaf that matches goes to a stub that
+    /// drops both and goes to its label as `goto .name` would; no match (or anything raised
+    /// by a comparison) raises `ValueError`, which formats the value.
     pub(super) fn lower_computed(
         &mut self,
-        marker: &Instr,
+        multiply: &Instr,
         at: usize,
         number: usize,
         chosen: Vec<(&GotoPlan, usize)>,
-        below: i64,
     ) -> Result<Vec<Item>, LowerError> {
-        let copy = self.op("COPY")?;
+        let plan = &self.scope.computed[number];
+        // The search and the error span the keyword `goto`, as its marker would.
+        let site = Instr {
+            position: plan.keyword,
+            ..multiply.clone()
+        };
         let pop_top = self.op("POP_TOP")?;
-        let placeholder = self.placeholder_of.get(&number).copied();
-        let placeholder = placeholder
-            .and_then(|(_, at)| self.body.items.get_mut(at))
-            .and_then(Item::instr_mut)
-            .ok_or_else(|| {
-                super::internal(
-                    "a computed goto's error has no value to format",
-                    marker.position,
-                )
-            })?;
-        placeholder.op = copy;
-        placeholder.arg = u32::try_from(below + 1).unwrap_or(0);
         let analysis = self.analysis()?;
         let depth = analysis
             .index_of
-            .get(&marker.id)
+            .get(&multiply.id)
             .and_then(|&at| analysis.stack[at])
             .unwrap_or(0);
         let guard = Handler {
             target: self.body.new_label(),
-            depth: u32::try_from(depth + 1).unwrap_or(0),
+            depth: u32::try_from(depth).unwrap_or(0),
             lasti: false,
         };
         let miss = self.body.new_label();
@@ -100,20 +92,55 @@ impl Lowering<'_> {
             let stub = self.body.new_label();
             keys.push((self.constant(Constant::Str(target.name.clone())), stub));
             stubs.push(Item::Label(stub));
-            stubs.push(Item::Instr(self.body.new_instr(
-                pop_top,
-                0,
-                None,
-                marker.position,
-            )));
-            stubs.extend(self.lower_goto(marker, at, target, copy)?);
+            for _ in 0..2 {
+                stubs.push(Item::Instr(self.body.new_instr(
+                    pop_top,
+                    0,
+                    None,
+                    site.position,
+                )));
+            }
+            stubs.extend(self.lower_goto(&site, at, target, copy)?);
         }
-        let mut items = self.search(&keys, marker, guard, Miss::Keep(miss))?;
+        let mut items = self.search(&keys, &site, guard, Miss::Keep(miss))?;
         items.extend(stubs);
         items.push(Item::Label(guard.target));
-        items.push(Item::Instr(self.body.like(marker, pop_top, 0, None)));
+        items.push(Item::Instr(self.body.like(&site, pop_top, 0, None)));
         items.push(Item::Label(miss));
+        items.extend(self.raise_no_such_label(&site, number)?);
         Ok(items)
+    }
+
+    /// `raise ValueError(f"{before}{value!r}{after}")` with the plan's texts, as this
+    /// version's compiler writes it, the value on top of the stack (a copy of it formatted),
+    /// `ValueError` loaded the way the computed goto loaded `goto`.
+    fn raise_no_such_label(
+        &mut self,
+        site: &Instr,
+        number: usize,
+    ) -> Result<Vec<Item>, LowerError> {
+        // Once `ValueError`, its `NULL` and the text before the value are pushed.
+        const VALUE_BELOW_CALLEE_NULL_AND_TEXT: u32 = 4;
+        let plan = &self.scope.computed[number];
+        let (before, after) = (plan.before.to_owned(), plan.after.clone());
+        let shapes = self.shapes();
+        let by_name = (self.name_loads.get(&number)).is_some_and(|&op| shapes.is(op, "LOAD_NAME"));
+        let error = self.name("ValueError");
+        let before = self.constant(Constant::Str(before));
+        let after = self.constant(Constant::Str(after));
+        let copy = (self.op("COPY")?, VALUE_BELOW_CALLEE_NULL_AND_TEXT);
+        let ops = shapes
+            .raise_formatted(by_name, error, before, copy, after)
+            .ok_or_else(|| {
+                internal(
+                    format!("CPython {} cannot raise an error", shapes.version),
+                    site.position,
+                )
+            })?;
+        Ok(ops
+            .into_iter()
+            .map(|(op, arg)| Item::Instr(self.body.like(site, op, arg, None)))
+            .collect())
     }
 
     /// The search for the value on top of the stack among `keys` (constant index, where to

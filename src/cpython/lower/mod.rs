@@ -2,8 +2,8 @@
 //!
 //! The front end's plan ([`ScopePlan`]) says where each label and goto is (the position its
 //! load of `label` or `goto` carries) and which frames each goto leaves; the shell made the
-//! guards and trampolines the plan asked for. Here, on the instruction list, in steps over
-//! one context ([`Lowering`]):
+//! guards, trampolines and switches the plan asked for (a computed goto is CPython's code of
+//! `goto * expr`). Here, on the instruction list, in steps over one context ([`Lowering`]):
 //!
 //! 1. one pass over the code finds the sites: a guard (`if label:` around a `return`,
 //!    `raise`, `break`, `continue` or a `with` body, `while label:` for a constant-true
@@ -89,12 +89,8 @@ enum Targets<'p> {
     Goto(usize),
     /// Where each case of a switch goes, and its end.
     Switch { cases: Vec<Label>, end: Label },
-    /// A computed goto: each reachable label with the copy it goes to, and how deep under
-    /// the value its error's copy of it is.
-    Computed {
-        chosen: Vec<(&'p GotoPlan, usize)>,
-        below: i64,
-    },
+    /// A computed goto: each reachable label with the copy it goes to.
+    Computed(Vec<(&'p GotoPlan, usize)>),
 }
 
 /// One site: where it is in the list after the first pass, and what it is.
@@ -103,7 +99,8 @@ enum Site<'p> {
     Goto(usize, &'p GotoPlan),
     /// At the `POP_TOP` that ends the subject's statement.
     Switch(usize, &'p SwitchPlan),
-    /// At the `POP_TOP` that ends the value's statement; the index of its plan.
+    /// At the `*` of `goto *value`, the statement's `POP_TOP` after it; the index of its
+    /// plan.
     Computed(usize, usize),
 }
 
@@ -137,9 +134,9 @@ pub struct Lowering<'p> {
     labels: HashMap<&'p str, Vec<Label>>,
     /// Likewise for each case and end of a switch, by the position of its marker.
     places: HashMap<Position, Vec<Label>>,
-    /// The load of `goto` that each computed goto's error formats, by the plan's index: its
-    /// id and its index in the list (which no site moves until every site is lowered).
-    placeholder_of: HashMap<usize, (InstrId, usize)>,
+    /// The opcode that loads `goto` in each computed goto, by the plan's index: its error
+    /// loads `ValueError` the same way.
+    name_loads: HashMap<usize, u8>,
     /// Which copy of each `finally` body each instruction is in.
     copies_of: HashMap<InstrId, HashMap<usize, usize>>,
     /// The first unbinding of each `as` name in the code, found when a goto first needs one.
@@ -150,6 +147,10 @@ pub struct Lowering<'p> {
     missing: HashSet<&'p str>,
     constants: Vec<Constant>,
     added: Vec<Constant>,
+    /// Names added to `co_names`.
+    names: Vec<String>,
+    /// The index in `co_names` of each name the lowering loads.
+    name_index: HashMap<String, u32>,
     constant_index: Option<HashMap<Constant, u32>>,
     analysis: Option<Analysis>,
 }
@@ -183,13 +184,15 @@ impl<'p> Lowering<'p> {
             entry_depth_of: Vec::new(),
             labels: HashMap::new(),
             places: HashMap::new(),
-            placeholder_of: HashMap::new(),
+            name_loads: HashMap::new(),
             copies_of: HashMap::new(),
             unbindings: None,
             exits: None,
             missing: HashSet::new(),
             constants: code.constants.clone(),
             added: Vec::new(),
+            names: Vec::new(),
+            name_index: HashMap::new(),
             constant_index: None,
             analysis: None,
         };
@@ -247,11 +250,9 @@ impl<'p> Lowering<'p> {
         let computed: HashMap<Position, usize> = (scope.computed.iter().enumerate())
             .map(|(index, c)| (c.keyword, index))
             .collect();
-        // The load of `goto` that a computed goto's error formats: a copy of the value.
-        let placeholders: HashMap<Position, usize> = (scope.computed.iter().enumerate())
-            .map(|(index, c)| (c.statement, index))
-            .collect();
-        self.guards.extend(placeholders.keys().copied());
+        // The computed gotos whose load of `goto` the pass has met and whose `*` it has not,
+        // by the span of their statement (which the `*` carries).
+        let mut multiplying: HashMap<Position, usize> = HashMap::new();
         self.copies_of = copies::finally_copies(&self.body, &self.finally_bodies)?;
         // First pass: guards, trampolines, labels and places, whose positions the sites
         // (gotos, switches and computed gotos) need.
@@ -266,6 +267,12 @@ impl<'p> Lowering<'p> {
                 index += 1;
                 continue;
             };
+            if let Some(number) = self.computed_jump(&items, index, &mut multiplying)? {
+                sites.push(Site::Computed(out.len(), number));
+                out.extend(items[index..index + 2].iter().cloned());
+                index += 2;
+                continue;
+            }
             if !self.shapes().is_name_load(load.op) {
                 out.push(item.clone());
                 index += 1;
@@ -296,37 +303,32 @@ impl<'p> Lowering<'p> {
                 index += 3;
                 continue;
             }
-            // A switch's or computed goto's marker, its value on the stack before it.
-            let site = match word {
-                Some("switch") => dispatches
-                    .get(&span)
-                    .map(|&switch| (switch.subject, Site::Switch(0, switch))),
-                Some("goto") => computed
-                    .get(&span)
-                    .map(|&number| (scope.computed[number].subject, Site::Computed(0, number))),
-                _ => None,
-            };
-            if let (Some((subject, site)), Some(word)) = (site, word)
-                && self.marker_at(&items, index, word) == Some(word)
+            // A switch's marker, its subject on the stack before it.
+            if word == Some("switch")
+                && let Some(&switch) = dispatches.get(&span)
+                && self.marker_at(&items, index, "switch") == Some("switch")
             {
-                let at = self.subject_statement_end(&out, subject)?;
-                sites.push(match site {
-                    Site::Switch(_, switch) => Site::Switch(at, switch),
-                    Site::Computed(_, number) => Site::Computed(at, number),
-                    Site::Goto(..) => unreachable!("only dispatches are matched here"),
-                });
+                let at = self.subject_statement_end(&out, switch.subject)?;
+                sites.push(Site::Switch(at, switch));
                 out.extend(items[index..index + 3].iter().cloned());
                 index += 3;
                 continue;
             }
-            let following = items.get(index + 1).unwrap_or(item);
+            // `goto *value` as CPython compiles it: the load of `goto`, the value, `*` and
+            // the `POP_TOP` of the statement. The load becomes one of `None`, which keeps
+            // every depth CPython computed inside the value; the `*` and the `POP_TOP`
+            // become the site.
             if word == Some("goto")
-                && let Some(&number) = placeholders.get(&span)
-                && following
-                    .instr()
-                    .is_some_and(|next| self.shapes().is_conversion(next.op))
+                && let Some(&number) = computed.get(&span)
             {
-                self.placeholder_of.insert(number, (load.id, out.len()));
+                let mut none_load = load.clone();
+                none_load.op = self.op("LOAD_CONST")?;
+                none_load.arg = self.constant(Constant::None);
+                out.push(Item::Instr(none_load));
+                multiplying.insert(scope.computed[number].statement, number);
+                self.name_loads.insert(number, load.op);
+                index += 1;
+                continue;
             }
             if word == Some("goto")
                 && let Some(plans) = gotos.get(&span)
@@ -341,6 +343,12 @@ impl<'p> Lowering<'p> {
             }
             out.push(item.clone());
             index += 1;
+        }
+        if let Some(&number) = multiplying.values().next() {
+            return Err(internal(
+                "cannot find the `*` of a computed goto in the compiled code",
+                scope.computed[number].keyword,
+            ));
         }
         self.body.items = out;
         self.missing = labels
@@ -358,25 +366,33 @@ impl<'p> Lowering<'p> {
         for (site, targets) in sites.into_iter().zip(decided).rev() {
             let at = site.at();
             let Some(targets) = targets else {
-                // A switch or computed goto in code that never runs: its markers go, the
-                // value its statement computes is dropped as CPython compiled it.
-                let end = (at + 4).min(self.body.items.len());
-                splices.push(Splice {
-                    at: at + 1,
-                    len: end.saturating_sub(at + 1),
-                    items: Vec::new(),
-                });
-                if let Site::Computed(_, number) = site
-                    && let Some(&(_, placeholder)) = self.placeholder_of.get(&number)
-                {
-                    let before =
-                        self.constant(Constant::Str(self.scope.computed[number].before.to_owned()));
-                    let load_const = self.op("LOAD_CONST")?;
-                    if let Some(Item::Instr(instr)) = self.body.items.get_mut(placeholder) {
-                        instr.op = load_const;
-                        instr.arg = before;
+                // A switch or computed goto in code that never runs: a switch's markers go,
+                // and the value its statement computes is dropped as CPython compiled it; a
+                // computed goto's `*` becomes a `POP_TOP`, which drops the value before the
+                // statement's drops the `None`.
+                let splice = match site {
+                    Site::Computed(..) => {
+                        let multiply = self.instr_at(at)?;
+                        let pop_top = self.op("POP_TOP")?;
+                        let mut pop = multiply;
+                        pop.op = pop_top;
+                        pop.arg = 0;
+                        Splice {
+                            at,
+                            len: 1,
+                            items: vec![Item::Instr(pop)],
+                        }
                     }
-                }
+                    _ => {
+                        let end = (at + 4).min(self.body.items.len());
+                        Splice {
+                            at: at + 1,
+                            len: end.saturating_sub(at + 1),
+                            items: Vec::new(),
+                        }
+                    }
+                };
+                splices.push(splice);
                 continue;
             };
             let (len, items) = match (site, targets) {
@@ -389,10 +405,10 @@ impl<'p> Lowering<'p> {
                     self.own_reference(at - 1);
                     (4, self.lower_switch(&marker, plan, cases, end)?)
                 }
-                (Site::Computed(_, number), Targets::Computed { chosen, below }) => {
-                    let marker = self.instr_at(at + 1)?;
+                (Site::Computed(_, number), Targets::Computed(chosen)) => {
+                    let multiply = self.instr_at(at)?;
                     self.own_reference(at - 1);
-                    (4, self.lower_computed(&marker, at, number, chosen, below)?)
+                    (2, self.lower_computed(&multiply, at, number, chosen)?)
                 }
                 _ => {
                     return Err(internal(
@@ -423,6 +439,7 @@ impl<'p> Lowering<'p> {
             exceptions: assembled.exceptions,
             stacksize: assembled.depth.max(self.code.stacksize),
             added: std::mem::take(&mut self.added),
+            names: std::mem::take(&mut self.names),
         })
     }
 
@@ -478,9 +495,8 @@ impl<'p> Lowering<'p> {
     }
 
     /// The index in `out` of the `POP_TOP` that ends the statement computing a switch's
-    /// subject or a computed goto's value, just before its marker: it carries the value's
-    /// position (or none, when CPython folded a constant or joined branches), after code of
-    /// the value.
+    /// subject, just before its marker: it carries the value's position (or none, when
+    /// CPython folded a constant or joined branches), after code of the value.
     fn subject_statement_end(&self, out: &[Item], subject: Position) -> Result<usize, LowerError> {
         let pop = out.last().and_then(Item::instr);
         let value = out[..out.len().saturating_sub(1)]
@@ -495,6 +511,36 @@ impl<'p> Lowering<'p> {
             return Ok(out.len() - 1);
         }
         Err(BytecodeError::new("cannot find where the compiled code computes this value").into())
+    }
+
+    /// The plan's index of the computed goto whose `*` is `items[index]`, which it takes out
+    /// of `multiplying` (the computed gotos whose load of `goto` came before, by the span of
+    /// their statement): the `*` carries the statement's span, its `POP_TOP` follows.
+    fn computed_jump(
+        &self,
+        items: &[Item],
+        index: usize,
+        multiplying: &mut HashMap<Position, usize>,
+    ) -> Result<Option<usize>, LowerError> {
+        let shapes = self.shapes();
+        let Some(Item::Instr(multiply)) = items.get(index) else {
+            return Ok(None);
+        };
+        if multiplying.is_empty()
+            || !shapes.is(multiply.op, "BINARY_OP")
+            || multiply.arg != shapes.multiply
+        {
+            return Ok(None);
+        }
+        let Some(number) = multiplying.remove(&multiply.position) else {
+            return Ok(None);
+        };
+        match items.get(index + 1) {
+            Some(Item::Instr(pop)) if shapes.is(pop.op, "POP_TOP") => Ok(Some(number)),
+            _ => Err(
+                BytecodeError::new("a computed goto's `*` is not a statement of its own").into(),
+            ),
+        }
     }
 
     /// Deletes the guard whose load is `items[index]`; the index after it.
@@ -601,7 +647,8 @@ impl<'p> Lowering<'p> {
         jumps_on_their_labels_side(&mut self.body)
     }
 
-    /// The index of `value` (an `int`, `str` or `bytes`) in `co_consts`, added if needed.
+    /// The index of `value` (`None`, an `int`, a `str` or `bytes`) in `co_consts`, added if
+    /// needed.
     fn constant(&mut self, value: Constant) -> u32 {
         let constants = &self.constants;
         let index = self.constant_index.get_or_insert_with(|| {
@@ -609,7 +656,7 @@ impl<'p> Lowering<'p> {
             for (index, existing) in constants.iter().enumerate() {
                 if matches!(
                     existing,
-                    Constant::Int(_) | Constant::Str(_) | Constant::Bytes(_)
+                    Constant::None | Constant::Int(_) | Constant::Str(_) | Constant::Bytes(_)
                 ) {
                     found.entry(existing.clone()).or_insert(index as u32);
                 }
@@ -623,6 +670,23 @@ impl<'p> Lowering<'p> {
         index.insert(value.clone(), at);
         self.constants.push(value.clone());
         self.added.push(value);
+        at
+    }
+
+    /// The index of `name` in `co_names`, added if needed; `co_names` is searched once for
+    /// each name.
+    fn name(&mut self, name: &str) -> u32 {
+        if let Some(&at) = self.name_index.get(name) {
+            return at;
+        }
+        let names = &self.code.names;
+        let at = names.iter().position(|existing| existing == name);
+        let at = at.unwrap_or_else(|| {
+            self.names.push(name.to_owned());
+            names.len() + self.names.len() - 1
+        });
+        let at = u32::try_from(at).unwrap_or(u32::MAX);
+        self.name_index.insert(name.to_owned(), at);
         at
     }
 

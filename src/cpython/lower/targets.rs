@@ -225,9 +225,9 @@ impl<'p> Lowering<'p> {
                 let Some(depth) = analysis.stack[site] else {
                     return Ok(None);
                 };
-                let base = depth - 1; // the value is on top
+                let base = depth - 2; // the `None` that replaced `goto`, and the value on top
                 let plan: &'p ComputedPlan = &self.scope.computed[number];
-                // From below its value, as `goto .name` to each label it may reach.
+                // From below them, as `goto .name` to each label it may reach.
                 let mut chosen = Vec::with_capacity(plan.targets.len());
                 for target in &plan.targets {
                     if self.missing.contains(target.name.as_str()) {
@@ -245,22 +245,7 @@ impl<'p> Lowering<'p> {
                     )?;
                     chosen.push((target, copy));
                 }
-                // The error formats a copy of the value, from under what its statement pushed.
-                let formatted = self
-                    .placeholder_of
-                    .get(&number)
-                    .and_then(|(id, _)| analysis.index_of.get(id))
-                    .and_then(|&at| analysis.stack[at]);
-                let Some(formatted) = formatted else {
-                    return Err(BytecodeError::new(
-                        "cannot find where a computed goto's error formats its value",
-                    )
-                    .into());
-                };
-                Ok(Some(Targets::Computed {
-                    chosen,
-                    below: formatted - base,
-                }))
+                Ok(Some(Targets::Computed(chosen)))
             }
         }
     }
@@ -392,7 +377,7 @@ impl<'p> Lowering<'p> {
                 .chain([end])
                 .map(|&label| (label, depth - 1))
                 .collect(),
-            (_, Targets::Computed { chosen, .. }) => chosen
+            (_, Targets::Computed(chosen)) => chosen
                 .iter()
                 .filter_map(|&(target, copy)| {
                     let label = *self.candidates(target).get(copy)?;
