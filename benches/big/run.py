@@ -10,9 +10,9 @@ each against its baseline at the same size:
 - memory: peak resident memory of ``gotopy compile`` (RustPython) of the module against the
   same command on the module without markers (``gen.py --plain``), one process each;
 - steps (only when asked for): the steps of ``gotopy.compile`` apart, each against
-  ``compile()`` in the same process, best of 3: the front end's plan, the round trip of the
-  source through CPython's `ast` objects with the plan's edits made (gen.py's one computed
-  goto is such an edit) and compiled, and the lowering of its code.
+  ``compile()`` in the same process, best of 3: the front end's plan, CPython's code of the
+  module (``compile()`` of the source, or the round trip through CPython's `ast` objects
+  when the plan edits the tree, which gen.py's does not), and the lowering of that code.
 
 Run (docs/performance.md), after ``cargo build --release --locked`` and with the package
 installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpython/venv-3.X``)::
@@ -75,7 +75,7 @@ STEPS = """
 import sys, time
 from gotopy import _compile
 data = open(sys.argv[1], "rb").read()
-best = dict.fromkeys(("plan", "tree", "lower", "compile"), float("inf"))
+best = dict.fromkeys(("plan", "unlowered", "lower", "compile"), float("inf"))
 def timed(step, work):
     start = time.perf_counter()
     done = work()
@@ -84,7 +84,7 @@ def timed(step, work):
 for _ in range(3):
     timed("compile", lambda: compile(data, "big.py", "exec"))
     plan = timed("plan", lambda: _compile.plan(data, "big.py"))
-    code = timed("tree", lambda: _compile.compile_edited(data, "big.py", plan))
+    code = timed("unlowered", lambda: _compile.unlowered(data, "big.py", plan))
     timed("lower", lambda: _compile.lower(code, plan, "big.py", data))
 print(*best.values())
 """
@@ -177,7 +177,7 @@ def main() -> None:
                     line(f"gotopy.compile {version}", blocks, gotopy, baseline)
                 if "steps" in args.routes:
                     *steps, baseline = map(float, child(python, STEPS, str(path), parts=4))
-                    for step, took in zip(("plan", "tree round trip", "lower"), steps):
+                    for step, took in zip(("plan", "unlowered", "lower"), steps):
                         line(f"  {step} {version}", blocks, took, baseline)
             if "run" in args.routes:
                 run(args, path, blocks, directory)

@@ -169,17 +169,11 @@ def compile_source(
     function or class defined on that line (the decorator called as ``goto(f)``)."""
     if the_plan is None:
         the_plan = plan(data, path, all_scopes, scope_line=scope_line)
-    if edit is None and not the_plan.edits_tree:
-        # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
-        # same code objects as compiling the prepared tree, without the round trip through
-        # `ast` objects (which costs more than the compile itself).
-        code = builtins.compile(data, path, mode, flags, dont_inherit=True, optimize=optimize)
-    else:
-        code = compile_edited(data, path, the_plan, edit, mode=mode, flags=flags, optimize=optimize)
+    code = unlowered(data, path, the_plan, edit, mode=mode, flags=flags, optimize=optimize)
     return lower(code, the_plan, path, data)
 
 
-def compile_edited(
+def unlowered(
     data: bytes,
     path: str,
     the_plan: _gotopy.Plan,
@@ -189,17 +183,24 @@ def compile_edited(
     flags: int = 0,
     optimize: int = -1,
 ) -> types.CodeType:
-    """``compile()`` of CPython's own tree of the source with the plan's edits made (and
-    ``edit``'s): the round trip through `ast` objects, markers not yet lowered."""
+    """CPython's code of the module, markers not yet lowered: ``compile()`` of its source as
+    it is when neither the plan nor ``edit`` edits the tree, else of CPython's own tree of
+    the source with those edits made (the round trip through `ast` objects)."""
+    if edit is None and not the_plan.edits_tree:
+        # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
+        # same code objects as compiling the prepared tree, without the round trip through
+        # `ast` objects (which costs more than the compile itself).
+        code: types.CodeType = builtins.compile(
+            data, path, mode, flags, dont_inherit=True, optimize=optimize
+        )
+        return code
     try:
         with _prepare.tree_round_trip():
             tree = builtins.compile(data, path, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True)
             _prepare.apply(tree, json.loads(the_plan.json))
             if edit is not None:
                 edit(tree)
-            code: types.CodeType = builtins.compile(
-                tree, path, mode, flags, dont_inherit=True, optimize=optimize
-            )
+            code = builtins.compile(tree, path, mode, flags, dont_inherit=True, optimize=optimize)
             del tree  # freed while the collector is off
     except _prepare.PlanMismatch as mismatch:
         raise _late(path, data, the_plan.late_error(str(mismatch), None)) from None
