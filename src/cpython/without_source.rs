@@ -82,7 +82,7 @@ pub fn lower(shapes: &'static Shapes, code: &Code) -> Result<Lowered, LowerError
     let at_label = body.label_indices();
     let loops: Vec<(usize, usize)> = (instrs.iter().enumerate())
         .filter(|(_, instr)| shapes.is(instr.op, "FOR_ITER"))
-        .filter_map(|(index, instr)| Some((index, *at_label.get(&instr.target?)?)))
+        .filter_map(|(index, instr)| Some((index, at_label.get(instr.target?)?)))
         .collect();
     let mut pops: HashMap<usize, u32> = HashMap::new();
     for &(word, name, site) in &markers {

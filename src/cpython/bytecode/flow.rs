@@ -5,20 +5,15 @@
 //!
 //! It works on indices and labels only: no offsets, no stack depths.
 
-use super::{Body, BytecodeError, Handler, Instr, Item, Label};
-
-/// Where no label is placed, in [`Flow`]'s table.
-const NOT_PLACED: usize = usize::MAX;
+use super::{Body, BytecodeError, Handler, Indices, Instr, Item, Label};
 
 /// The instructions of a [`Body`], labels resolved.
 pub struct Flow<'a> {
     /// The instructions, in order.
     pub instrs: Vec<&'a Instr>,
-    /// The index each placed label names, by the label's number (the number of instructions,
-    /// for one placed after the last; `NOT_PLACED` for one not placed). Labels are numbered
-    /// densely from 0 by [`Body::new_label`], so a vector serves where a map cost a third of
-    /// decoding and assembling a code object.
-    labels: Vec<usize>,
+    /// The index each placed label names (the number of instructions, for one placed after
+    /// the last).
+    labels: Indices<Label>,
     body: &'a Body,
 }
 
@@ -27,18 +22,12 @@ impl<'a> Flow<'a> {
     pub fn new(body: &'a Body) -> Result<Flow<'a>, BytecodeError> {
         let mut flow = Flow {
             instrs: Vec::with_capacity(body.items.len()),
-            labels: Vec::new(),
+            labels: Indices::new(),
             body,
         };
         for item in &body.items {
             match item {
-                Item::Label(label) => {
-                    let number = label.0 as usize;
-                    if number >= flow.labels.len() {
-                        flow.labels.resize(number + 1, NOT_PLACED);
-                    }
-                    flow.labels[number] = flow.instrs.len();
-                }
+                Item::Label(label) => flow.labels.insert(*label, flow.instrs.len()),
                 Item::Instr(instr) => flow.instrs.push(instr),
             }
         }
@@ -71,7 +60,12 @@ impl<'a> Flow<'a> {
     /// The index of the instruction a placed label names (the number of instructions for a
     /// label placed after the last one).
     pub fn index_of(&self, label: Label) -> Option<usize> {
-        (self.labels.get(label.0 as usize).copied()).filter(|&index| index != NOT_PLACED)
+        self.labels.get(label)
+    }
+
+    /// The index each placed label names.
+    pub fn labels(&self) -> &Indices<Label> {
+        &self.labels
     }
 
     /// The index of the instruction `instr`'s jump names.

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::cpython::bytecode::{Body, BytecodeError, Flow, InstrId};
+use crate::cpython::bytecode::{Body, BytecodeError, Flow, InstrId, Item};
 use crate::tables::Position;
 
 /// By the identity of each instruction inside `finally` bodies, a map from the body's index
@@ -17,6 +17,21 @@ pub(super) fn finally_copies(
     body: &Body,
     spans: &[Position],
 ) -> Result<HashMap<InstrId, HashMap<usize, usize>>, BytecodeError> {
+    // The lines of the code: a body of another code object outside them (most spans, in a
+    // module of many functions) holds none of it, and costs no sort.
+    let placed = (body.items.iter().filter_map(Item::instr)).filter(|instr| instr.position[0] >= 0);
+    let lines = placed.fold(None, |lines: Option<(i32, i32)>, instr| {
+        let [line, end_line, ..] = instr.position;
+        Some(lines.map_or((line, end_line), |(first, last)| {
+            (first.min(line), last.max(end_line))
+        }))
+    });
+    let Some((first, last)) = lines else {
+        return Ok(HashMap::new());
+    };
+    if spans.iter().all(|span| span[0] > last || span[1] < first) {
+        return Ok(HashMap::new());
+    }
     // The instructions with a position, sorted by where they start: those inside a body are
     // a run of them, found by bisection. The spans are every `finally` body of the module,
     // most of them another code object's, which have none here; a code object without one

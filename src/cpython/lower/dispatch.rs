@@ -77,8 +77,8 @@ impl Lowering<'_> {
         let analysis = self.analysis()?;
         let depth = analysis
             .index_of
-            .get(&multiply.id)
-            .and_then(|&at| analysis.stack[at])
+            .get(multiply.id)
+            .and_then(|at| analysis.stack[at])
             .unwrap_or(0);
         let guard = Handler {
             target: self.body.new_label(),

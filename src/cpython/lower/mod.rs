@@ -29,7 +29,7 @@ pub(crate) use locals::check_local_loads;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::bytecode::{Body, BytecodeError, Flow, Instr, InstrId, Item, Label};
+use super::bytecode::{Body, BytecodeError, Flow, Indices, Instr, InstrId, Item, Label};
 use super::code::{Code, Constant, Lowered};
 use super::plan::{CaseConstant, ComputedPlan, GotoPlan, Plan, ScopePlan, SwitchPlan};
 use super::shapes::Shapes;
@@ -718,7 +718,7 @@ pub(crate) fn jumps_on_their_labels_side(body: &mut Body) -> Result<(), LowerErr
     let depths = body.depths(&[], None)?.before;
     // The item index of each instruction, and the instruction index each label names.
     let mut item_of = Vec::new();
-    let mut at_label: HashMap<Label, usize> = HashMap::new();
+    let mut at_label: Indices<Label> = Indices::new();
     for (at, item) in body.items.iter().enumerate() {
         match item {
             Item::Label(label) => {
@@ -732,7 +732,7 @@ pub(crate) fn jumps_on_their_labels_side(body: &mut Body) -> Result<(), LowerErr
         let Some(target) = body.items[at].instr().and_then(|instr| instr.target) else {
             continue;
         };
-        let Some(&index) = at_label.get(&target) else {
+        let Some(index) = at_label.get(target) else {
             continue;
         };
         let Some(&target_at) = item_of.get(index) else {

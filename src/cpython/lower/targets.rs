@@ -4,13 +4,14 @@
 
 use super::*;
 use crate::copies::CopyKeys;
+use crate::cpython::bytecode::Indices;
 
 /// The code as CPython laid it out (after the first pass, before any splice), where every
 /// target is chosen.
 pub(super) struct Analysis {
     pub(super) instrs: Vec<Instr>,
-    pub(super) at_label: HashMap<Label, usize>,
-    pub(super) index_of: HashMap<InstrId, usize>,
+    pub(super) at_label: Indices<Label>,
+    pub(super) index_of: Indices<InstrId>,
     pub(super) stack: Vec<Option<i64>>,
     /// The order of the copies of `finally` bodies ([`crate::copies`]).
     pub(super) keys: CopyKeys<Label>,
@@ -23,7 +24,7 @@ impl Analysis {
     pub(super) fn of(body: &Body) -> Result<Analysis, BytecodeError> {
         let flow = Flow::new(body)?;
         let instrs: Vec<Instr> = flow.instrs.iter().map(|&instr| instr.clone()).collect();
-        let at_label = body.label_indices();
+        let at_label = flow.labels().clone();
         let index_of = instrs
             .iter()
             .enumerate()
@@ -43,8 +44,8 @@ impl Analysis {
     /// the last instruction).
     pub(super) fn depth_at(&self, label: Label) -> Option<i64> {
         self.at_label
-            .get(&label)
-            .and_then(|&at| self.stack.get(at).copied().flatten())
+            .get(label)
+            .and_then(|at| self.stack.get(at).copied().flatten())
     }
 }
 
@@ -52,7 +53,7 @@ impl Analysis {
     /// The index among the instructions of a site's instruction.
     pub(super) fn site_index(&self, body: &Body, site: Site<'_>) -> Result<usize, LowerError> {
         let found = match body.items.get(site.at()) {
-            Some(Item::Instr(instr)) => self.index_of.get(&instr.id).copied(),
+            Some(Item::Instr(instr)) => self.index_of.get(instr.id),
             _ => None,
         };
         found.ok_or_else(|| {
@@ -87,6 +88,10 @@ impl<'p> Lowering<'p> {
                 .push(analysis.site_index(&self.body, site)?);
         }
         for indices in copies.into_values() {
+            if let [index] = indices[..] {
+                analysis.ranks.insert(index, (0, 1)); // the one copy, as `in_order` gives it
+                continue;
+            }
             let groups = in_order(&analysis, self.shapes(), indices);
             let count = groups.len();
             for (rank, group) in groups.into_iter().enumerate() {
@@ -105,14 +110,14 @@ impl<'p> Lowering<'p> {
             let mut more: BTreeMap<usize, i64> = BTreeMap::new();
             // Trampolines start at the depth of their guard.
             for &(entry, reference) in &self.entry_depth_of {
-                let Some(&at) = analysis.index_of.get(&reference) else {
+                let Some(at) = analysis.index_of.get(reference) else {
                     return Err(internal(
                         "a trampoline's guard is not in the code",
                         self.first_marker(),
                     ));
                 };
                 let depth = analysis.stack[at];
-                if let (Some(&at), Some(depth)) = (analysis.at_label.get(&entry), depth)
+                if let (Some(at), Some(depth)) = (analysis.at_label.get(entry), depth)
                     && analysis.stack.get(at).is_some_and(Option::is_none)
                 {
                     more.insert(at, depth);
@@ -134,7 +139,7 @@ impl<'p> Lowering<'p> {
                 let entered = self.entered(*site, &targets, reached);
                 let analysis = self.analysis()?;
                 for (label, depth) in entered {
-                    if let Some(&at) = analysis.at_label.get(&label)
+                    if let Some(at) = analysis.at_label.get(label)
                         && analysis.stack.get(at).is_some_and(Option::is_none)
                     {
                         more.insert(at, depth);
@@ -201,7 +206,7 @@ impl<'p> Lowering<'p> {
                 let copy = self.choose(
                     site,
                     depth,
-                    &self.candidates(plan),
+                    self.candidates(plan),
                     &what,
                     plan.keyword,
                     false,
@@ -238,7 +243,7 @@ impl<'p> Lowering<'p> {
                     let copy = self.choose(
                         site,
                         depth,
-                        &self.candidates(target),
+                        self.candidates(target),
                         &what,
                         plan.keyword,
                         false,
@@ -307,13 +312,7 @@ impl<'p> Lowering<'p> {
             })
             .map(|(number, _)| number)
             .collect();
-        let index_of = |number: usize| {
-            analysis
-                .at_label
-                .get(&candidates[number])
-                .copied()
-                .unwrap_or(0)
-        };
+        let index_of = |number: usize| analysis.at_label.get(candidates[number]).unwrap_or(0);
         if let Some(&first) = fitting.first()
             && (fitting.len() == 1
                 || fitting[1..].iter().all(|&n| {
@@ -404,12 +403,12 @@ impl<'p> Lowering<'p> {
     }
 
     /// The copies of where a goto goes: its trampoline's entry, or its label.
-    pub(super) fn candidates(&self, plan: &GotoPlan) -> Vec<Label> {
+    pub(super) fn candidates(&self, plan: &GotoPlan) -> &[Label] {
         let found = match plan.via {
             Some(via) => self.entries.get(&via),
             None => self.labels.get(plan.name.as_str()),
         };
-        found.cloned().unwrap_or_default()
+        found.map(Vec::as_slice).unwrap_or_default()
     }
 
     /// The stack depth a goto leaves from `depth` once it has left its frames.
