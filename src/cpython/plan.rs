@@ -9,6 +9,8 @@
 //! takes the source as it is), compiles it with the running interpreter and lowers the
 //! markers it finds at those positions (see ARCHITECTURE.md).
 
+use std::collections::HashMap;
+
 use ruff_source_file::{LineIndex, OneIndexed};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::visitor::{self, Visitor};
@@ -304,7 +306,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
     // hand over its record of the edits.
     let prepared = prepare(&mut ast, &module, &rewritten);
     plan.guards = prepared.guards.iter().map(|&r| positions.span(r)).collect();
-    let mut trampolines: Vec<(TextRange, ScopeId, MarkerId, FrameId)> = Vec::new();
+    let mut trampolines = Trampolines::default();
     for (range, trampoline) in &prepared.trampolines {
         let scope = &module.scopes[trampoline.scope.0];
         let MarkerKind::Goto { name, .. } = &scope.marker(trampoline.goto).kind else {
@@ -317,8 +319,17 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
             span: positions.span(*range),
             name: name.to_string(),
         });
-        trampolines.push((*range, trampoline.scope, trampoline.goto, trampoline.frame));
+        let key = (trampoline.scope, trampoline.goto, trampoline.frame);
+        trampolines.by_goto.insert(key, *range);
+        (trampolines.of_scope.entry(trampoline.scope).or_default()).push((
+            *range,
+            trampoline.goto,
+            trampoline.frame,
+        ));
     }
+    let switch_ends: HashMap<(ScopeId, SwitchId), TextRange> = (prepared.switch_ends.iter())
+        .map(|&(end, scope, switch)| ((scope, switch), end))
+        .collect();
     for &id in &rewritten {
         let scope = &module.scopes[id.0];
         let mut scope_plan = ScopePlan {
@@ -336,11 +347,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
         for (index, marker) in scope.markers.iter().enumerate() {
             match &marker.kind {
                 MarkerKind::Switch(switch) => {
-                    let end = prepared
-                        .switch_ends
-                        .iter()
-                        .find(|&&(_, s, w)| s == id && w == *switch)
-                        .map_or(marker.range, |&(end, _, _)| end);
+                    let end = (switch_ends.get(&(id, *switch))).map_or(marker.range, |&end| end);
                     scope_plan
                         .switches
                         .push(switch_plan(&positions, scope, *switch, end));
@@ -370,10 +377,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
             }
         }
         // The gotos that end trampolines go on from their `try` statement's level.
-        for &(range, scope_id, goto, frame) in &trampolines {
-            if scope_id != id {
-                continue;
-            }
+        for &(range, goto, frame) in trampolines.of_scope.get(&id).into_iter().flatten() {
             let MarkerKind::Goto { name, .. } = &scope.marker(goto).kind else {
                 continue;
             };
@@ -393,6 +397,14 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
     Ok(plan)
 }
 
+/// The trampolines `prepare` made: each one's span, goto and `try` frame by scope, and its
+/// span by its scope, goto and frame (what each goto leaving that `try` looks up).
+#[derive(Default)]
+struct Trampolines {
+    of_scope: HashMap<ScopeId, Vec<(TextRange, MarkerId, FrameId)>>,
+    by_goto: HashMap<(ScopeId, MarkerId, FrameId), TextRange>,
+}
+
 /// The keyword (`goto`, `label`) a marker statement starts with.
 fn keyword(statement: TextRange, word: &str) -> TextRange {
     TextRange::at(statement.start(), TextSize::of(word))
@@ -407,7 +419,7 @@ fn goto_plan(
     (id, marker): (ScopeId, MarkerId),
     name: &str,
     (frame, load): (Option<FrameId>, TextRange),
-    trampolines: &[(TextRange, ScopeId, MarkerId, FrameId)],
+    trampolines: &Trampolines,
 ) -> GotoPlan {
     let left = frames_left(scope, frame, name).unwrap_or_default();
     let mut plan = GotoPlan {
@@ -424,10 +436,8 @@ fn goto_plan(
             FrameKind::With { is_async } => ["with", "async with"][usize::from(is_async)],
             FrameKind::Except { .. } => "except",
             FrameKind::TryFinally => {
-                plan.via = trampolines
-                    .iter()
-                    .find(|t| t.1 == id && t.2 == marker && t.3 == frame_id)
-                    .map(|t| positions.span(t.0));
+                plan.via = (trampolines.by_goto.get(&(id, marker, frame_id)))
+                    .map(|&range| positions.span(range));
                 break;
             }
             // The checker rejects the rest; switches are refused before planning.
@@ -508,7 +518,8 @@ fn computed_plan(
                 (id, marker),
                 name,
                 (statement.frame, load),
-                &[],
+                // One that may leave a `try` with `finally` is refused: it has none.
+                &Trampolines::default(),
             )
         })
         .collect();
