@@ -862,6 +862,23 @@ mod tests {
         });
     }
 
+    /// A computed goto that can reach every label (the return dispatch of three-address
+    /// code), lowered in CPython's own code of the source: a search as large as the
+    /// function's labels.
+    #[test]
+    fn a_computed_goto_over_every_label_costs_what_the_code_costs() {
+        let dispatching = |blocks: usize| {
+            let dispatch =
+                "    if steps < 0:\n        goto *('b' + str(-steps))\n    label .done\n";
+            generated(blocks).replace("    label .done\n", dispatch)
+        };
+        assert!(dispatching(2).contains("goto *('b'"));
+        for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
+            let route = format!("CPython {version}, a computed goto");
+            assert_linear_on(&route, dispatching, |text| lower(version, text));
+        }
+    }
+
     /// A `try`/`finally` in every block: the copies of each `finally` body are found among
     /// its own instructions, not among the whole function's.
     #[test]
