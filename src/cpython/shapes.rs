@@ -529,7 +529,7 @@ mod tests {
     #[test]
     fn a_raise_of_a_formatted_error_is_what_the_compiler_writes() {
         // In a function (`ValueError` a global) and in a module (by name), as each version
-        // compiles it: the instructions after `RESUME` (and the module's name binding).
+        // compiles it: every instruction but `RESUME`.
         let function_source = "def f(v):\n    raise ValueError(f'A{v!r}B')\n";
         let module_source = "raise ValueError(f'A{v!r}B')\n";
         for version in Version::ALL {
