@@ -828,6 +828,32 @@ class Runtime(unittest.TestCase):
             exec(code, {"first": "a", "second": "z"})
         self.assertIn("no label named 'z' that this goto can jump to in `C`", str(raised.exception))
 
+    def test_code_only_a_computed_goto_reaches_starts_below_its_value(self) -> None:
+        # `.b` follows a `return`: only the computed goto reaches it, and the lowering gives
+        # it the depth the goto leaves (without the value and what `goto` left under it),
+        # which the switch after it searches from.
+        source = textwrap.dedent(
+            """\
+            @goto
+            def f(name, n):
+                goto *name
+                label .a
+                return "a"
+                label .b
+                while switch *n:
+                    case[1]
+                    return "one"
+                return "other"
+            """
+        )
+        scope: dict[str, object] = {"goto": gotopy.goto, "label": gotopy.label}
+        scope.update(switch=gotopy.switch, case=gotopy.case)
+        exec(gotopy.compile(source, "reached.py"), scope)
+        f = scope["f"]
+        assert callable(f)
+        # The oracle: the function read as plain Python with the jump taken.
+        self.assertEqual((f("a", 1), f("b", 1), f("b", 2)), ("a", "one", "other"))
+
     def test_tree_edits_find_their_statements_on_shared_lines_and_deep_in_elif_chains(self) -> None:
         # Each function needs edits of CPython's tree (gotopy._prepare), which looks only
         # at the statements whose lines hold one: a guarded `return` between other

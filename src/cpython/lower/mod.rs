@@ -110,6 +110,16 @@ impl Site<'_> {
             Site::Goto(at, _) | Site::Switch(at, _) | Site::Computed(at, _) => at,
         }
     }
+
+    /// The stack slots its statement has above the depth its jumps leave from: a switch's
+    /// subject; a computed goto's value and the `None` under it that replaced `goto`.
+    fn above(self) -> i64 {
+        match self {
+            Site::Goto(..) => 0,
+            Site::Switch(..) => 1,
+            Site::Computed(..) => 2,
+        }
+    }
 }
 
 /// The lowering of one code object.

@@ -217,7 +217,7 @@ impl<'p> Lowering<'p> {
                 let Some(depth) = analysis.stack[site] else {
                     return Ok(None);
                 };
-                let base = depth - 1; // the subject is on top
+                let base = depth - kind.above();
                 let mut cases = Vec::with_capacity(plan.cases.len());
                 for case in &plan.cases {
                     let what = format!("case `{}`", case_repr(&case.value));
@@ -230,7 +230,7 @@ impl<'p> Lowering<'p> {
                 let Some(depth) = analysis.stack[site] else {
                     return Ok(None);
                 };
-                let base = depth - 2; // the `None` that replaced `goto`, and the value on top
+                let base = depth - kind.above();
                 let plan: &'p ComputedPlan = &self.scope.computed[number];
                 // From below them, as `goto .name` to each label it may reach.
                 let mut chosen = Vec::with_capacity(plan.targets.len());
@@ -358,13 +358,15 @@ impl<'p> Lowering<'p> {
         })
     }
 
-    /// The labels a site's jumps go to, each with the stack depth it has there.
+    /// The labels a site's jumps go to, each with the stack depth it has there (`depth`: the
+    /// site's).
     pub(super) fn entered(
         &self,
         site: Site<'p>,
         targets: &Targets<'p>,
         depth: i64,
     ) -> Vec<(Label, i64)> {
+        let depth = depth - site.above();
         match (site, targets) {
             (Site::Goto(_, plan), Targets::Goto(copy)) => self
                 .candidates(plan)
@@ -374,13 +376,13 @@ impl<'p> Lowering<'p> {
             (_, Targets::Switch { cases, end }) => cases
                 .iter()
                 .chain([end])
-                .map(|&label| (label, depth - 1))
+                .map(|&label| (label, depth))
                 .collect(),
             (_, Targets::Computed(chosen)) => chosen
                 .iter()
                 .filter_map(|&(target, copy)| {
                     let label = *self.candidates(target).get(copy)?;
-                    Some((label, self.left(depth - 1, target)))
+                    Some((label, self.left(depth, target)))
                 })
                 .collect(),
             _ => Vec::new(),
