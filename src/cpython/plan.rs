@@ -22,7 +22,7 @@ use crate::diagnostic::{Code, Diagnostic, render_text};
 use crate::plan::cases::{
     NO_SUCH_LABEL, computed_targets, handler_name, no_such_label_text, switch_cases,
 };
-use crate::plan::prepare::{frames_left, prepare};
+use crate::plan::prepare::{Generator, frames_left, prepare};
 use crate::plan::{Checked, CompileError, checked, lost_track, rejected};
 use crate::scan::{
     CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
@@ -297,14 +297,16 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
         finally_bodies: Vec::new(),
     };
     if rewritten.is_empty() {
+        crate::depth::drop_aside((ast, module), source);
         return Ok(plan);
     }
     // Found in the source's own tree, before `prepare` edits it: the copies a trampoline
     // adds have the positions of the body they copy, so they add nothing new.
     (plan.withs, plan.finally_bodies) = frame_places(&ast, &positions);
-    // What `prepare` does to ruff's tree is what CPython's tree needs: run it on a copy and
-    // hand over its record of the edits.
-    let prepared = prepare(&mut ast, &module, &rewritten);
+    // What `prepare` does to ruff's tree is what CPython's tree needs (but its computed
+    // gotos, which CPython compiles as written): run it on ruff's tree, which is not used
+    // again, and hand over its record of the edits.
+    let prepared = prepare(&mut ast, &module, &rewritten, Generator::CPython);
     plan.guards = prepared.guards.iter().map(|&r| positions.span(r)).collect();
     let mut trampolines = Trampolines::default();
     for (range, trampoline) in &prepared.trampolines {
@@ -394,6 +396,9 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
         }
         plan.scopes.push(scope_plan);
     }
+    // The trees are done with: freed beside CPython's compile of the module, which comes
+    // next and costs several times more.
+    crate::depth::drop_aside((ast, module), source);
     Ok(plan)
 }
 

@@ -49,10 +49,27 @@ pub(crate) struct Trampoline {
     pub(crate) frame: FrameId,
 }
 
+/// The code generator a prepared tree is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Generator {
+    /// RustPython's, which compiles the prepared tree: a computed goto becomes its value and
+    /// a marker, as a switch does.
+    RustPython,
+    /// CPython's, for which the tree is prepared only for its record (`Prepared`): CPython
+    /// compiles `goto *expr` as it is written, and gotopy lowers that code, so computed
+    /// gotos are left alone.
+    CPython,
+}
+
 /// Adds the guards (for labels, `with` bodies that may end abruptly and the ends of `try`
 /// statements gotos leave) and the trampolines of gotos that leave `try` statements with a
 /// `finally` clause.
-pub(crate) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId]) -> Prepared {
+pub(crate) fn prepare(
+    ast: &mut ModModule,
+    module: &Module,
+    rewritten: &[ScopeId],
+    generator: Generator,
+) -> Prepared {
     // Where the last label of each scope stands, by the start of its name (the module's at
     // 0): a statement that ends before it has a label after it.
     let mut last_labels: HashMap<TextSize, TextSize> = HashMap::new();
@@ -68,7 +85,10 @@ pub(crate) fn prepare(ast: &mut ModModule, module: &Module, rewritten: &[ScopeId
                         .switches
                         .insert(marker.range.start(), (id, switch));
                 }
-                MarkerKind::ComputedGoto { .. } | MarkerKind::Case { .. } => {
+                MarkerKind::ComputedGoto { .. } if generator == Generator::RustPython => {
+                    dispatches.markers.insert(marker.range.start());
+                }
+                MarkerKind::Case { .. } => {
                     dispatches.markers.insert(marker.range.start());
                 }
                 _ => {}
@@ -546,5 +566,57 @@ fn numeric(expr: &Expr) -> bool {
             matches!(unary.op, ast::UnaryOp::USub | ast::UnaryOp::UAdd) && numeric(&unary.operand)
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Generator, prepare};
+    use crate::plan::checked;
+    use crate::{Options, Source};
+
+    /// What CPython's plan records of `prepare` (guards, trampolines, the ends of switches)
+    /// is what RustPython's preparation records, though only RustPython's expands the
+    /// computed gotos: computed gotos in a `finally` body a trampoline copies, in a `with`
+    /// body that ends abruptly, in a switch's case, and beside a label after a `return`.
+    #[test]
+    fn cpythons_record_is_rustpythons() {
+        let text = "\
+@goto
+def f(n, names):
+    label .top
+    try:
+        n -= 1
+        if n < 0:
+            goto .out
+    finally:
+        if names:
+            goto *names.pop()
+    with open(__file__) as handle:
+        if n > 5:
+            return n
+        goto *('top' if n else 'out')
+    while switch *n:
+        case[1]
+        n += 1
+        case[2]
+        goto *names.pop()
+    return n
+    label .out
+    return -n
+";
+        let source = Source::new("t.py", text);
+        let record = |generator| {
+            let checked = checked(&source, Options::new()).expect("the module checks");
+            let mut ast = checked.parsed.into_syntax();
+            let prepared = prepare(&mut ast, &checked.module, &checked.rewritten, generator);
+            (prepared.guards, prepared.trampolines, prepared.switch_ends)
+        };
+        let rustpython = record(Generator::RustPython);
+        assert!(
+            !rustpython.0.is_empty() && !rustpython.1.is_empty() && !rustpython.2.is_empty(),
+            "the module has guards, trampolines and a switch"
+        );
+        assert_eq!(record(Generator::CPython), rustpython);
     }
 }

@@ -68,7 +68,7 @@ fn compile_source_here(source: &Source, options: Options) -> Result<Compiled, Co
     let prepared = if rewritten.is_empty() {
         Prepared::default()
     } else {
-        prepare(&mut ast, &module, &rewritten)
+        prepare(&mut ast, &module, &rewritten, Generator::RustPython)
     };
     let mut code = generate(ast, &file)?;
     if !rewritten.is_empty() {
@@ -135,7 +135,7 @@ use copies::number_copies;
 use lower::Lowering;
 use sites::{Site, SiteKind};
 
-use crate::plan::prepare::{Prepared, Trampoline, prepare};
+use crate::plan::prepare::{Generator, Prepared, Trampoline, prepare};
 use crate::plan::{Checked, checked, lost_track, refuse};
 pub use crate::plan::{CompileError, in_codegen};
 use crate::plan::{REPORT, caught, rejected};
@@ -354,7 +354,7 @@ pub(crate) fn generate_prepared(text: &str) -> Generated {
     let file = SourceFileBuilder::new(source.path(), source.text()).finish();
     let mut ast = parsed.into_syntax();
     let rewritten: Vec<ScopeId> = (0..module.scopes.len()).map(ScopeId).collect();
-    let prepared = prepare(&mut ast, &module, &rewritten);
+    let prepared = prepare(&mut ast, &module, &rewritten, Generator::RustPython);
     let Ok(code) = generate(ast, &file) else {
         panic!("a test snippet the code generator refuses: {text}");
     };
