@@ -77,11 +77,16 @@ pub fn find_scope(
     scope: &ScopePlan,
     mut positions: impl FnMut(usize) -> Option<Vec<Position>>,
 ) -> Option<usize> {
-    let keywords: Vec<Position> = (scope.labels.iter().map(|label| label.keyword))
-        .chain(scope.gotos.iter().map(|goto| goto.keyword))
-        .collect();
     let candidates: Vec<usize> = (0..nodes.len())
         .filter(|&index| nodes[index].qualname == scope.qualname)
+        .collect();
+    // The only one with its name is the one, whatever it holds: its positions (a table as
+    // long as its code) are not read.
+    if let [only] = candidates[..] {
+        return Some(only);
+    }
+    let keywords: Vec<Position> = (scope.labels.iter().map(|label| label.keyword))
+        .chain(scope.gotos.iter().map(|goto| goto.keyword))
         .collect();
     for &candidate in &candidates {
         if let Some(found) = positions(candidate)
@@ -90,10 +95,7 @@ pub fn find_scope(
             return Some(candidate);
         }
     }
-    match candidates[..] {
-        [only] => Some(only),
-        _ => None,
-    }
+    None
 }
 
 /// The positions of a code object's code units, as `co_positions()` gives them.
