@@ -725,7 +725,6 @@ pub(crate) fn jumps_on_their_labels_side(body: &mut Body) -> Result<(), LowerErr
             instr.handler = None;
         }
     }
-    let depths = body.depths(&[], None)?.before;
     // The item index of each instruction, and the instruction index each label names.
     let mut item_of = Vec::new();
     let mut at_label: Indices<Label> = Indices::new();
@@ -737,6 +736,9 @@ pub(crate) fn jumps_on_their_labels_side(body: &mut Body) -> Result<(), LowerErr
             Item::Instr(_) => item_of.push(at),
         }
     }
+    // The depths are found only when a target has a handler: code without handlers
+    // where its jumps land (most generated code) needs none.
+    let mut depths: Option<Vec<Option<i64>>> = None;
     // In order, each jump reading its target's handler as it is then.
     for at in jumps {
         let Some(target) = body.items[at].instr().and_then(|instr| instr.target) else {
@@ -748,11 +750,18 @@ pub(crate) fn jumps_on_their_labels_side(body: &mut Body) -> Result<(), LowerErr
         let Some(&target_at) = item_of.get(index) else {
             continue;
         };
-        let handler = body.items[target_at]
+        let Some(handler) = body.items[target_at]
             .instr()
-            .and_then(|instr| instr.handler);
+            .and_then(|instr| instr.handler)
+        else {
+            continue;
+        };
+        let depths = match &mut depths {
+            Some(depths) => depths,
+            None => depths.insert(body.depths(&[], None)?.before),
+        };
         // Not a handler that only covers the label's instruction after its stack shrank.
-        if let (Some(handler), Some(depth)) = (handler, depths[index])
+        if let Some(depth) = depths[index]
             && i64::from(handler.depth) <= depth
             && let Some(jump) = body.items[at].instr_mut()
         {
