@@ -47,12 +47,20 @@ impl Body {
         let shapes = self.shapes;
         let mut ops: Vec<u8> = flow.instrs.iter().map(|instr| instr.op).collect();
         let mut args: Vec<u32> = flow.instrs.iter().map(|instr| instr.arg).collect();
-        let targets: Vec<Option<usize>> = (0..count).map(|index| flow.target(index)).collect();
         let size = |op: u8, arg: u32| 1 + prefixes(arg) + u32::from(opcodes.caches(op));
         let mut sizes: Vec<u32> = ops
             .iter()
             .zip(&args)
             .map(|(&op, &arg)| size(op, arg))
+            .collect();
+        // Each jump once, with its target and whether gotopy inserted it unconditional (its
+        // direction is chosen here): the passes below read these, not the instructions.
+        let jumps: Vec<(usize, usize, bool)> = (0..count)
+            .filter_map(|index| {
+                let target = flow.target(index)?;
+                let chosen = flow.instrs[index].inserted && shapes.is_unconditional(ops[index]);
+                Some((index, target, chosen))
+            })
             .collect();
         let mut starts = vec![0u32; count + 1];
         loop {
@@ -60,13 +68,10 @@ impl Body {
                 starts[index + 1] = starts[index] + sizes[index];
             }
             let mut changed = false;
-            for index in 0..count {
-                let Some(target) = targets[index] else {
-                    continue;
-                };
+            for &(index, target, chosen) in &jumps {
                 let destination = i64::from(starts[target]);
                 let end = i64::from(starts[index + 1]);
-                if flow.instrs[index].inserted && shapes.is_unconditional(ops[index]) {
+                if chosen {
                     let wanted = if destination < end {
                         shapes.jump_backward
                     } else {
