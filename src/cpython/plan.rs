@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use ruff_source_file::{LineIndex, OneIndexed};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::visitor::{self, Visitor};
-use rustpython_compiler::ast::{ModModule, Stmt};
+use rustpython_compiler::ast::{Expr, ModModule, Stmt};
 use serde::Serialize;
 
 use super::module::LateError;
@@ -568,6 +568,10 @@ fn frame_places(module: &ModModule, positions: &Positions) -> (Vec<WithPlan>, Ve
             }
             visitor::walk_stmt(self, stmt);
         }
+
+        /// No statement is inside an expression: the walk does not go into them (most of
+        /// the tree).
+        fn visit_expr(&mut self, _: &'a Expr) {}
     }
     let mut finder = Finder {
         positions,
