@@ -70,7 +70,7 @@ pub fn lower(shapes: &'static Shapes, code: &Code) -> Result<Lowered, LowerError
         // the same code after it. A label written twice is neither.
         if first != load
             && (instrs[first].position != instrs[load].position
-                || !same_block(&instrs, shapes, load + 3, first + 3, true))
+                || !same_block(|at| instrs.get(at), shapes, load + 3, first + 3, true))
         {
             return Err(refuse(
                 format!("label `.{name}` is defined twice"),

@@ -779,17 +779,18 @@ pub(crate) fn is_none(shapes: &Shapes, constants: &[Constant], instr: &Instr) ->
     shapes.is(instr.op, "LOAD_COMMON_CONSTANT") && shapes.common_none == Some(instr.arg)
 }
 
-/// Whether the code from `a` and from `b` is the same up to a return, raise or
-/// unconditional jump: the same instructions, jumps and handlers (and source positions).
-pub(crate) fn same_block(
-    instrs: &[Instr],
+/// Whether the code from instruction `a` and from `b` (`instr` gives the instruction at an
+/// index) is the same up to a return, raise or unconditional jump: the same instructions,
+/// jumps and handlers (and source positions).
+pub(crate) fn same_block<'i>(
+    instr: impl Fn(usize) -> Option<&'i Instr>,
     shapes: &Shapes,
     a: usize,
     b: usize,
     positions: bool,
 ) -> bool {
     for step in 0..64 {
-        let (Some(x), Some(y)) = (instrs.get(a + step), instrs.get(b + step)) else {
+        let (Some(x), Some(y)) = (instr(a + step), instr(b + step)) else {
             return false;
         };
         if (x.op, x.arg, x.handler) != (y.op, y.arg, y.handler) || x.target != y.target {

@@ -9,7 +9,9 @@ use crate::cpython::bytecode::Indices;
 /// The code as CPython laid it out (after the first pass, before any splice), where every
 /// target is chosen.
 pub(super) struct Analysis {
-    pub(super) instrs: Vec<Instr>,
+    /// Each instruction's index in the body's list of items, which does not change while
+    /// targets are chosen ([`Analysis::instr`]).
+    item_of: Vec<usize>,
     pub(super) at_label: Indices<Label>,
     pub(super) index_of: Indices<InstrId>,
     pub(super) stack: Vec<Option<i64>>,
@@ -23,21 +25,29 @@ pub(super) struct Analysis {
 impl Analysis {
     pub(super) fn of(body: &Body) -> Result<Analysis, BytecodeError> {
         let flow = Flow::new(body)?;
-        let instrs: Vec<Instr> = flow.instrs.iter().map(|&instr| instr.clone()).collect();
+        let mut item_of = Vec::with_capacity(flow.len());
+        let mut index_of = Indices::new();
+        for (at, item) in body.items.iter().enumerate() {
+            if let Item::Instr(instr) = item {
+                index_of.insert(instr.id, item_of.len());
+                item_of.push(at);
+            }
+        }
         let at_label = flow.labels().clone();
-        let index_of = instrs
-            .iter()
-            .enumerate()
-            .map(|(index, instr)| (instr.id, index))
-            .collect();
         Ok(Analysis {
-            instrs,
+            item_of,
             at_label,
             index_of,
             stack: Vec::new(),
             keys: flow.copy_keys(),
             ranks: HashMap::new(),
         })
+    }
+
+    /// The instruction at `index` among the instructions of `body`, the list analysed.
+    pub(super) fn instr<'b>(&self, body: &'b Body, index: usize) -> Option<&'b Instr> {
+        let at = *self.item_of.get(index)?;
+        body.items.get(at).and_then(Item::instr)
     }
 
     /// The depth before the instruction a label names (`None` where unreachable or after
@@ -92,7 +102,7 @@ impl<'p> Lowering<'p> {
                 analysis.ranks.insert(index, (0, 1)); // the one copy, as `in_order` gives it
                 continue;
             }
-            let groups = in_order(&analysis, self.shapes(), indices);
+            let groups = in_order(&analysis, &self.body, indices);
             let count = groups.len();
             for (rank, group) in groups.into_iter().enumerate() {
                 for index in group {
@@ -201,7 +211,7 @@ impl<'p> Lowering<'p> {
                 if self.missing.contains(plan.name.as_str()) {
                     return Err(removed(&plan.name, plan.keyword));
                 }
-                let what = format!("label `.{}`", plan.name);
+                let what = || format!("label `.{}`", plan.name);
                 let depth = self.left(analysis.stack[site].unwrap_or(0), plan);
                 let copy = self.choose(
                     site,
@@ -220,10 +230,11 @@ impl<'p> Lowering<'p> {
                 let base = depth - kind.above();
                 let mut cases = Vec::with_capacity(plan.cases.len());
                 for case in &plan.cases {
-                    let what = format!("case `{}`", case_repr(&case.value));
+                    let what = || format!("case `{}`", case_repr(&case.value));
                     cases.push(self.choose_place(site, base, case.keyword, &what)?);
                 }
-                let end = self.choose_place(site, base, plan.end, "the end of this switch")?;
+                let what = || "the end of this switch".to_owned();
+                let end = self.choose_place(site, base, plan.end, &what)?;
                 Ok(Some(Targets::Switch { cases, end }))
             }
             Site::Computed(_, number) => {
@@ -238,7 +249,7 @@ impl<'p> Lowering<'p> {
                     if self.missing.contains(target.name.as_str()) {
                         return Err(removed(&target.name, plan.keyword));
                     }
-                    let what = format!("label `.{}`", target.name);
+                    let what = || format!("label `.{}`", target.name);
                     let depth = self.left(base, target);
                     let copy = self.choose(
                         site,
@@ -260,7 +271,7 @@ impl<'p> Lowering<'p> {
         site: usize,
         depth: i64,
         span: Position,
-        what: &str,
+        what: &dyn Fn() -> String,
     ) -> Result<Label, LowerError> {
         let copies = self
             .places
@@ -269,7 +280,7 @@ impl<'p> Lowering<'p> {
             .unwrap_or_default();
         if copies.is_empty() {
             return Err(LowerError::Refused {
-                message: format!("CPython's compiler removed {what} as unreachable"),
+                message: format!("CPython's compiler removed {} as unreachable", what()),
                 at: span,
                 help: REMOVED,
             });
@@ -293,16 +304,15 @@ impl<'p> Lowering<'p> {
         site: usize,
         depth: i64,
         candidates: &[Label],
-        what: &str,
+        what: &dyn Fn() -> String,
         span: Position,
         forward: bool,
     ) -> Result<usize, LowerError> {
         let analysis = self.analysis()?;
         let empty = HashMap::new();
         // A trampoline's copy is unreachable until its gotos are lowered: no depth yet.
-        let goto_copies = self
-            .copies_of
-            .get(&analysis.instrs[site].id)
+        let goto_copies = (analysis.instr(&self.body, site))
+            .and_then(|instr| self.copies_of.get(&instr.id))
             .unwrap_or(&empty);
         let fitting: Vec<usize> = (candidates.iter().enumerate())
             .filter(|&(_, &label)| {
@@ -317,7 +327,7 @@ impl<'p> Lowering<'p> {
             && (fitting.len() == 1
                 || fitting[1..].iter().all(|&n| {
                     same_block(
-                        &analysis.instrs,
+                        |index| analysis.instr(&self.body, index),
                         self.shapes(),
                         index_of(first),
                         index_of(n),
@@ -339,7 +349,7 @@ impl<'p> Lowering<'p> {
             && !forward
         {
             let at: Vec<usize> = (0..candidates.len()).map(index_of).collect();
-            let groups = in_order(analysis, self.shapes(), at.clone());
+            let groups = in_order(analysis, &self.body, at.clone());
             if groups.len() == count
                 && let Some(number) = (0..candidates.len())
                     .find(|&number| fitting.contains(&number) && groups[rank].contains(&at[number]))
@@ -349,9 +359,10 @@ impl<'p> Lowering<'p> {
         }
         Err(LowerError::Refused {
             message: format!(
-                "cannot tell which of CPython's {} copies of {what} belongs to this jump (CPython \
+                "cannot tell which of CPython's {} copies of {} belongs to this jump (CPython \
                  compiled the `finally` body around them more than once)",
-                fitting.len()
+                fitting.len(),
+                what(),
             ),
             at: span,
             help: COPIES,
@@ -428,12 +439,20 @@ impl<'p> Lowering<'p> {
 /// ([`CopyKeys`]), those next to each other in that order that start equal
 /// blocks as one: from 3.12 CPython copies a small block that ends in a return or raise into
 /// each block that jumps to it, so one copy of a `finally` body can hold two copies of it.
-fn in_order(analysis: &Analysis, shapes: &Shapes, mut indices: Vec<usize>) -> Vec<Vec<usize>> {
+fn in_order(analysis: &Analysis, body: &Body, mut indices: Vec<usize>) -> Vec<Vec<usize>> {
     indices.sort_by_cached_key(|&index| analysis.keys.key(index));
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for index in indices {
         match groups.last_mut() {
-            Some(group) if same_block(&analysis.instrs, shapes, group[0], index, false) => {
+            Some(group)
+                if same_block(
+                    |at| analysis.instr(body, at),
+                    body.shapes,
+                    group[0],
+                    index,
+                    false,
+                ) =>
+            {
                 group.push(index);
             }
             _ => groups.push(vec![index]),
