@@ -22,14 +22,16 @@
 mod copies;
 mod dispatch;
 mod goto;
+mod handlers;
 mod locals;
 mod targets;
 
+pub(crate) use handlers::jumps_on_their_labels_side;
 pub(crate) use locals::check_local_loads;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::bytecode::{Body, BytecodeError, Flow, Indices, Instr, InstrId, Item, Label};
+use super::bytecode::{Body, BytecodeError, Flow, Instr, InstrId, Item, Label};
 use super::code::{Code, Constant, Lowered};
 use super::plan::{CaseConstant, ComputedPlan, GotoPlan, Plan, ScopePlan, SwitchPlan};
 use super::shapes::Shapes;
@@ -438,7 +440,7 @@ impl<'p> Lowering<'p> {
             ));
         };
         self.body.items = items;
-        self.jumps_on_their_labels_side()?;
+        handlers::jumps_on_their_labels_side(&mut self.body)?;
         if self.shapes().unchecked_local_loads {
             locals::check_local_loads(&mut self.body, self.code)?;
         }
@@ -650,13 +652,6 @@ impl<'p> Lowering<'p> {
         }
     }
 
-    /// Puts each inserted jump under the handler of the instruction it jumps to: a backward
-    /// jump can be interrupted (a signal, another thread), and the handlers around the
-    /// label are the ones that apply there.
-    fn jumps_on_their_labels_side(&mut self) -> Result<(), LowerError> {
-        jumps_on_their_labels_side(&mut self.body)
-    }
-
     /// The index of `value` (`None`, an `int`, a `str` or `bytes`) in `co_consts`, added if
     /// needed.
     fn constant(&mut self, value: Constant) -> u32 {
@@ -704,71 +699,6 @@ impl<'p> Lowering<'p> {
     fn is_none(&self, instr: &Instr) -> bool {
         is_none(self.shapes(), &self.constants, instr)
     }
-}
-
-/// Puts each jump gotopy inserted under the handler of the instruction it jumps to (see
-/// [`Lowering::jumps_on_their_labels_side`]).
-pub(crate) fn jumps_on_their_labels_side(body: &mut Body) -> Result<(), LowerError> {
-    let is_jump = |body: &Body, instr: &Instr| {
-        instr.inserted && instr.target.is_some() && body.name(instr.op).starts_with("JUMP")
-    };
-    let mut jumps = Vec::new();
-    for (at, item) in body.items.iter().enumerate() {
-        if let Item::Instr(instr) = item
-            && is_jump(body, instr)
-        {
-            jumps.push(at);
-        }
-    }
-    for &at in &jumps {
-        if let Some(instr) = body.items[at].instr_mut() {
-            instr.handler = None;
-        }
-    }
-    // The item index of each instruction, and the instruction index each label names.
-    let mut item_of = Vec::new();
-    let mut at_label: Indices<Label> = Indices::new();
-    for (at, item) in body.items.iter().enumerate() {
-        match item {
-            Item::Label(label) => {
-                at_label.insert(*label, item_of.len());
-            }
-            Item::Instr(_) => item_of.push(at),
-        }
-    }
-    // The depths are found only when a target has a handler: code without handlers
-    // where its jumps land (most generated code) needs none.
-    let mut depths: Option<Vec<Option<i64>>> = None;
-    // In order, each jump reading its target's handler as it is then.
-    for at in jumps {
-        let Some(target) = body.items[at].instr().and_then(|instr| instr.target) else {
-            continue;
-        };
-        let Some(index) = at_label.get(target) else {
-            continue;
-        };
-        let Some(&target_at) = item_of.get(index) else {
-            continue;
-        };
-        let Some(handler) = body.items[target_at]
-            .instr()
-            .and_then(|instr| instr.handler)
-        else {
-            continue;
-        };
-        let depths = match &mut depths {
-            Some(depths) => depths,
-            None => depths.insert(body.depths(&[], None)?.before),
-        };
-        // Not a handler that only covers the label's instruction after its stack shrank.
-        if let Some(depth) = depths[index]
-            && i64::from(handler.depth) <= depth
-            && let Some(jump) = body.items[at].instr_mut()
-        {
-            jump.handler = Some(handler);
-        }
-    }
-    Ok(())
 }
 
 /// Whether `instr` loads `None` (3.15 has `LOAD_COMMON_CONSTANT` for it).
