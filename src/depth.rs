@@ -597,6 +597,16 @@ pub(crate) fn on_deep_stack<T: Send>(source: &Source, work: impl FnOnce() -> T +
     if DEEP.get() || !matches!(reach(source), Ok(deepest) if deepest > SHALLOW) {
         return work();
     }
+    on_big_stack(work)
+}
+
+/// Runs `work` on a thread with the stack [`on_deep_stack`] gives, whatever it works on
+/// (unless this already is such a thread): for a text [`reach`] refused that must be parsed
+/// all the same.
+pub(crate) fn on_big_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    if DEEP.get() {
+        return work();
+    }
     let mut slot = Some(work);
     let spawned = std::thread::scope(|scope| {
         let slot = &mut slot;

@@ -606,3 +606,129 @@ fn the_old_libraries_programs_run_translated_and_on_rustpython() {
     assert!(pythons.iter().any(|(version, _)| version == "pypy3.11"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A translation nests more deeply than its source (a dispatch loop around the statements
+/// from a label to its gotos, a loop around each `with` body a jump leaves), and CPython
+/// bounds nesting: 20 statically nested blocks (3.8 to 3.12) and 99 levels of indentation.
+/// For each kind of compound statement, gotos out of ever more of them nested: the deepest
+/// nest that translates runs on every plain Python and does what the program asserts; the
+/// next is refused (`G200`, not a bug of gotopy's), and where the translation adds one block
+/// or level only, CPython 3.12 refuses that source itself one statement deeper (so the
+/// refusal comes no earlier than it must).
+#[test]
+fn translations_nest_no_deeper_than_cpython_compiles() {
+    // Each kind: its header, what ends its body and what follows it, the depths to try, and
+    // whether its translation adds one block or level only (a `with` left early gets a loop
+    // of its own too).
+    type Kind = (&'static str, &'static str, &'static str, &'static str);
+    let kinds: [(Kind, std::ops::RangeInclusive<usize>, bool); 7] = [
+        (("for", "for _ in range(1):", "", ""), 15..=22, true),
+        (("while", "while True:", "break", ""), 15..=22, true),
+        (
+            ("try body", "try:", "", "finally:\n    pass"),
+            15..=22,
+            true,
+        ),
+        (
+            ("try-except body", "try:", "", "except E:\n    pass"),
+            15..=22,
+            true,
+        ),
+        (
+            ("handler", "try:\n    raise E\nexcept E:", "", ""),
+            6..=12,
+            true,
+        ),
+        (("with", "with CM():", "", ""), 6..=12, false),
+        (("if", "if True:", "", ""), 94..=99, true),
+    ];
+    let pythons = interpreters();
+    let cpython_312 = pythons
+        .iter()
+        .find(|(version, _)| version == "3.12")
+        .expect("CPython 3.12")
+        .1
+        .clone();
+    common::on_threads(&kinds, |((kind, header, end, after), depths, one_more)| {
+        let program = |depth: usize, goto: bool| {
+            let mut body = String::from("count += 1\nif count < 3:\n    goto .top\n");
+            if !goto {
+                body = body.replace("goto .top", "pass");
+            }
+            for _ in 0..depth {
+                let mut wrapped = format!("{header}\n");
+                for line in body.lines().chain(end.lines()) {
+                    wrapped.push_str(&format!("    {line}\n"));
+                }
+                for line in after.lines() {
+                    wrapped.push_str(&format!("{line}\n"));
+                }
+                body = wrapped;
+            }
+            let body: String = body.lines().map(|line| format!("    {line}\n")).collect();
+            let (imports, label) = if goto {
+                ("from goto import goto, label\n", "    label .top\n")
+            } else {
+                ("goto = lambda f: f\n", "")
+            };
+            format!(
+                "{imports}\n\nclass E(Exception):\n    pass\n\n\nclass CM:\n    def __enter__(self):\n        \
+                 return self\n\n    def __exit__(self, *exc):\n        return False\n\n\n@goto\n\
+                 def f():\n    count = 0\n{label}{body}    return count\n\n\nassert f() == 3\nprint(\"ok\")\n"
+            )
+        };
+        let stem = kind.replace([' ', '-'], "_");
+        let mut deepest = None;
+        for depth in depths.clone() {
+            let path = common::write(&format!("nest_{stem}_{depth}.py"), &program(depth, true));
+            let out = path.with_extension("out.py");
+            let output = translate(&path, &out, false);
+            if output.status.success() {
+                deepest = Some((depth, out));
+                continue;
+            }
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(1), "{kind} at {depth}: {stderr}");
+            assert!(
+                stderr.contains("error[G200]"),
+                "{kind} at {depth}: {stderr}"
+            );
+            assert!(
+                !stderr.contains("bug in gotopy"),
+                "{kind} at {depth}: {stderr}"
+            );
+            let (last, out) =
+                deepest.unwrap_or_else(|| panic!("{kind}: none of {depths:?} translates"));
+            for (version, python) in &pythons {
+                let got = plain_run(python, &out);
+                assert_eq!(
+                    (
+                        got.status.code(),
+                        String::from_utf8_lossy(&got.stdout).trim()
+                    ),
+                    (Some(0), "ok"),
+                    "{kind} at {last} on {version}: {}",
+                    cpython::shown(&got)
+                );
+            }
+            if *one_more {
+                let plain = common::write(
+                    &format!("nest_{stem}_{}_plain.py", depth + 1),
+                    &program(depth + 1, false),
+                );
+                let compiled = Command::new(&cpython_312)
+                    .args(["-I", "-S", "-m", "py_compile"])
+                    .arg(&plain)
+                    .output()
+                    .unwrap();
+                assert!(
+                    !compiled.status.success(),
+                    "{kind}: refused at {depth}, but CPython 3.12 compiles {} of them",
+                    depth + 1
+                );
+            }
+            return;
+        }
+        panic!("{kind}: every depth of {depths:?} translates");
+    });
+}

@@ -14,6 +14,7 @@
 //! runs.
 
 mod analysis;
+mod blocks;
 mod emit;
 mod text;
 mod tree;
@@ -23,6 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::token::TokenKind;
 use rustpython_compiler::ast::{self as ast, ExceptHandler, Stmt};
+use rustpython_compiler::parser::{self, Mode, ParseOptions};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
@@ -54,6 +56,8 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
         mut diagnostics,
         ..
     } = checked(source, options)?;
+    // The output may nest as many blocks as the source does, or CPython's limit.
+    let blocks_allowed = blocks::deepest(&parsed.syntax().body).0.max(blocks::LIMIT);
     let text = Text::new(source.text(), parsed.tokens());
     let named = module
         .scopes
@@ -93,7 +97,7 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
     if source.text().contains("\r\n") {
         rendered = rendered.replace('\n', "\r\n");
     }
-    self_check(&rendered, source)?;
+    self_check(&rendered, source, &module, blocks_allowed)?;
     // The input's tree and tables are done with: freed beside what the caller does next.
     drop(translator);
     crate::depth::drop_aside((parsed, module), source);
@@ -103,25 +107,94 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
     })
 }
 
-/// The output parses and no rewritten scope has a marker left: else a bug of gotopy's.
-fn self_check(text: &str, source: &Source) -> Result<(), CompileError> {
+/// The output parses, nests no deeper than CPython allows (where the source does not
+/// already nest deeper: `blocks_allowed`), and no rewritten scope has a marker left. A
+/// translation that nests too deeply is refused; the rest would be a bug of gotopy's.
+fn self_check(
+    text: &str,
+    source: &Source,
+    module: &Module,
+    blocks_allowed: usize,
+) -> Result<(), CompileError> {
+    enum Failure {
+        Bug(String),
+        /// Where in which scope of the output, and what.
+        TooDeep(Option<String>, String),
+    }
     let output = Source::new(source.path(), text);
-    // The output nests deeper than the input, by its dispatch loops: its own stack.
-    let failure = crate::depth::on_deep_stack(&output, || match crate::parse::parse(&output) {
-        Err(error) => Some(format!("its output does not parse: {}", error.message)),
-        Ok(parsed) => {
+    let parse = || {
+        parser::parse_unchecked(text, ParseOptions::from(Mode::Module))
+            .try_into_module()
+            .expect("module mode parses to a module")
+    };
+    let failure = match crate::depth::reach(&output) {
+        // The source kept the tokenizer's limits; the dispatch loops and guards indent
+        // further. Which scope that is, the tree tells: parsed without the limit, on a stack
+        // for any depth.
+        Err(broken) => {
+            let at = broken.range.start();
+            let qualname =
+                crate::depth::on_big_stack(|| blocks::qualname_at(&parse().syntax().body, at));
+            let what = broken.message.trim_start_matches("syntax error: ");
+            let help = broken.help.unwrap_or_default();
+            Some(Failure::TooDeep(
+                qualname,
+                format!("its translation has {what} ({help})"),
+            ))
+        }
+        // The output nests deeper than the input, by its dispatch loops: its own stack.
+        Ok(deepest) => crate::depth::on_deep_stack(&output, || {
+            let parsed = parse();
+            if let Some(error) = parsed.errors().first() {
+                return Some(Failure::Bug(format!(
+                    "its output does not parse: {}",
+                    error.error
+                )));
+            }
+            let body = &parsed.syntax().body;
+            let (blocks, at) = blocks::deepest(body);
+            let too_deep = if deepest > crate::depth::MAX_DEPTH
+                && let Err(error) = crate::depth::too_deep(parsed.syntax())
+            {
+                let what = error.message.trim_start_matches("syntax error: ");
+                let at = error.range.start();
+                Some(Failure::TooDeep(
+                    blocks::qualname_at(body, at),
+                    format!("its translation is {what}"),
+                ))
+            } else {
+                (blocks > blocks_allowed).then(|| {
+                    Failure::TooDeep(
+                        blocks::qualname_at(body, at),
+                        format!(
+                            "its translation nests {blocks} blocks, more than the {} that \
+                             CPython 3.8 to 3.12 compile (\"too many statically nested \
+                             blocks\": each loop, `with` item, `try` and `finally` counts one, \
+                             an `except` clause two)",
+                            blocks::LIMIT
+                        ),
+                    )
+                })
+            };
             let module = scan::scan(parsed.syntax(), parsed.tokens(), &output, Options::new());
             let left =
                 (module.scopes.iter()).any(|scope| scope.rewritten && !scope.markers.is_empty());
             // The output's tree is bigger than the input's: freeing it took longer than
             // scanning it, and nothing waits for that.
             crate::depth::drop_aside((parsed, module), &output);
-            left.then(|| "its output still has markers in a rewritten scope".to_owned())
-        }
-    });
+            too_deep.or_else(|| {
+                left.then(|| {
+                    Failure::Bug("its output still has markers in a rewritten scope".to_owned())
+                })
+            })
+        }),
+    };
     match failure {
         None => Ok(()),
-        Some(what) => Err(rejected(
+        Some(Failure::TooDeep(qualname, what)) => {
+            Err(rejected(vec![too_deep(module, qualname, what)], source))
+        }
+        Some(Failure::Bug(what)) => Err(rejected(
             vec![Diagnostic::new(
                 Code::Internal,
                 TextRange::default(),
@@ -130,6 +203,30 @@ fn self_check(text: &str, source: &Source) -> Result<(), CompileError> {
             source,
         )),
     }
+}
+
+/// The refusal of a translation that nests more deeply than CPython allows where the source
+/// does not, placed at the scope of `module` (the source's) named `qualname`, whose
+/// translation nests too deeply (`None`: the module's body).
+fn too_deep(module: &Module, qualname: Option<String>, what: String) -> Diagnostic {
+    let scope = (module.scopes.iter())
+        .find(|scope| scope.kind != ScopeKind::Module && Some(&scope.qualname) == qualname.as_ref())
+        .unwrap_or(&module.scopes[0]);
+    let range = match scope.kind {
+        ScopeKind::Module => (scope.markers.first()).map_or_else(TextRange::default, |m| m.range),
+        _ => scope.name_range,
+    };
+    Diagnostic::new(
+        Code::CannotRewrite,
+        range,
+        format!("{} cannot be translated: {what}", scope.describe()),
+    )
+    .help(
+        "a translation adds a `while` loop around the statements from a label to the gotos \
+         that jump to it (and `if` statements that skip to the label): nest the label and \
+         its gotos in fewer blocks, or run the code with gotopy itself (`gotopy run`, the \
+         import hook), whose rewrite adds no nesting",
+    )
 }
 
 /// The names of the registers: `_goto_k` and friends, with a number added when the module
