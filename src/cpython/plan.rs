@@ -426,7 +426,10 @@ fn goto_plan(
     (frame, load): (Option<FrameId>, TextRange),
     trampolines: &Trampolines,
 ) -> GotoPlan {
-    let left = frames_left(scope, frame, name).unwrap_or_default();
+    // A goto outside every frame leaves none: no need to look its label up.
+    let left = frame
+        .and_then(|_| frames_left(scope, frame, name))
+        .unwrap_or_default();
     let mut plan = GotoPlan {
         name: name.to_owned(),
         keyword: positions.span(load),

@@ -103,10 +103,11 @@ pub(crate) fn prepare(
             last_labels.insert(scope.name_range.start(), last);
         }
         for (index, marker) in scope.markers.iter().enumerate() {
-            let MarkerKind::Goto { name, .. } = &marker.kind else {
+            // A goto outside every frame leaves none (most gotos of generated code).
+            let (MarkerKind::Goto { name, .. }, Some(from)) = (&marker.kind, marker.frame) else {
                 continue;
             };
-            for frame in frames_left(scope, marker.frame, name).unwrap_or_default() {
+            for frame in frames_left(scope, Some(from), name).unwrap_or_default() {
                 if scope.frame(frame).kind == FrameKind::TryFinally {
                     let trampoline = Trampoline {
                         scope: id,
