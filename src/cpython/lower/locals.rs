@@ -56,28 +56,44 @@ pub(crate) fn check_local_loads(body: &mut Body, code: &Code) -> Result<(), Lowe
     let (Some(load_fast_check), Some(store_fast)) = (load_fast_check, store_fast) else {
         return Ok(());
     };
-    let items = std::mem::take(&mut body.items);
-    let mut new_items = Vec::with_capacity(items.len());
+    // The instructions whose loads may find their local unbound, by their place in the list:
+    // most code has none, and then the list stays as it is.
+    let mut risky = Vec::new();
     let mut index = 0;
-    for item in items {
+    for (at, item) in body.items.iter().enumerate() {
+        let Item::Instr(instr) = item else {
+            continue;
+        };
+        // Code that nothing reaches has no state: no local is unbound there.
+        if !body.shapes.is(instr.op, "LOAD_FAST_CHECK")
+            && actions_of(body.name(instr.op), instr.arg)
+                .into_iter()
+                .any(|(action, local)| {
+                    action == Action::Load
+                        && local < count
+                        && unbound.before(index, local) == Some(true)
+                })
+        {
+            risky.push(at);
+        }
+        index += 1;
+    }
+    if risky.is_empty() {
+        return Ok(());
+    }
+    let items = std::mem::take(&mut body.items);
+    let mut new_items = Vec::with_capacity(items.len() + risky.len());
+    let mut risky = risky.into_iter().peekable();
+    for (at, item) in items.into_iter().enumerate() {
         let Item::Instr(instr) = item else {
             new_items.push(item);
             continue;
         };
-        let actions = actions_of(body.name(instr.op), instr.arg);
-        // Code that nothing reaches has no state: no local is unbound there.
-        let risky = !body.shapes.is(instr.op, "LOAD_FAST_CHECK")
-            && actions.into_iter().any(|(action, local)| {
-                action == Action::Load
-                    && local < count
-                    && unbound.before(index, local) == Some(true)
-            });
-        index += 1;
-        if !risky {
+        if risky.next_if_eq(&at).is_none() {
             new_items.push(Item::Instr(instr));
             continue;
         }
-        for (action, local) in actions {
+        for (action, local) in actions_of(body.name(instr.op), instr.arg) {
             let op = if action == Action::Load {
                 load_fast_check
             } else {
