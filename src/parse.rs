@@ -19,9 +19,7 @@ use crate::source::Source;
 /// ([`depth`](crate::depth)); the caller runs on [`depth::on_deep_stack`](crate::depth).
 pub fn parse(source: &Source) -> Result<Parsed<ModModule>, Diagnostic> {
     let deepest = crate::depth::reach(source)?;
-    let parsed = parser::parse_unchecked(source.text(), ParseOptions::from(Mode::Module))
-        .try_into_module()
-        .expect("module mode parses to a module");
+    let parsed = parse_unlimited(source.text());
     let Some(error) = parsed.errors().first() else {
         if deepest > crate::depth::MAX_DEPTH {
             crate::depth::too_deep(parsed.syntax())?;
@@ -51,6 +49,15 @@ pub fn parse(source: &Source) -> Result<Parsed<ModModule>, Diagnostic> {
         error.location,
         format!("syntax error: {message}"),
     ))
+}
+
+/// `text` parsed as a module whatever its errors and however deeply it nests: the caller
+/// reads [`Parsed::errors`], and runs on a stack for the depth (`gotopy translate`'s
+/// self-check, on output that may break CPython's limits).
+pub(crate) fn parse_unlimited(text: &str) -> Parsed<ModModule> {
+    parser::parse_unchecked(text, ParseOptions::from(Mode::Module))
+        .try_into_module()
+        .expect("module mode parses to a module")
 }
 
 /// The innermost bracket still open at `before` that no later token closes.

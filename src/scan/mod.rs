@@ -94,6 +94,16 @@ pub struct Module {
     pub imports_decorator: bool,
 }
 
+impl Module {
+    /// The innermost scope around `range`: the last in source order that holds it (nested
+    /// scopes come after their parent), the module's when no function or class does.
+    pub fn scope_around(&self, range: TextRange) -> &Scope {
+        (self.scopes.iter())
+            .rfind(|scope| scope.range.contains_range(range))
+            .unwrap_or(&self.scopes[0])
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScopeKind {
     Module,
@@ -110,7 +120,6 @@ pub struct Scope {
     /// The name in the `def` or `class` header; empty at offset 0 for the module.
     pub name_range: TextRange,
     /// The whole definition, its decorators included; the whole text for the module.
-    #[cfg_attr(not(feature = "server"), allow(dead_code))] // What the language server reads.
     pub range: TextRange,
     /// Decorated with `goto`, `with_goto` or `switch`, or named by [`Options::scope_line`].
     pub decorated: bool,

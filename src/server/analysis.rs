@@ -446,14 +446,10 @@ impl Analysis {
         self.source.location(offset).line
     }
 
-    /// The scope of the markers at `range` (the innermost around it: scopes come in source
-    /// order, nested ones after their parent), if it is a function gotopy does not rewrite.
+    /// The scope of the markers at `range` (the innermost around it), if it is a function
+    /// gotopy does not rewrite.
     pub(crate) fn unrewritten_function_at(&self, range: TextRange) -> Option<&Scope> {
-        let scope = self
-            .scopes()
-            .map(|(_, scope)| scope)
-            .filter(|scope| scope.range.contains_range(range))
-            .last()?;
+        let scope = self.module.as_ref()?.scope_around(range);
         (scope.kind == ScopeKind::Function && !scope.rewritten).then_some(scope)
     }
 

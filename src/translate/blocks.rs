@@ -35,95 +35,45 @@ fn walk(body: &[Stmt], depth: usize, worst: &mut (usize, TextSize)) {
         *worst = (depth, first.start());
     }
     for stmt in body {
-        bodies(stmt, |inner, added| {
-            walk(inner, added.map_or(0, |added| depth + added), worst);
-        });
-    }
-}
-
-/// Calls `each` with every statement list directly inside `stmt` and the blocks CPython
-/// counts around it besides those around `stmt` (`None`: a function's or class's body, which
-/// counts from none).
-fn bodies<'a>(stmt: &'a Stmt, mut each: impl FnMut(&'a [Stmt], Option<usize>)) {
-    match stmt {
-        Stmt::FunctionDef(def) => each(&def.body, None),
-        Stmt::ClassDef(class) => each(&class.body, None),
-        Stmt::While(stmt) => {
-            each(&stmt.body, Some(1));
-            each(&stmt.orelse, Some(0));
-        }
-        Stmt::For(stmt) => {
-            each(&stmt.body, Some(1));
-            each(&stmt.orelse, Some(0));
-        }
-        Stmt::With(stmt) => each(&stmt.body, Some(stmt.items.len())),
-        Stmt::If(stmt) => {
-            each(&stmt.body, Some(0));
-            for clause in &stmt.elif_else_clauses {
-                each(&clause.body, Some(0));
+        match stmt {
+            // A code object of its own, counted from none.
+            Stmt::FunctionDef(def) => walk(&def.body, 0, worst),
+            Stmt::ClassDef(class) => walk(&class.body, 0, worst),
+            Stmt::While(stmt) => {
+                walk(&stmt.body, depth + 1, worst);
+                walk(&stmt.orelse, depth, worst);
             }
+            Stmt::For(stmt) => {
+                walk(&stmt.body, depth + 1, worst);
+                walk(&stmt.orelse, depth, worst);
+            }
+            Stmt::With(stmt) => walk(&stmt.body, depth + stmt.items.len(), worst),
+            Stmt::If(stmt) => {
+                walk(&stmt.body, depth, worst);
+                for clause in &stmt.elif_else_clauses {
+                    walk(&clause.body, depth, worst);
+                }
+            }
+            Stmt::Match(stmt) => {
+                for case in &stmt.cases {
+                    walk(&case.body, depth, worst);
+                }
+            }
+            Stmt::Try(stmt) => {
+                let finally = depth + usize::from(!stmt.finalbody.is_empty());
+                walk(
+                    &stmt.body,
+                    finally + usize::from(!stmt.handlers.is_empty()),
+                    worst,
+                );
+                for handler in &stmt.handlers {
+                    let ExceptHandler::ExceptHandler(handler) = handler;
+                    walk(&handler.body, finally + 2, worst);
+                }
+                walk(&stmt.orelse, finally, worst);
+                walk(&stmt.finalbody, finally, worst);
+            }
+            _ => {}
         }
-        Stmt::Match(stmt) => {
-            for case in &stmt.cases {
-                each(&case.body, Some(0));
-            }
-        }
-        Stmt::Try(stmt) => {
-            let finally = usize::from(!stmt.finalbody.is_empty());
-            let handled = usize::from(!stmt.handlers.is_empty());
-            each(&stmt.body, Some(finally + handled));
-            for handler in &stmt.handlers {
-                let ExceptHandler::ExceptHandler(handler) = handler;
-                each(&handler.body, Some(finally + 2));
-            }
-            each(&stmt.orelse, Some(finally));
-            each(&stmt.finalbody, Some(finally));
-        }
-        _ => {}
-    }
-}
-
-/// The `__qualname__` of the innermost function or class of `body` whose body holds
-/// `offset` (`None`: the module's own body).
-pub(super) fn qualname_at(body: &[Stmt], offset: TextSize) -> Option<String> {
-    let mut qualname: Option<String> = None;
-    let mut in_class = false;
-    let mut list = body;
-    while let Some(stmt) = list
-        .iter()
-        .find(|stmt| stmt.range().contains_inclusive(offset))
-    {
-        let mut inside = None;
-        bodies(stmt, |inner, _| {
-            if holds(inner, offset) {
-                inside = Some(inner);
-            }
-        });
-        let Some(inner) = inside else {
-            break;
-        };
-        let (name, class) = match stmt {
-            Stmt::FunctionDef(def) => (&def.name, false),
-            Stmt::ClassDef(class) => (&class.name, true),
-            _ => {
-                list = inner;
-                continue;
-            }
-        };
-        qualname = Some(match qualname {
-            None => name.id.to_string(),
-            Some(outer) if in_class => format!("{outer}.{}", name.id),
-            Some(outer) => format!("{outer}.<locals>.{}", name.id),
-        });
-        (list, in_class) = (inner, class);
-    }
-    qualname
-}
-
-/// Whether the statements `body` span `offset`.
-fn holds(body: &[Stmt], offset: TextSize) -> bool {
-    match (body.first(), body.last()) {
-        (Some(first), Some(last)) => first.start() <= offset && offset <= last.end(),
-        _ => false,
     }
 }

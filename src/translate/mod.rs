@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::token::TokenKind;
 use rustpython_compiler::ast::{self as ast, ExceptHandler, Stmt};
-use rustpython_compiler::parser::{self, Mode, ParseOptions};
+use rustpython_compiler::parser::Parsed;
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
@@ -118,14 +118,15 @@ fn self_check(
 ) -> Result<(), CompileError> {
     enum Failure {
         Bug(String),
-        /// Where in which scope of the output, and what.
-        TooDeep(Option<String>, String),
+        /// The qualname of the scope of the output that nests too deeply, and what.
+        TooDeep(String, String),
     }
     let output = Source::new(source.path(), text);
-    let parse = || {
-        parser::parse_unchecked(text, ParseOptions::from(Mode::Module))
-            .try_into_module()
-            .expect("module mode parses to a module")
+    // The scope of the output around `at`, read from its tree and scan.
+    let scope_at = |parsed: &Parsed<ast::ModModule>, at: TextSize| {
+        let module = scan::scan(parsed.syntax(), parsed.tokens(), &output, Options::new());
+        let qualname = module.scope_around(TextRange::empty(at)).qualname.clone();
+        (qualname, module)
     };
     let failure = match crate::depth::reach(&output) {
         // The source kept the tokenizer's limits; the dispatch loops and guards indent
@@ -134,7 +135,7 @@ fn self_check(
         Err(broken) => {
             let at = broken.range.start();
             let qualname =
-                crate::depth::on_big_stack(|| blocks::qualname_at(&parse().syntax().body, at));
+                crate::depth::on_big_stack(|| scope_at(&crate::parse::parse_unlimited(text), at).0);
             let what = broken.message.trim_start_matches("syntax error: ");
             let help = broken.help.unwrap_or_default();
             Some(Failure::TooDeep(
@@ -144,55 +145,54 @@ fn self_check(
         }
         // The output nests deeper than the input, by its dispatch loops: its own stack.
         Ok(deepest) => crate::depth::on_deep_stack(&output, || {
-            let parsed = parse();
+            let parsed = crate::parse::parse_unlimited(text);
             if let Some(error) = parsed.errors().first() {
                 return Some(Failure::Bug(format!(
                     "its output does not parse: {}",
                     error.error
                 )));
             }
-            let body = &parsed.syntax().body;
-            let (blocks, at) = blocks::deepest(body);
-            let too_deep = if deepest > crate::depth::MAX_DEPTH
-                && let Err(error) = crate::depth::too_deep(parsed.syntax())
-            {
-                let what = error.message.trim_start_matches("syntax error: ");
-                let at = error.range.start();
-                Some(Failure::TooDeep(
-                    blocks::qualname_at(body, at),
-                    format!("its translation is {what}"),
-                ))
-            } else {
-                (blocks > blocks_allowed).then(|| {
-                    Failure::TooDeep(
-                        blocks::qualname_at(body, at),
-                        format!(
-                            "its translation nests {blocks} blocks, more than the {} that \
-                             CPython 3.8 to 3.12 compile (\"too many statically nested \
-                             blocks\": each loop, `with` item, `try` and `finally` counts one, \
-                             an `except` clause two)",
-                            blocks::LIMIT
-                        ),
-                    )
-                })
-            };
-            let module = scan::scan(parsed.syntax(), parsed.tokens(), &output, Options::new());
+            let (blocks, deepest_block) = blocks::deepest(&parsed.syntax().body);
+            let too_complex = (deepest > crate::depth::MAX_DEPTH)
+                .then(|| crate::depth::too_deep(parsed.syntax()).err())
+                .flatten();
+            let at = too_complex
+                .as_ref()
+                .map_or(deepest_block, |e| e.range.start());
+            let (qualname, module) = scope_at(&parsed, at);
             let left =
                 (module.scopes.iter()).any(|scope| scope.rewritten && !scope.markers.is_empty());
             // The output's tree is bigger than the input's: freeing it took longer than
             // scanning it, and nothing waits for that.
             crate::depth::drop_aside((parsed, module), &output);
-            too_deep.or_else(|| {
+            if let Some(error) = too_complex {
+                let what = error.message.trim_start_matches("syntax error: ");
+                Some(Failure::TooDeep(
+                    qualname,
+                    format!("its translation is {what}"),
+                ))
+            } else if blocks > blocks_allowed {
+                Some(Failure::TooDeep(
+                    qualname,
+                    format!(
+                        "its translation nests {blocks} blocks, more than the {} that CPython \
+                         3.8 to 3.12 compile (\"too many statically nested blocks\": each \
+                         loop, `with` item, `try` and `finally` counts one, an `except` clause \
+                         two)",
+                        blocks::LIMIT
+                    ),
+                ))
+            } else {
                 left.then(|| {
                     Failure::Bug("its output still has markers in a rewritten scope".to_owned())
                 })
-            })
+            }
         }),
     };
     match failure {
         None => Ok(()),
         Some(Failure::TooDeep(qualname, what)) => {
-            Err(rejected(vec![too_deep(module, qualname, what)], source))
+            Err(rejected(vec![too_deep(module, &qualname, what)], source))
         }
         Some(Failure::Bug(what)) => Err(rejected(
             vec![Diagnostic::new(
@@ -207,10 +207,10 @@ fn self_check(
 
 /// The refusal of a translation that nests more deeply than CPython allows where the source
 /// does not, placed at the scope of `module` (the source's) named `qualname`, whose
-/// translation nests too deeply (`None`: the module's body).
-fn too_deep(module: &Module, qualname: Option<String>, what: String) -> Diagnostic {
+/// translation nests too deeply.
+fn too_deep(module: &Module, qualname: &str, what: String) -> Diagnostic {
     let scope = (module.scopes.iter())
-        .find(|scope| scope.kind != ScopeKind::Module && Some(&scope.qualname) == qualname.as_ref())
+        .find(|scope| scope.qualname == qualname)
         .unwrap_or(&module.scopes[0]);
     let range = match scope.kind {
         ScopeKind::Module => (scope.markers.first()).map_or_else(TextRange::default, |m| m.range),
