@@ -60,7 +60,10 @@ pub(crate) enum Limit {
     Brackets,
     Indent,
     FStrings,
-    Estimate,
+    /// The estimate's bound; `chain` when most of it is an `if` statement's `elif`s.
+    Estimate {
+        chain: bool,
+    },
 }
 
 impl Limit {
@@ -84,21 +87,32 @@ impl Limit {
                     MAX_FSTRINGS - 1
                 ),
             ),
-            Limit::Estimate => (
+            Limit::Estimate { chain } => (
                 "too complex: this statement nests far too deeply to parse",
-                too_complex_help(),
+                too_complex_help(chain),
             ),
         };
         Diagnostic::new(Code::SyntaxError, at, format!("syntax error: {message}")).help(help)
     }
 }
 
-fn too_complex_help() -> String {
-    format!(
-        "CPython cannot compile code nested more than about {} levels deep (it raises \
-         MemoryError or RecursionError); split the expression with intermediate variables",
-        thousands(MAX_DEPTH)
-    )
+/// What to do about code nested too deeply: `chain` when most of the nesting is the clauses
+/// of one `if` statement, whose every `elif` is a level deeper than the clause before it.
+fn too_complex_help(chain: bool) -> String {
+    let depth = thousands(MAX_DEPTH);
+    if chain {
+        format!(
+            "CPython cannot compile code nested more than about {depth} levels deep (it raises \
+             MemoryError or RecursionError), and each `elif` nests one level deeper than the \
+             clause before it; split the chain into shorter ones, or dispatch with a dict or, \
+             in a function gotopy rewrites, with `while switch`"
+        )
+    } else {
+        format!(
+            "CPython cannot compile code nested more than about {depth} levels deep (it raises \
+             MemoryError or RecursionError); split the expression with intermediate variables"
+        )
+    }
 }
 
 fn thousands(n: usize) -> String {
@@ -199,6 +213,11 @@ impl Blocks {
 
     fn levels(&self) -> usize {
         self.clauses.len() - 1
+    }
+
+    /// Whether the `elif`s of open `if` statements make most of `depth`.
+    fn chain(&self, depth: usize) -> bool {
+        self.clauses.iter().sum::<usize>() * 2 > depth
     }
 
     fn indent(&mut self) {
@@ -450,14 +469,18 @@ fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
             .last()
             .expect("the statement's group is never closed");
         if group.too_deep(&blocks, deepest) {
-            return Some(Limit::Estimate);
+            return Some(Limit::Estimate {
+                chain: blocks.chain(*deepest),
+            });
         }
         previous = kind;
     }
     // The end of the text closes what is still open, as the parser's recovery does.
     while let Some(group) = groups.pop() {
         if group.too_deep(&blocks, deepest) {
-            return Some(Limit::Estimate);
+            return Some(Limit::Estimate {
+                chain: blocks.chain(*deepest),
+            });
         }
         if let Some(parent) = groups.last_mut() {
             parent.child = parent.child.max(group.depth());
@@ -502,7 +525,7 @@ pub(crate) fn too_deep(module: &ModModule) -> Result<(), Diagnostic> {
     walk.visit_body(&module.body);
     match walk.deepest {
         None => Ok(()),
-        Some(at) => Err(Diagnostic::new(
+        Some((at, chain)) => Err(Diagnostic::new(
             Code::SyntaxError,
             TextRange::empty(at),
             format!(
@@ -511,7 +534,7 @@ pub(crate) fn too_deep(module: &ModModule) -> Result<(), Diagnostic> {
             ),
         )
         .label(format!("level {} starts here", thousands(MAX_DEPTH + 1)))
-        .help(too_complex_help())),
+        .help(too_complex_help(chain))),
     }
 }
 
@@ -522,7 +545,10 @@ struct Walk {
     /// The clauses of each open `if` statement seen so far: the k-th adds k to the depth
     /// (an `elif` is one level deeper than the clause before it).
     clauses: Vec<usize>,
-    deepest: Option<TextSize>,
+    /// What the `elif` clauses on the path add to `depth`.
+    chained: usize,
+    /// The first node past the limit, and whether `elif`s made most of its depth.
+    deepest: Option<(TextSize, bool)>,
     /// The largest depth reached.
     most: usize,
 }
@@ -549,20 +575,28 @@ impl<'a> SourceOrderVisitor<'a> for Walk {
             }
             _ => {}
         }
-        self.depth += self.added(node);
+        let added = self.added(node);
+        self.depth += added;
+        if matches!(node, AnyNodeRef::ElifElseClause(_)) {
+            self.chained += added;
+        }
         self.most = self.most.max(self.depth);
         if self.deepest.is_some() {
             return TraversalSignal::Skip;
         }
         if self.depth > MAX_DEPTH {
-            self.deepest = Some(node.start());
+            self.deepest = Some((node.start(), self.chained * 2 > self.depth));
             return TraversalSignal::Skip;
         }
         TraversalSignal::Traverse
     }
 
     fn leave_node(&mut self, node: AnyNodeRef<'a>) {
-        self.depth -= self.added(node);
+        let added = self.added(node);
+        self.depth -= added;
+        if matches!(node, AnyNodeRef::ElifElseClause(_)) {
+            self.chained -= added;
+        }
         if matches!(node, AnyNodeRef::StmtIf(_)) {
             self.clauses.pop();
         }

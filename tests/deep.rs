@@ -234,3 +234,31 @@ fn far_beyond_each_bound_every_command_gives_the_error_and_no_signal() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// The help of a "too complex" refusal says what to split: a long `if`/`elif` chain (each
+/// `elif` is a level deeper in CPython's tree), or an expression. Both the tree's bound (just
+/// over it) and the estimate before the parse (far beyond) tell them apart.
+#[test]
+fn too_complex_says_whether_to_split_a_chain_or_an_expression() {
+    const CHAIN: &str = "each `elif` nests one level deeper";
+    const EXPRESSION: &str = "split the expression with intermediate variables";
+    let mut failures = Vec::new();
+    for shape in shapes().iter().filter(|shape| shape.limit == "too complex") {
+        let wanted = if shape.name == "elif" {
+            CHAIN
+        } else {
+            EXPRESSION
+        };
+        for depth in [shape.over, 100_000] {
+            let output = gotopy(&["check"], &module(&shape.name, depth, false));
+            let text = shown(&output);
+            if !text.contains(&shape.message()) || !text.contains(wanted) {
+                failures.push(format!(
+                    "{} at {depth}: wanted {wanted:?}:\n{text}",
+                    shape.name
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
