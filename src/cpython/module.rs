@@ -2,6 +2,8 @@
 //! plan rewrites, lowering it, and saying why not in the front end's words. The shells hold
 //! the real code objects; they describe the tree ([`Node`]) and load the ones asked for.
 
+use std::collections::HashMap;
+
 use super::code::{Code, Lowered};
 use super::lower::{LowerError, Lowering, first_marker};
 use super::plan::{Plan, ScopePlan};
@@ -69,17 +71,14 @@ impl LateError {
     }
 }
 
-/// The code object of `scope` among `nodes`: the one with its qualified name that holds one
-/// of its labels or gotos (`positions` gives a node's positions), or the only one with its
-/// name.
+/// The code object of `scope` among `candidates`, the nodes with its qualified name: the one
+/// that holds one of its labels or gotos (`positions` gives a node's positions), or the only
+/// one.
 pub fn find_scope(
-    nodes: &[Node],
+    candidates: &[usize],
     scope: &ScopePlan,
     mut positions: impl FnMut(usize) -> Option<Vec<Position>>,
 ) -> Option<usize> {
-    let candidates: Vec<usize> = (0..nodes.len())
-        .filter(|&index| nodes[index].qualname == scope.qualname)
-        .collect();
     // The only one with its name is the one, whatever it holds: its positions (a table as
     // long as its code) are not read.
     if let [only] = candidates[..] {
@@ -88,7 +87,7 @@ pub fn find_scope(
     let keywords: Vec<Position> = (scope.labels.iter().map(|label| label.keyword))
         .chain(scope.gotos.iter().map(|goto| goto.keyword))
         .collect();
-    for &candidate in &candidates {
+    for &candidate in candidates {
         if let Some(found) = positions(candidate)
             && keywords.iter().any(|keyword| found.contains(keyword))
         {
@@ -117,12 +116,18 @@ pub fn lower_module(
 ) -> Result<Vec<(usize, Lowered)>, LateError> {
     let mut loaded: Vec<Option<Code>> = vec![None; nodes.len()];
     let mut lowered = Vec::with_capacity(plan.scopes.len());
+    // The nodes of each qualified name, looked up once per scope: a class of thousands of
+    // methods has as many scopes as code objects.
+    let mut named: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (index, node) in nodes.iter().enumerate() {
+        named.entry(node.qualname.as_str()).or_default().push(index);
+    }
     for scope in &plan.scopes {
-        if nodes.iter().all(|node| node.qualname != scope.qualname) {
+        let Some(candidates) = named.get(scope.qualname.as_str()) else {
             continue;
-        }
+        };
         let whole = first_marker(scope);
-        let found = find_scope(nodes, scope, |index| {
+        let found = find_scope(candidates, scope, |index| {
             let code = loaded[index].get_or_insert_with(|| load(index));
             positions(&code.code, &code.locations, code.first_line)
         });
