@@ -16,25 +16,46 @@ alone proves right, and refuses the rest with ``SyntaxError``.
 from __future__ import annotations
 
 import linecache
+import os
+import time
 import types
 from typing import Any, NoReturn
 
 from gotopy import _compile, _gotopy
 from gotopy._marker import Marker
 
-_modules: dict[tuple[str, bytes, int | None], types.CodeType] = {}
+# The module last compiled for each way of asking (`_module_code`), with its code objects by
+# qualified name and first line: a module of thousands of decorated functions is compiled
+# once, and each decorator finds its function without a walk over all of them.
+_ByName = dict[tuple[str, int], list[types.CodeType]]
+_modules: dict[tuple[str, bytes, int | None], tuple[types.CodeType, _ByName]] = {}
+
+# The source `_source` read last: its path, what says it is unchanged (a file's identity,
+# size and time of change, or the list `linecache` holds; `None`: nothing does) and its
+# bytes, so that the decorators of one module do not each read, decode and hash all of it.
+_last_source: tuple[str, object, bytes] | None = None
+
+# A file changed this recently may change again without its status showing it (its time
+# has the file system's granularity), so its status vouches for nothing yet, as git treats
+# a racily clean file.
+_SETTLED_NS = 2_000_000_000
 
 
-def _module_code(path: str, data: bytes, scope_line: int | None = None) -> types.CodeType:
+def _module_code(path: str, data: bytes, scope_line: int | None = None) -> tuple[types.CodeType, _ByName]:
     """The module compiled through gotopy, with the scope defined on ``scope_line`` (a
-    function or class) rewritten too, decorated or not; ``0`` rewrites every scope."""
+    function or class) rewritten too, decorated or not; ``0`` rewrites every scope. With it,
+    its code objects by qualified name and first line, outermost first."""
     key = (path, data, scope_line)
     if key not in _modules:
         if not any(k[:2] == (path, data) for k in _modules):
             _modules.clear()  # one module at a time: decorators run while a module loads
-        _modules[key] = _compile.compile_source(
+        module = _compile.compile_source(
             data, path, all_scopes=scope_line == 0, scope_line=scope_line or None
         )
+        by_name: _ByName = {}
+        for inner in code_objects(module):
+            by_name.setdefault((inner.co_qualname, inner.co_firstlineno), []).append(inner)
+        _modules[key] = (module, by_name)
     return _modules[key]
 
 
@@ -54,16 +75,29 @@ def _source(code: types.CodeType, module_globals: dict[str, Any] | None) -> byte
     """The source of the module ``code`` was compiled from, as ``inspect`` finds it: the
     file, else ``linecache`` (an IPython or Jupyter cell, a module in a zip file through its
     loader, text a code generator registered); ``None`` when there is none."""
+    global _last_source
     path = code.co_filename
+    last = _last_source if _last_source is not None and _last_source[0] == path else None
     try:
+        status = os.stat(path)
+        seen: object = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+        if last is not None and last[1] == seen:
+            return last[2]
         with open(path, "rb") as file:
-            return file.read()
+            data = file.read()
+        if time.time_ns() - status.st_mtime_ns < _SETTLED_NS:
+            seen = None
     except OSError:
-        pass
-    lines = linecache.getlines(path, module_globals)
-    if not lines:
-        return None
-    return _compile.source_bytes("".join(lines), path)
+        lines = linecache.getlines(path, module_globals)
+        if not lines:
+            return None
+        if last is not None and last[1] is lines:
+            return last[2]
+        seen, data = lines, _compile.source_bytes("".join(lines), path)
+    if last is not None and last[2] == data:
+        data = last[2]  # the same object, whose hash is computed once
+    _last_source = (path, seen, data)
+    return data
 
 
 def rewrite_code(code: types.CodeType, module_globals: dict[str, Any] | None = None) -> types.CodeType:
@@ -91,8 +125,9 @@ def rewrite_code(code: types.CodeType, module_globals: dict[str, Any] | None = N
     # of the same source, so a scope gotopy did not rewrite has the same bytes.
     same: list[types.CodeType] = []
     for scope_line in (None, 0 if code.co_qualname == "<module>" else code.co_firstlineno):
-        module = _module_code(path, data, scope_line)
-        same = [candidate for candidate in code_objects(module) if _same_function(candidate, code)]
+        _, by_name = _module_code(path, data, scope_line)
+        named = by_name.get((code.co_qualname, code.co_firstlineno), [])
+        same = [candidate for candidate in named if _same_function(candidate, code)]
         for candidate in same:
             if candidate.co_code != code.co_code:
                 return candidate

@@ -589,6 +589,71 @@ class Runtime(unittest.TestCase):
             exec(rewritten, scope)
             self.assertEqual(scope["out"], [3, 2, 1])
 
+    @staticmethod
+    def _load(path: Path, name: str) -> types.ModuleType:
+        """The module at ``path`` as plain CPython imports it, from its source (no cached
+        ``.pyc``, which a file changed within a second would not invalidate): its decorators
+        rewrite it."""
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        with mock.patch.object(sys, "dont_write_bytecode", True):
+            spec.loader.exec_module(module)
+        return module
+
+    def test_decorators_of_many_functions_compile_and_walk_their_module_once(self) -> None:
+        """A generated module of many decorated functions: each decorator finds its function
+        in the module gotopy compiled once, which it walks once (a walk per decorator cost
+        the square of the number of functions: 15 s for 4,000)."""
+        from gotopy import _runtime
+
+        n = 300
+        text = "from goto import goto, label\n\n" + "".join(
+            f"@goto\ndef f{i}(n):\n    s = 0\n    label .top\n    if n <= 0:\n        return s\n"
+            f"    s += n + {i}\n    n -= 1\n    goto .top\n\n"
+            for i in range(n)
+        )
+        text += f"totals = [f(4) for f in ({', '.join(f'f{i}' for i in range(n))})]\n"
+        counts = {"compile": 0, "walk": 0}
+        compile_source, walk = _runtime._compile.compile_source, _runtime.code_objects
+
+        def counting_compile(*args: object, **kwargs: object) -> types.CodeType:
+            counts["compile"] += 1
+            return compile_source(*args, **kwargs)  # type: ignore[arg-type]
+
+        def counting_walk(code: types.CodeType) -> list[types.CodeType]:
+            counts["walk"] += 1
+            return walk(code)
+
+        with (
+            tempfile.TemporaryDirectory() as directory,
+            mock.patch.object(_runtime._compile, "compile_source", counting_compile),
+            mock.patch.object(_runtime, "code_objects", counting_walk),
+        ):
+            path = Path(directory, "many.py")
+            path.write_text(text)
+            module = self._load(path, "many_decorated")
+        # 4 + 3 + 2 + 1, and i for each of the four rounds.
+        self.assertEqual(module.totals, [10 + 4 * i for i in range(n)])
+        self.assertEqual(counts["compile"], 1)
+        # One walk: the module's code object and each function's (the walk recurses).
+        self.assertEqual(counts["walk"], n + 1)
+
+    def test_decorator_reads_a_file_changed_since_it_last_read_it(self) -> None:
+        """The decorators of one module read its file once; a file changed since, even to
+        the same size with the same time of change (as a write within the file system's
+        granularity of time leaves it), is read again."""
+        template = "from goto import goto, label\n\n@goto\ndef f():\n    label .x\n    return {}\n"
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory, "changing.py")
+            path.write_text(template.format(1))
+            self.assertEqual(self._load(path, "changing_1").f(), 1)
+            before = path.stat()
+            path.write_text(template.format(2))
+            os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+            self.assertEqual(path.stat().st_mtime_ns, before.st_mtime_ns)
+            self.assertEqual(self._load(path, "changing_2").f(), 2)
+
     def test_decorator_without_source_never_accepts_what_check_rejects(self) -> None:
         """SPEC section 6: every `err` fixture whose errors are in decorated functions,
         compiled by CPython from a string (no source file) and run, is refused by the
