@@ -5,14 +5,17 @@ blocks and forward to later ones (the last block goes back to the first), nested
 calls to procedures through a stack of return labels (`stack.append("R7"); goto .P2` ...
 `label .ret; goto *stack.pop()`).
 
-    python3 gen.py N [--seed S] [--plain] [--main STEPS]
+    python3 gen.py N [--seed S] [--plain] [--main STEPS] [--return-in-each]
     python3 gen.py N [--seed S] --expect STEPS
 
 The module defines `program(steps)`, which runs `steps` blocks and returns `(a, b, n)`.
 `--plain` replaces every marker by `pass` and leaves out the import and the decorator (the
 baseline of the benchmark: the same code without goto). `--main STEPS` adds a line that
-prints `program(STEPS)`. `--expect STEPS` prints what `program(STEPS)` returns, computed by
-walking the same blocks here, without goto: the oracle of the benchmark's results.
+prints `program(STEPS)`. `--return-in-each` ends each procedure with a `goto *stack.pop()`
+of its own instead of a `goto .ret` to the shared one: N/64 computed gotos, each over every
+label (docs/performance.md, "Many computed gotos"). `--expect STEPS` prints what
+`program(STEPS)` returns, computed by walking the same blocks here, without goto: the oracle
+of the benchmark's results.
 
 Used by benches/big.rs and benches/big/run.py (docs/performance.md).
 """
@@ -44,7 +47,7 @@ def blocks(n, seed=1):
     return made, procedures
 
 
-def source(n, seed=1, plain=False, main=None):
+def source(n, seed=1, plain=False, main=None, return_in_each=False):
     made, procedures = blocks(n, seed)
 
     def goto(target):
@@ -77,7 +80,10 @@ def source(n, seed=1, plain=False, main=None):
     for p in range(procedures):
         emit(f"    {label(f'P{p}')}\n")
         emit(f"    b = (b * 3 + {p}) & 0xFFFF\n")
-        emit(f"    {goto('ret')}\n")
+        if return_in_each:
+            emit("    pass\n" if plain else "    goto *stack.pop()\n")
+        else:
+            emit(f"    {goto('ret')}\n")
     emit(f"    {label('ret')}\n")
     emit("    pass\n" if plain else "    goto *stack.pop()\n")
     emit(f"    {label('end')}\n")
@@ -125,12 +131,17 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--plain", action="store_true", help="markers replaced by pass")
     parser.add_argument("--main", type=int, metavar="STEPS", help="print program(STEPS)")
+    parser.add_argument(
+        "--return-in-each",
+        action="store_true",
+        help="each procedure returns by a computed goto of its own",
+    )
     parser.add_argument("--expect", type=int, metavar="STEPS", help="what program(STEPS) returns")
     args = parser.parse_args()
     if args.expect is not None:
         print(expect(args.blocks, args.expect, args.seed))
     else:
-        sys.stdout.write(source(args.blocks, args.seed, args.plain, args.main))
+        sys.stdout.write(source(args.blocks, args.seed, args.plain, args.main, args.return_in_each))
 
 
 if __name__ == "__main__":
