@@ -99,20 +99,18 @@ impl Limit {
 /// What to do about code nested too deeply: `chain` when most of the nesting is the clauses
 /// of one `if` statement, whose every `elif` is a level deeper than the clause before it.
 fn too_complex_help(chain: bool) -> String {
-    let depth = thousands(MAX_DEPTH);
-    if chain {
-        format!(
-            "CPython cannot compile code nested more than about {depth} levels deep (it raises \
-             MemoryError or RecursionError), and each `elif` nests one level deeper than the \
-             clause before it; split the chain into shorter ones, or dispatch with a dict or, \
-             in a function gotopy rewrites, with `while switch`"
-        )
+    let advice = if chain {
+        ", and each `elif` nests one level deeper than the clause before it; split the chain \
+         into shorter ones, or dispatch with a dict or, in a function gotopy rewrites, with \
+         `while switch`"
     } else {
-        format!(
-            "CPython cannot compile code nested more than about {depth} levels deep (it raises \
-             MemoryError or RecursionError); split the expression with intermediate variables"
-        )
-    }
+        "; split the expression with intermediate variables"
+    };
+    format!(
+        "CPython cannot compile code nested more than about {} levels deep (it raises \
+         MemoryError or RecursionError){advice}",
+        thousands(MAX_DEPTH)
+    )
 }
 
 fn thousands(n: usize) -> String {
