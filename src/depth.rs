@@ -113,6 +113,12 @@ fn too_complex_help(chain: bool) -> String {
     )
 }
 
+/// Whether the `elif`s of the open `if` statements make most of `depth`, given the clauses
+/// of each seen so far (the k-th adds k), as [`estimate`] and [`too_deep`] both count them.
+fn mostly_elifs(clauses: &[usize], depth: usize) -> bool {
+    clauses.iter().sum::<usize>() * 2 > depth
+}
+
 fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
@@ -211,11 +217,6 @@ impl Blocks {
 
     fn levels(&self) -> usize {
         self.clauses.len() - 1
-    }
-
-    /// Whether the `elif`s of open `if` statements make most of `depth`.
-    fn chain(&self, depth: usize) -> bool {
-        self.clauses.iter().sum::<usize>() * 2 > depth
     }
 
     fn indent(&mut self) {
@@ -468,7 +469,7 @@ fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
             .expect("the statement's group is never closed");
         if group.too_deep(&blocks, deepest) {
             return Some(Limit::Estimate {
-                chain: blocks.chain(*deepest),
+                chain: mostly_elifs(&blocks.clauses, *deepest),
             });
         }
         previous = kind;
@@ -477,7 +478,7 @@ fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
     while let Some(group) = groups.pop() {
         if group.too_deep(&blocks, deepest) {
             return Some(Limit::Estimate {
-                chain: blocks.chain(*deepest),
+                chain: mostly_elifs(&blocks.clauses, *deepest),
             });
         }
         if let Some(parent) = groups.last_mut() {
@@ -543,8 +544,6 @@ struct Walk {
     /// The clauses of each open `if` statement seen so far: the k-th adds k to the depth
     /// (an `elif` is one level deeper than the clause before it).
     clauses: Vec<usize>,
-    /// What the `elif` clauses on the path add to `depth`.
-    chained: usize,
     /// The first node past the limit, and whether `elif`s made most of its depth.
     deepest: Option<(TextSize, bool)>,
     /// The largest depth reached.
@@ -573,28 +572,20 @@ impl<'a> SourceOrderVisitor<'a> for Walk {
             }
             _ => {}
         }
-        let added = self.added(node);
-        self.depth += added;
-        if matches!(node, AnyNodeRef::ElifElseClause(_)) {
-            self.chained += added;
-        }
+        self.depth += self.added(node);
         self.most = self.most.max(self.depth);
         if self.deepest.is_some() {
             return TraversalSignal::Skip;
         }
         if self.depth > MAX_DEPTH {
-            self.deepest = Some((node.start(), self.chained * 2 > self.depth));
+            self.deepest = Some((node.start(), mostly_elifs(&self.clauses, self.depth)));
             return TraversalSignal::Skip;
         }
         TraversalSignal::Traverse
     }
 
     fn leave_node(&mut self, node: AnyNodeRef<'a>) {
-        let added = self.added(node);
-        self.depth -= added;
-        if matches!(node, AnyNodeRef::ElifElseClause(_)) {
-            self.chained -= added;
-        }
+        self.depth -= self.added(node);
         if matches!(node, AnyNodeRef::StmtIf(_)) {
             self.clauses.pop();
         }
