@@ -391,6 +391,18 @@ class MarkerFree(StandardLibrary):
 
 
 class Runtime(unittest.TestCase):
+    @staticmethod
+    def _load(path: Path, name: str) -> types.ModuleType:
+        """The module at ``path`` as plain CPython imports it, from its source (no cached
+        ``.pyc``, which a file changed within a second would not invalidate): its decorators
+        rewrite it."""
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        with mock.patch.object(sys, "dont_write_bytecode", True):
+            spec.loader.exec_module(module)
+        return module
+
     def test_run_gives_the_program_argv_and_exit_status_as_python(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
             script = Path(directory, "argv.py")
@@ -470,10 +482,7 @@ class Runtime(unittest.TestCase):
                     '''
                 )
             )
-            spec = importlib.util.spec_from_file_location("decorated", module)
-            assert spec and spec.loader
-            loaded = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(loaded)
+            loaded = self._load(module, "decorated")
             count = loaded.outer("k")
             self.assertEqual(count(3), [3, 2, 1, "k"])
             self.assertEqual(count(4, step=2), [4, 2, "k"])
@@ -568,10 +577,7 @@ class Runtime(unittest.TestCase):
         # And what the rewritten functions compute, against the same loops without goto.
         with tempfile.TemporaryDirectory() as directory:
             Path(directory, "functions.py").write_text(template)
-            spec = importlib.util.spec_from_file_location("functions_run", Path(directory, "functions.py"))
-            assert spec and spec.loader
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            module = self._load(Path(directory, "functions.py"), "functions_run")
             self.assertTrue(module.same)
             self.assertEqual(module.outer("k")(3, d=4), [3, 2, 1, "k", 2, "c", 4])
             self.assertEqual((module.C.s(), module.C.c()), (1, ("C", 2)))
@@ -588,18 +594,6 @@ class Runtime(unittest.TestCase):
             scope: dict = {"goto": gotopy.goto, "label": gotopy.label}
             exec(rewritten, scope)
             self.assertEqual(scope["out"], [3, 2, 1])
-
-    @staticmethod
-    def _load(path: Path, name: str) -> types.ModuleType:
-        """The module at ``path`` as plain CPython imports it, from its source (no cached
-        ``.pyc``, which a file changed within a second would not invalidate): its decorators
-        rewrite it."""
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        with mock.patch.object(sys, "dont_write_bytecode", True):
-            spec.loader.exec_module(module)
-        return module
 
     def test_decorators_of_many_functions_compile_and_walk_their_module_once(self) -> None:
         """A generated module of many decorated functions: each decorator finds its function
@@ -803,10 +797,7 @@ class Runtime(unittest.TestCase):
                     '''
                 )
             )
-            spec = importlib.util.spec_from_file_location("dispatching", module)
-            assert spec and spec.loader
-            loaded = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(loaded)
+            loaded = self._load(module, "dispatching")
             # The oracle: what `if`/`elif` on the same values gives.
             self.assertEqual([loaded.kind(n) for n in (0, 1, 2, 3, None, "1", True)],
                              ["zero", "small", "small", "other", "other", "other", "small"])
