@@ -116,6 +116,24 @@ pub(crate) fn generated_with_temporaries(blocks: usize) -> String {
     text
 }
 
+/// [`generated`] code with a computed goto over every label in every sixteenth block, as a
+/// generator of three-address code writes the return at the end of each procedure: G
+/// computed gotos over L labels must cost G plus L, not G times L.
+#[cfg(test)]
+pub(crate) fn generated_with_computed(blocks: usize) -> String {
+    let mut text = String::new();
+    for line in generated(blocks).lines() {
+        text += line;
+        text += "\n";
+        if let Some(block) = line.strip_prefix("    label .b")
+            && block.parse::<usize>().is_ok_and(|block| block % 16 == 15)
+        {
+            text += "    if steps < 0:\n        goto *('b' + str(-steps))\n";
+        }
+    }
+    text
+}
+
 /// Holds the cost of a route linear: `run` on [`generated`] code of sixteen times the blocks
 /// may count at most about sixteen times the work (20 times), where a step that grows with
 /// the square would count 256 times.
@@ -216,6 +234,33 @@ mod tests {
             crate::translate::translate_source(&Source::new("big.py", text), Options::default())
                 .expect("the generated module translates");
         });
+    }
+
+    /// A computed goto in every sixteenth block, each over every label: the gotos of one
+    /// place share one search.
+    #[test]
+    fn many_computed_gotos_cost_what_the_code_costs() {
+        use crate::{Options, Source};
+        assert_eq!(generated_with_computed(32).matches("goto *").count(), 2);
+        assert_linear_on(
+            "compile, many computed gotos",
+            generated_with_computed,
+            |text| {
+                crate::compile::compile_source(&Source::new("big.py", text), Options::default())
+                    .expect("the generated module compiles");
+            },
+        );
+        assert_linear_on(
+            "translate, many computed gotos",
+            generated_with_computed,
+            |text| {
+                crate::translate::translate_source(
+                    &Source::new("big.py", text),
+                    Options::default(),
+                )
+                .expect("the generated module translates");
+            },
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! markers it finds at those positions (see ARCHITECTURE.md).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ruff_source_file::{LineIndex, OneIndexed};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -20,7 +21,7 @@ use serde::Serialize;
 use super::module::LateError;
 use crate::diagnostic::{Code, Diagnostic, render_text};
 use crate::plan::cases::{
-    NO_SUCH_LABEL, computed_targets, handler_name, no_such_label_text, switch_cases,
+    NO_SUCH_LABEL, Reachable, handler_name, no_such_label_text, switch_cases,
 };
 use crate::plan::prepare::{Generator, frames_left, prepare};
 use crate::plan::{Checked, CompileError, checked, lost_track, rejected};
@@ -171,9 +172,13 @@ pub struct ComputedPlan {
     /// The start of the `ValueError` message, before the value's `repr`.
     pub before: &'static str,
     /// The rest of the message, after the value's `repr`.
-    pub after: String,
-    /// A goto to each label it may reach, by name.
-    pub targets: Vec<GotoPlan>,
+    pub after: Arc<str>,
+    /// A goto to each label it may reach, by name, shared by the computed gotos of its
+    /// frame (whose spans are the first one's).
+    pub targets: Arc<[GotoPlan]>,
+    /// Its frame's number among the frames of the scope's computed gotos: those of one
+    /// frame reach the same labels the same way, so they may share one search.
+    pub place: usize,
 }
 
 /// `label .name`.
@@ -346,6 +351,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
             switches: Vec::new(),
             computed: Vec::new(),
         };
+        let mut places = Places::new(scope);
         for (index, marker) in scope.markers.iter().enumerate() {
             match &marker.kind {
                 MarkerKind::Switch(switch) => {
@@ -355,7 +361,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
                         .push(switch_plan(&positions, scope, *switch, end));
                 }
                 MarkerKind::ComputedGoto { .. } => {
-                    let plan = computed_plan(source, &positions, scope, id, MarkerId(index))
+                    let plan = (places.plan(source, &positions, id, MarkerId(index)))
                         .map_err(|refusal| rejected(vec![refusal], source))?;
                     scope_plan.computed.push(plan);
                 }
@@ -499,45 +505,71 @@ fn switch_plan(positions: &Positions, scope: &Scope, id: SwitchId, end: TextRang
     }
 }
 
-/// The plan of the computed goto `marker` of scope `id`, or its refusal.
-fn computed_plan(
-    source: &Source,
-    positions: &Positions,
-    scope: &Scope,
-    id: ScopeId,
-    marker: MarkerId,
-) -> Result<ComputedPlan, Diagnostic> {
-    let names = computed_targets(scope, marker)?;
-    let statement = scope.marker(marker);
-    let MarkerKind::ComputedGoto { .. } = statement.kind else {
-        return Err(lost_track(
-            statement.range,
-            "a computed goto without a target",
-        ));
-    };
-    let load = keyword(statement.range, "goto");
-    let targets = names
-        .iter()
-        .map(|name| {
-            goto_plan(
-                source,
-                positions,
-                scope,
-                (id, marker),
-                name,
-                (statement.frame, load),
-                // One that may leave a `try` with `finally` is refused: it has none.
-                &Trampolines::default(),
-            )
+/// The places of one scope's computed gotos: for each frame one is in, the gotos to the
+/// labels it may reach and the end of its error's message, planned once.
+struct Places<'s> {
+    reachable: Reachable<'s>,
+    by_frame: HashMap<Option<FrameId>, Place>,
+}
+
+/// A place's number, its gotos to the labels it may reach and the end of its message.
+type Place = (usize, Arc<[GotoPlan]>, Arc<str>);
+
+impl<'s> Places<'s> {
+    fn new(scope: &'s Scope) -> Self {
+        Places {
+            reachable: Reachable::new(scope),
+            by_frame: HashMap::new(),
+        }
+    }
+
+    /// The plan of the computed goto `marker` of scope `id`, or its refusal.
+    fn plan(
+        &mut self,
+        source: &Source,
+        positions: &Positions,
+        id: ScopeId,
+        marker: MarkerId,
+    ) -> Result<ComputedPlan, Diagnostic> {
+        let names = self.reachable.of(marker)?;
+        let scope = self.reachable.scope();
+        let statement = scope.marker(marker);
+        let MarkerKind::ComputedGoto { .. } = statement.kind else {
+            return Err(lost_track(
+                statement.range,
+                "a computed goto without a target",
+            ));
+        };
+        let load = keyword(statement.range, "goto");
+        let count = self.by_frame.len();
+        let (place, targets, after) = self.by_frame.entry(statement.frame).or_insert_with(|| {
+            let targets = names
+                .iter()
+                .map(|name| {
+                    goto_plan(
+                        source,
+                        positions,
+                        scope,
+                        (id, marker),
+                        name,
+                        (statement.frame, load),
+                        // One that may leave a `try` with `finally` is refused: it has none.
+                        &Trampolines::default(),
+                    )
+                })
+                .collect();
+            let after = no_such_label_text(&scope.qualname, &names).into();
+            (count, targets, after)
+        });
+        Ok(ComputedPlan {
+            statement: positions.span(statement.range),
+            keyword: positions.span(load),
+            before: NO_SUCH_LABEL,
+            after: Arc::clone(after),
+            targets: Arc::clone(targets),
+            place: *place,
         })
-        .collect();
-    Ok(ComputedPlan {
-        statement: positions.span(statement.range),
-        keyword: positions.span(load),
-        before: NO_SUCH_LABEL,
-        after: no_such_label_text(&scope.qualname, &names),
-        targets,
-    })
+    }
 }
 
 /// Every `with` statement and every `finally` body of `module`, in source order.

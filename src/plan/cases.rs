@@ -2,7 +2,10 @@
 //! an `except` header's name: what both backends and `translate` read alike.
 
 use crate::diagnostic::Diagnostic;
-use crate::scan::{CaseKey, FrameKind, MarkerId, Scope, SwitchId};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::scan::{CaseKey, FrameId, FrameKind, Marker, MarkerId, Scope, SwitchId};
 
 use super::prepare::frames_left;
 use super::refuse;
@@ -36,8 +39,61 @@ pub(crate) fn switch_cases(scope: &Scope, switch: SwitchId) -> Vec<(&CaseKey, Ma
 /// The labels the computed goto `marker` may jump to, sorted: those SPEC 4 lets it reach,
 /// by the checker's own rule. Leaving a `try` statement with `finally` on the way to one is
 /// refused: its `finally` body would have to go on to a label chosen at run time.
-pub(crate) fn computed_targets(scope: &Scope, marker: MarkerId) -> Result<Vec<&str>, Diagnostic> {
-    let goto = scope.marker(marker);
+pub(crate) fn computed_targets(scope: &Scope, marker: MarkerId) -> Result<Rc<[&str]>, Diagnostic> {
+    Reachable::new(scope).of(marker)
+}
+
+/// The labels the computed gotos of one scope may reach ([`computed_targets`]), decided
+/// once for each frame a computed goto is in: the rule reads nothing else of the goto, and
+/// a scope with G computed gotos over L labels would otherwise decide G times L jumps.
+pub(crate) struct Reachable<'s> {
+    scope: &'s Scope,
+    /// The sorted names, or the first label on whose way a `try` with `finally` is left.
+    by_frame: HashMap<Option<FrameId>, Result<Rc<[&'s str]>, &'s str>>,
+}
+
+impl<'s> Reachable<'s> {
+    pub(crate) fn new(scope: &'s Scope) -> Self {
+        Reachable {
+            scope,
+            by_frame: HashMap::new(),
+        }
+    }
+
+    /// The scope whose computed gotos it decides.
+    pub(crate) fn scope(&self) -> &'s Scope {
+        self.scope
+    }
+
+    /// [`computed_targets`] of the computed goto `marker`.
+    pub(crate) fn of(&mut self, marker: MarkerId) -> Result<Rc<[&'s str]>, Diagnostic> {
+        let scope = self.scope;
+        let goto = scope.marker(marker);
+        let found = self
+            .by_frame
+            .entry(goto.frame)
+            .or_insert_with(|| reachable_from(scope, goto));
+        match found {
+            Ok(names) => Ok(Rc::clone(names)),
+            Err(name) => Err(refuse(
+                scope,
+                marker,
+                format!(
+                    "a computed goto that may leave a `try` statement with `finally` (to \
+                     label `.{name}`) is not supported"
+                ),
+                "its `finally` body would have to go on to a label chosen at run time; \
+                 dispatch with `if`/`elif` and one `goto .name` per label, or move the \
+                 computed goto out of the `try` statement",
+            )),
+        }
+    }
+}
+
+/// The sorted names of the labels a goto in `goto`'s frame may jump to, or the first on
+/// whose way it would leave a `try` statement with `finally`.
+fn reachable_from<'s>(scope: &'s Scope, goto: &Marker) -> Result<Rc<[&'s str]>, &'s str> {
+    crate::splice::count(scope.labels.iter().count());
     let mut names: Vec<&str> = Vec::new();
     for entry in scope.labels.iter() {
         let label = scope.marker(entry.definition);
@@ -49,23 +105,12 @@ pub(crate) fn computed_targets(scope: &Scope, marker: MarkerId) -> Result<Vec<&s
             .iter()
             .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
         {
-            return Err(refuse(
-                scope,
-                marker,
-                format!(
-                    "a computed goto that may leave a `try` statement with `finally` (to \
-                     label `.{}`) is not supported",
-                    entry.name
-                ),
-                "its `finally` body would have to go on to a label chosen at run time; \
-                 dispatch with `if`/`elif` and one `goto .name` per label, or move the \
-                 computed goto out of the `try` statement",
-            ));
+            return Err(entry.name.as_str());
         }
         names.push(entry.name.as_str());
     }
     names.sort_unstable();
-    Ok(names)
+    Ok(names.into())
 }
 
 /// How Python orders two case values of one kind: integers by value, `str` by code point

@@ -4,19 +4,21 @@
 
 use std::collections::HashMap;
 
-use super::{LowerError, Lowering, internal};
+use super::{LowerError, Lowering, SharedSearch, internal};
 use crate::cpython::bytecode::{Handler, Instr, Item, Label};
 use crate::cpython::code::Constant;
 use crate::cpython::plan::{CaseConstant, GotoPlan, SwitchPlan};
 use crate::search::{Step, balanced};
+use crate::tables::NO_POSITION;
 
 /// Where a search goes when nothing matches.
 enum Miss {
     /// A switch: the leaf's `==` takes the value off the stack, and no match goes to the
     /// switch's end (its default).
     End(Label),
-    /// A computed goto: the value stays on the stack for the error that reports it.
-    Keep(Label),
+    /// A computed goto: the value stays on the stack for the error that reports it. The
+    /// search compares the slot this deep (1: the top).
+    Keep(Label, u32),
 }
 
 impl Lowering<'_> {
@@ -42,7 +44,7 @@ impl Lowering<'_> {
             .zip(cases)
             .map(|(case, label)| (self.constant(case_constant(&case.value)), label))
             .collect();
-        let mut items = self.search(&keys, marker, guard, Miss::End(end))?;
+        let mut items = self.search(&keys, marker, Some(guard), Miss::End(end))?;
         let pop_top = self.op("POP_TOP")?;
         let jump_forward = self.shapes().jump_forward;
         items.push(Item::Label(guard.target));
@@ -65,19 +67,90 @@ impl Lowering<'_> {
         multiply: &Instr,
         at: usize,
         number: usize,
-        chosen: Vec<(&GotoPlan, usize)>,
+        chosen: &[(&GotoPlan, usize)],
     ) -> Result<Vec<Item>, LowerError> {
-        let plan = &self.scope.computed[number];
         // The search and the error span the keyword `goto`, as its marker would.
         let site = Instr {
-            position: plan.keyword,
+            position: self.scope.computed[number].keyword,
             ..multiply.clone()
         };
+        let (mut items, miss) = self.computed_search(&site, at, chosen)?;
+        items.push(Item::Label(miss));
+        items.extend(self.raise_no_such_label(&site, number)?);
+        Ok(items)
+    }
+
+    /// What replaces the `*` and the `POP_TOP` of the `own`-th computed goto of a place
+    /// that shares `search`, its load of `goto` now one of `own`: a jump to the search, or
+    /// for the last one the search itself. The search and its stubs carry no position (no
+    /// line event, no line of another goto); a value no label has goes on to a search of
+    /// the numbers, which finds the goto whose error to raise, on its own line (there the
+    /// line is an event again). Every jump of it is forward: 3.11 has no backward
+    /// conditional jumps, and a forward jump is never interrupted, so never taken for a
+    /// failed comparison by the guard it lands under.
+    pub(super) fn lower_shared(
+        &mut self,
+        multiply: &Instr,
+        at: usize,
+        own: usize,
+        search: &SharedSearch,
+        chosen: &[(&GotoPlan, usize)],
+    ) -> Result<Vec<Item>, LowerError> {
+        // The number sits under the value.
+        const NUMBER: u32 = 2;
+        if own + 1 < search.numbers.len() {
+            let jump_forward = self.shapes().jump_forward;
+            let site = Instr {
+                position: self.scope.computed[search.numbers[own]].keyword,
+                ..multiply.clone()
+            };
+            return Ok(vec![Item::Instr(self.body.like(
+                &site,
+                jump_forward,
+                0,
+                Some(search.entry),
+            ))]);
+        }
+        let nowhere = Instr {
+            position: NO_POSITION,
+            ..multiply.clone()
+        };
+        let mut items = vec![Item::Label(search.entry)];
+        let (found, miss) = self.computed_search(&nowhere, at, chosen)?;
+        items.extend(found);
+        items.push(Item::Label(miss));
+        let keys: Vec<(u32, Label)> = (search.raises.iter().enumerate())
+            .map(|(own, &raise)| (self.constant(Constant::Int(format!("{own:x}"))), raise))
+            .collect();
+        let miss = Miss::Keep(search.raises[0], NUMBER);
+        items.extend(self.search(&keys, &nowhere, None, miss)?);
+        for (&number, &raise) in search.numbers.iter().zip(&search.raises) {
+            let site = Instr {
+                position: self.scope.computed[number].keyword,
+                ..multiply.clone()
+            };
+            items.push(Item::Label(raise));
+            items.extend(self.raise_no_such_label(&site, number)?);
+        }
+        Ok(items)
+    }
+
+    /// The search among the labels `chosen` of a computed goto whose `*` is `site` (at `at`
+    /// in the list), each leaf that matches going to a stub that drops the value and what
+    /// is under it and goes to its label as `goto .name` would; then the guard of its
+    /// comparisons, which drops what they raised. Returns where no match goes, the value
+    /// still on the stack: the caller places it.
+    fn computed_search(
+        &mut self,
+        site: &Instr,
+        at: usize,
+        chosen: &[(&GotoPlan, usize)],
+    ) -> Result<(Vec<Item>, Label), LowerError> {
         let pop_top = self.op("POP_TOP")?;
         let analysis = self.analysis()?;
         let depth = analysis
             .index_of
-            .get(multiply.id)
+            .get(site.id)
             .and_then(|at| analysis.stack[at])
             .unwrap_or(0);
         let guard = Handler {
@@ -88,7 +161,7 @@ impl Lowering<'_> {
         let miss = self.body.new_label();
         let mut keys = Vec::with_capacity(chosen.len());
         let mut stubs = Vec::new();
-        for (target, copy) in chosen {
+        for &(target, copy) in chosen {
             let stub = self.body.new_label();
             keys.push((self.constant(Constant::Str(target.name.clone())), stub));
             stubs.push(Item::Label(stub));
@@ -100,15 +173,13 @@ impl Lowering<'_> {
                     site.position,
                 )));
             }
-            stubs.extend(self.lower_goto(&site, at, target, copy)?);
+            stubs.extend(self.lower_goto(site, at, target, copy)?);
         }
-        let mut items = self.search(&keys, &site, guard, Miss::Keep(miss))?;
+        let mut items = self.search(&keys, site, Some(guard), Miss::Keep(miss, 1))?;
         items.extend(stubs);
         items.push(Item::Label(guard.target));
-        items.push(Item::Instr(self.body.like(&site, pop_top, 0, None)));
-        items.push(Item::Label(miss));
-        items.extend(self.raise_no_such_label(&site, number)?);
-        Ok(items)
+        items.push(Item::Instr(self.body.like(site, pop_top, 0, None)));
+        Ok((items, miss))
     }
 
     /// `raise ValueError(f"{before}{value!r}{after}")` with the plan's texts, as this
@@ -127,7 +198,7 @@ impl Lowering<'_> {
         let by_name = (self.name_loads.get(&number)).is_some_and(|&op| shapes.is(op, "LOAD_NAME"));
         let error = self.name("ValueError");
         let before = self.constant(Constant::Str(before));
-        let after = self.constant(Constant::Str(after));
+        let after = self.constant(Constant::Str(after.to_string()));
         let copy = (self.op("COPY")?, VALUE_BELOW_CALLEE_NULL_AND_TEXT);
         let ops = shapes
             .raise_formatted(by_name, error, before, copy, after)
@@ -143,15 +214,15 @@ impl Lowering<'_> {
             .collect())
     }
 
-    /// The search for the value on top of the stack among `keys` (constant index, where to
-    /// go when equal), sorted as Python orders them. The comparisons run under `guard`; the
-    /// jumps under the site's own handler, so an interrupt on a backward jump is not taken
-    /// for a failed comparison.
+    /// The search for the value on top of the stack (or the slot [`Miss::Keep`] says)
+    /// among `keys` (constant index, where to go when equal), sorted as Python orders them.
+    /// The comparisons run under `guard` (when they may raise); the jumps under the site's
+    /// own handler, so an interrupt on a backward jump is not taken for a failed comparison.
     fn search(
         &mut self,
         keys: &[(u32, Label)],
         site: &Instr,
-        guard: Handler,
+        guard: Option<Handler>,
         miss: Miss,
     ) -> Result<Vec<Item>, LowerError> {
         let shapes = self.shapes();
@@ -160,9 +231,9 @@ impl Lowering<'_> {
             self.op("LOAD_CONST")?,
             self.op("POP_TOP")?,
         );
-        let (after, consumes) = match miss {
-            Miss::End(end) => (end, true),
-            Miss::Keep(miss) => (miss, false),
+        let (after, consumes, slot) = match miss {
+            Miss::End(end) => (end, true, 1),
+            Miss::Keep(miss, slot) => (miss, false, slot),
         };
         let mut out = Vec::new();
         let mut places: HashMap<usize, Label> = HashMap::new();
@@ -171,7 +242,7 @@ impl Lowering<'_> {
         let guarded =
             |body: &mut crate::cpython::bytecode::Body, op: u8, arg: u32, target: Option<Label>| {
                 let mut instr = body.new_instr(op, arg, target, position);
-                instr.handler = Some(guard);
+                instr.handler = guard.or(site.handler);
                 Item::Instr(instr)
             };
         for step in balanced(keys.len()) {
@@ -190,7 +261,7 @@ impl Lowering<'_> {
                 Step::Equal(key) => {
                     let (constant, hit) = keys[key];
                     if !consumes {
-                        out.push(guarded(body, copy, 1, None));
+                        out.push(guarded(body, copy, slot, None));
                     }
                     out.push(guarded(body, load_const, constant, None));
                     let (compare, arg) = shapes.comparison(false);
@@ -209,7 +280,7 @@ impl Lowering<'_> {
                 Step::Less { pivot, below } => {
                     let label = body.new_label();
                     places.insert(below, label);
-                    out.push(guarded(body, copy, 1, None));
+                    out.push(guarded(body, copy, slot, None));
                     out.push(guarded(body, load_const, keys[pivot].0, None));
                     let (compare, arg) = shapes.comparison(true);
                     out.push(guarded(body, compare, arg, None));

@@ -56,11 +56,13 @@ impl<'p> Lowering<'p> {
             }
         }
         // The goto's line is a line event before a `with` exit's (which carries the `with`
-        // statement's line) runs, as CPython puts a `NOP` before the cleanup of a `break`.
-        if cleanup
-            .first()
-            .and_then(Item::instr)
-            .is_some_and(|first| first.position[0] != site.position[0])
+        // statement's line) runs, as CPython puts a `NOP` before the cleanup of a `break`
+        // (the search shared by computed gotos has no line: each had its own).
+        if site.position[0] >= 0
+            && cleanup
+                .first()
+                .and_then(Item::instr)
+                .is_some_and(|first| first.position[0] != site.position[0])
         {
             let nop = self.shapes().nop;
             cleanup.insert(0, Item::Instr(self.body.like(site, nop, 0, None)));

@@ -30,8 +30,9 @@ pub(crate) use handlers::jumps_on_their_labels_side;
 pub(crate) use locals::check_local_loads;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
-use super::bytecode::{Body, BytecodeError, Flow, Instr, InstrId, Item, Label};
+use super::bytecode::{Body, BytecodeError, Flow, Handler, Instr, InstrId, Item, Label};
 use super::code::{Code, Constant, Lowered};
 use super::plan::{CaseConstant, ComputedPlan, GotoPlan, Plan, ScopePlan, SwitchPlan};
 use super::shapes::Shapes;
@@ -91,8 +92,26 @@ enum Targets<'p> {
     Goto(usize),
     /// Where each case of a switch goes, and its end.
     Switch { cases: Vec<Label>, end: Label },
-    /// A computed goto: each reachable label with the copy it goes to.
-    Computed(Vec<(&'p GotoPlan, usize)>),
+    /// A computed goto: each reachable label with the copy it goes to (shared by the
+    /// computed gotos of one place).
+    Computed(Rc<Vec<(&'p GotoPlan, usize)>>),
+}
+
+/// Where a computed goto's search may be shared with the others there: the labels of one
+/// frame (the plan's place), reached from the same stack depth under the same handler.
+type SharedPlace = (usize, i64, Option<Handler>);
+
+/// The one search of the computed gotos of one place, in the code of the last of them:
+/// each other one pushes its number (where one alone pushes `None`) and jumps forward to
+/// it. A value no label has goes on to a search of those numbers, which raises the error on
+/// the goto's own line.
+struct SharedSearch {
+    /// Where the search starts.
+    entry: Label,
+    /// The plan indices of the computed gotos, in the order of the code: the k-th pushes k.
+    numbers: Vec<usize>,
+    /// Where each one's error is raised, in that order.
+    raises: Vec<Label>,
 }
 
 /// One site: where it is in the list after the first pass, and what it is.
@@ -265,6 +284,8 @@ impl<'p> Lowering<'p> {
         // The computed gotos whose load of `goto` the pass has met and whose `*` it has not,
         // by the span of their statement (which the `*` carries).
         let mut multiplying: HashMap<Position, usize> = HashMap::new();
+        // Where each computed goto's load of `goto` became one of `None`, by plan index.
+        let mut none_loads: HashMap<usize, usize> = HashMap::new();
         self.copies_of = copies::finally_copies(&self.body, &self.finally_bodies)?;
         // First pass: guards, trampolines, labels and places, whose positions the sites
         // (gotos, switches and computed gotos) need.
@@ -336,6 +357,7 @@ impl<'p> Lowering<'p> {
                 let mut none_load = load.clone();
                 none_load.op = self.op("LOAD_CONST")?;
                 none_load.arg = self.constant(Constant::None);
+                none_loads.insert(number, out.len());
                 out.push(Item::Instr(none_load));
                 multiplying.insert(scope.computed[number].statement, number);
                 self.name_loads.insert(number, load.op);
@@ -370,6 +392,7 @@ impl<'p> Lowering<'p> {
             .collect();
         // Every target is chosen on the code as CPython laid it out, before any splice.
         let decided = self.decide(&sites)?;
+        let shared = self.shared_searches(&sites, &decided)?;
         // Second pass: what each site becomes, back to front (the order in which labels,
         // constants and instructions are numbered), all read on the code as the first pass
         // left it: what a lowering copies (a `with` exit, an unbinding) is never part of a
@@ -420,7 +443,20 @@ impl<'p> Lowering<'p> {
                 (Site::Computed(_, number), Targets::Computed(chosen)) => {
                     let multiply = self.instr_at(at)?;
                     self.own_reference(at - 1);
-                    (2, self.lower_computed(&multiply, at, number, chosen)?)
+                    let items = match shared.get(&number) {
+                        None => self.lower_computed(&multiply, at, number, &chosen)?,
+                        Some((own, search)) => {
+                            let constant = self.constant(Constant::Int(format!("{own:x}")));
+                            if let Some(load) = (none_loads.get(&number))
+                                .and_then(|&load| self.body.items.get_mut(load))
+                                .and_then(Item::instr_mut)
+                            {
+                                load.arg = constant;
+                            }
+                            self.lower_shared(&multiply, at, *own, search, &chosen)?
+                        }
+                    };
+                    (2, items)
                 }
                 _ => {
                     return Err(internal(
@@ -453,6 +489,58 @@ impl<'p> Lowering<'p> {
             added: std::mem::take(&mut self.added),
             names: std::mem::take(&mut self.names),
         })
+    }
+
+    /// The computed gotos that share a search with others of their place (two or more in
+    /// one place, outside every copy of a `finally` body), by plan index: each one's
+    /// number in its group, and the group's search.
+    fn shared_searches(
+        &mut self,
+        sites: &[Site<'p>],
+        decided: &[Option<Targets<'p>>],
+    ) -> Result<HashMap<usize, (usize, Rc<SharedSearch>)>, LowerError> {
+        let mut group_of: HashMap<SharedPlace, usize> = HashMap::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (&site, targets) in sites.iter().zip(decided) {
+            let (Site::Computed(_, number), Some(_)) = (site, targets) else {
+                continue;
+            };
+            let index = self.analysis()?.site_index(&self.body, site)?;
+            let Some(place) = self.shared_place(index, number) else {
+                continue;
+            };
+            let next = groups.len();
+            let group = *group_of.entry(place).or_insert(next);
+            if group == next {
+                groups.push(Vec::new());
+            }
+            groups[group].push(number);
+        }
+        let mut shared = HashMap::new();
+        for numbers in groups.into_iter().filter(|numbers| numbers.len() > 1) {
+            let search = Rc::new(SharedSearch {
+                entry: self.body.new_label(),
+                raises: numbers.iter().map(|_| self.body.new_label()).collect(),
+                numbers,
+            });
+            for (own, &number) in search.numbers.iter().enumerate() {
+                shared.insert(number, (own, Rc::clone(&search)));
+            }
+        }
+        Ok(shared)
+    }
+
+    /// Where the computed goto whose `*` is instruction `index` may share its search: not
+    /// in a copy of a `finally` body, where the copy of each label it goes to depends on
+    /// its own.
+    fn shared_place(&self, index: usize, number: usize) -> Option<SharedPlace> {
+        let analysis = self.analysis.as_ref()?;
+        let instr = analysis.instr(&self.body, index)?;
+        let depth = analysis.stack.get(index).copied().flatten()?;
+        let outside_finally = self.copies_of.get(&instr.id).is_none_or(HashMap::is_empty);
+        let one_copy = analysis.ranks.get(&index) == Some(&(0, 1));
+        (outside_finally && one_copy)
+            .then(|| (self.scope.computed[number].place, depth, instr.handler))
     }
 
     /// The opcode `name`, which every version this lowering runs on has.
@@ -781,7 +869,10 @@ mod tests {
     use crate::cpython::plan::plan_source;
     use crate::cpython::shapes::Shapes;
     use crate::cpython::testing::function;
-    use crate::splice::{assert_linear, assert_linear_on, generated, generated_with_temporaries};
+    use crate::splice::{
+        assert_linear, assert_linear_on, generated, generated_with_computed,
+        generated_with_temporaries,
+    };
     use crate::{Options, Source};
 
     /// Lowers the function `f` of `text` for `version`.
@@ -826,6 +917,16 @@ mod tests {
         for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
             let route = format!("CPython {version}, a computed goto");
             assert_linear_on(&route, dispatching, |text| lower(version, text));
+        }
+    }
+
+    /// A computed goto in every sixteenth block, each over every label: the computed gotos
+    /// of one place share one search and its stubs.
+    #[test]
+    fn many_computed_gotos_cost_what_the_code_costs() {
+        for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
+            let route = format!("CPython {version}, many computed gotos");
+            assert_linear_on(&route, generated_with_computed, |text| lower(version, text));
         }
     }
 

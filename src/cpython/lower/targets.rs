@@ -114,6 +114,10 @@ impl<'p> Lowering<'p> {
         let mut decided: Vec<Option<Targets<'p>>> = sites.iter().map(|_| None).collect();
         let mut known: Option<Vec<Option<i64>>> = None;
         loop {
+            // What the first computed goto of each place chose, for the others there (this
+            // round: a later one may see labels reached since).
+            let mut chosen_at: HashMap<SharedPlace, Rc<Vec<(&'p GotoPlan, usize)>>> =
+                HashMap::new();
             // Seeds only add code that is reached: the earlier depths stay.
             let depths = self.body.depths(&seeds, known.take())?;
             analysis.stack = depths.before;
@@ -143,9 +147,21 @@ impl<'p> Lowering<'p> {
                 if decided[number].is_some() {
                     continue;
                 }
+                let place = match *site {
+                    Site::Computed(_, plan) => self.shared_place(index, plan),
+                    _ => None,
+                };
+                if let Some(chosen) = place.and_then(|place| chosen_at.get(&place)) {
+                    // Its labels were entered from the first.
+                    decided[number] = Some(Targets::Computed(Rc::clone(chosen)));
+                    continue;
+                }
                 let Some(targets) = self.targets(index, *site)? else {
                     continue;
                 };
+                if let (Some(place), Targets::Computed(chosen)) = (place, &targets) {
+                    chosen_at.insert(place, Rc::clone(chosen));
+                }
                 let entered = self.entered(*site, &targets, reached);
                 let analysis = self.analysis()?;
                 for (label, depth) in entered {
@@ -245,7 +261,7 @@ impl<'p> Lowering<'p> {
                 let plan: &'p ComputedPlan = &self.scope.computed[number];
                 // From below them, as `goto .name` to each label it may reach.
                 let mut chosen = Vec::with_capacity(plan.targets.len());
-                for target in &plan.targets {
+                for target in plan.targets.iter() {
                     if self.missing.contains(target.name.as_str()) {
                         return Err(removed(&target.name, plan.keyword));
                     }
@@ -261,7 +277,7 @@ impl<'p> Lowering<'p> {
                     )?;
                     chosen.push((target, copy));
                 }
-                Ok(Some(Targets::Computed(chosen)))
+                Ok(Some(Targets::Computed(Rc::new(chosen))))
             }
         }
     }

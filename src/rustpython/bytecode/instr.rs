@@ -67,7 +67,7 @@ impl<T> LabelMap<T> {
 }
 
 /// The exception handler that covers an instruction (an entry of the exception table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Handler {
     /// Where the handler's code starts.
     pub target: Label,

@@ -3,6 +3,7 @@
 //! set once the code object is complete (`set_search_depths`).
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use rustpython_compiler::core::bytecode::{
     Arg, ComparisonOperator, ConstantData, ConvertValueOparg, Instruction, RaiseKind,
@@ -10,12 +11,14 @@ use rustpython_compiler::core::bytecode::{
 
 use super::goto::GotoAt;
 use super::lower::Lowering;
-use super::{REMOVED_AS_UNREACHABLE, Site, broken, jump_op, refuse};
+use super::{REMOVED_AS_UNREACHABLE, Site, SiteKind, broken, jump_op, refuse};
 use crate::diagnostic::Diagnostic;
 use crate::plan::cases::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
-use crate::rustpython::bytecode::{Body, BytecodeError, Handler, Instr, Item, Label, LabelMap};
+use crate::rustpython::bytecode::{
+    Body, BytecodeError, Handler, Instr, Item, Label, LabelMap, LineEntry,
+};
 use crate::rustpython::shapes;
-use crate::scan::{CaseKey, MarkerId, SwitchId};
+use crate::scan::{CaseKey, FrameId, MarkerId, MarkerKind, SwitchId};
 use crate::search::{Step, balanced};
 
 /// A search handler that unwinds to the search's start, keeping the value on the stack for
@@ -64,9 +67,10 @@ impl<'r> Lowering<'r, '_> {
         let leaf_guard = self.guard_handler(&start_instr, (start, DROPS_VALUE), end);
         let search = Search {
             site: &start_instr,
-            guard,
+            guard: Some(guard),
             miss,
             consume: Some((end, leaf_guard)),
+            slot: TOP,
         };
         search.emit(&keys, &mut self.body, &mut items);
         items.push(Item::Label(miss));
@@ -91,16 +95,40 @@ impl<'r> Lowering<'r, '_> {
         site: Site,
         marker: MarkerId,
     ) -> Result<Vec<Item>, Diagnostic> {
+        if let Some((own, search)) = self.shared.get(&marker).cloned() {
+            return self.lower_shared(site, marker, own, &search);
+        }
         let names = self.reachable_labels(&site, marker)?;
         let start_instr = self.dispatch_start(&site, marker)?;
+        let start = self.body.new_label();
+        let mut items = vec![Item::Label(start)];
+        let (found, miss) = self.label_search(site, marker, &start_instr, start, &names, TOP)?;
+        items.extend(found);
+        items.push(Item::Label(miss));
+        let texts = self.no_such_label_texts(&names);
+        items.extend(self.raise_no_such_label(&start_instr, texts));
+        Ok(items)
+    }
+
+    /// The search among the labels `names` of the computed goto `marker` for the value
+    /// `slot` deep on the stack, from `start`, at the location of `at`: each match drops
+    /// the value and what is over it and goes to its label as `goto .name` would. Gives the
+    /// items and where no match goes (or what a comparison raised), the stack as it was.
+    fn label_search(
+        &mut self,
+        site: Site,
+        marker: MarkerId,
+        at: &Instr,
+        start: Label,
+        names: &[&'r str],
+        slot: u32,
+    ) -> Result<(Vec<Item>, Label), Diagnostic> {
         let mut items = Vec::new();
         let miss = self.body.new_label();
-        let start = self.body.new_label();
-        items.push(Item::Label(start));
-        let guard = self.guard_handler(&start_instr, (start, KEEPS_VALUE), miss);
+        let guard = self.guard_handler(at, (start, KEEPS_VALUE), miss);
         let mut stubs = Vec::new();
         let mut keys = Vec::new();
-        for &name in &names {
+        for &name in names {
             let stub = self.body.new_label();
             let key = self
                 .added
@@ -109,31 +137,138 @@ impl<'r> Lowering<'r, '_> {
             stubs.push((name, stub));
         }
         let search = Search {
-            site: &start_instr,
-            guard,
+            site: at,
+            guard: Some(guard),
             miss,
             consume: None,
+            slot,
         };
         search.emit(&keys, &mut self.body, &mut items);
         let from = self.scope.marker(marker).frame;
         for (label, stub) in stubs {
             items.push(Item::Label(stub));
-            items.push(Item::Instr(outer(
-                &start_instr,
-                Instruction::PopTop,
-                0,
-                None,
-            )));
+            for _ in 0..slot {
+                items.push(Item::Instr(outer(at, Instruction::PopTop, 0, None)));
+            }
             let goto = GotoAt {
                 marker,
                 from,
                 label,
             };
-            items.extend(self.lower_goto(&start_instr, &site, goto)?);
+            items.extend(self.lower_goto(at, &site, goto)?);
         }
+        Ok((items, miss))
+    }
+
+    /// The computed goto `marker`, the `own`-th of a place that shares `search`: it pushes
+    /// its number over the value and jumps forward to the search, or for the last one is
+    /// the search. A match drops both and goes to its label as `goto .name` would; a value
+    /// no label has goes on to a search of the numbers, which raises the error of the goto
+    /// it finds at that goto's location. The search and its stubs have no line: no line
+    /// event, no line of another goto.
+    fn lower_shared(
+        &mut self,
+        site: Site,
+        marker: MarkerId,
+        own: usize,
+        search: &SharedSearch,
+    ) -> Result<Vec<Item>, Diagnostic> {
+        const VALUE_UNDER_NUMBER: u32 = 2;
+        let start_instr = self.dispatch_start(&site, marker)?;
+        let number = self
+            .added
+            .constant(ConstantData::Integer { value: own.into() });
+        let load = Instruction::LoadConst {
+            consti: Arg::marker(),
+        };
+        let mut items = vec![Item::Instr(outer(&start_instr, load, number, None))];
+        if own + 1 < search.gotos.len() {
+            items.push(Item::Instr(outer(
+                &start_instr,
+                jump_op(),
+                0,
+                Some(search.entry),
+            )));
+            return Ok(items);
+        }
+        let nowhere = Instr {
+            line: LineEntry::NONE,
+            ..start_instr.clone()
+        };
+        items.push(Item::Label(search.entry));
+        let names = self.reachable_labels(&site, marker)?;
+        let (found, miss) = self.label_search(
+            site,
+            marker,
+            &nowhere,
+            search.entry,
+            &names,
+            VALUE_UNDER_NUMBER,
+        )?;
+        items.extend(found);
         items.push(Item::Label(miss));
-        items.extend(self.raise_no_such_label(&start_instr, &names));
+        let keys: Vec<(u32, Label)> = (search.raises.iter().enumerate())
+            .map(|(own, &raise)| {
+                let value = own.into();
+                (self.added.constant(ConstantData::Integer { value }), raise)
+            })
+            .collect();
+        let numbers = Search {
+            site: &nowhere,
+            guard: None,
+            miss: search.raises[0],
+            consume: None,
+            slot: TOP,
+        };
+        numbers.emit(&keys, &mut self.body, &mut items);
+        let texts = self.no_such_label_texts(&names);
+        for ((_, goto), &raise) in search.gotos.iter().zip(&search.raises) {
+            items.push(Item::Label(raise));
+            items.push(Item::Instr(outer(goto, Instruction::PopTop, 0, None)));
+            items.extend(self.raise_no_such_label(goto, texts));
+        }
         Ok(items)
+    }
+
+    /// The computed gotos that share a search with others of their place, by marker: each
+    /// one's number in its group and the group's search. A place is the frames a goto is in
+    /// (which decide the labels it may reach and what leaving its frames takes), the copy
+    /// of a `finally` body it is in (which decides the copies of the labels) and the handler
+    /// of its statement.
+    pub(super) fn shared_searches(
+        &mut self,
+    ) -> Result<HashMap<MarkerId, (usize, Rc<SharedSearch>)>, Diagnostic> {
+        type Place = (Option<FrameId>, usize, Option<Handler>);
+        let mut group_of: HashMap<Place, usize> = HashMap::new();
+        let mut groups: Vec<Vec<(MarkerId, Instr)>> = Vec::new();
+        for site in self.sites() {
+            let SiteKind::Marker(_, marker) = site.kind else {
+                continue;
+            };
+            let goto = self.scope.marker(marker);
+            if !matches!(goto.kind, MarkerKind::ComputedGoto { .. }) {
+                continue;
+            }
+            let start = self.dispatch_start(&site, marker)?;
+            let next = groups.len();
+            let group = *(group_of.entry((goto.frame, site.copy, start.handler))).or_insert(next);
+            if group == next {
+                groups.push(Vec::new());
+            }
+            groups[group].push((marker, start));
+        }
+        let mut shared = HashMap::new();
+        for gotos in groups.into_iter().filter(|gotos| gotos.len() > 1) {
+            let search = Rc::new(SharedSearch {
+                entry: self.body.new_label(),
+                raises: gotos.iter().map(|_| self.body.new_label()).collect(),
+                gotos,
+            });
+            for (own, &(marker, _)) in search.gotos.iter().enumerate() {
+                shared.insert(marker, (own, Rc::clone(&search)));
+            }
+        }
+        Ok(shared)
     }
 
     /// The labels a computed goto may jump to ([`computed_targets`]) that the code
@@ -141,20 +276,20 @@ impl<'r> Lowering<'r, '_> {
     fn reachable_labels(&self, site: &Site, marker: MarkerId) -> Result<Vec<&'r str>, Diagnostic> {
         let names = computed_targets(self.scope, marker)?;
         Ok(names
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|&name| self.targets.labels.contains_key(&(name, site.copy)))
             .collect())
     }
 
     /// `raise ValueError(f"goto *: no label named {value!r} ...")`, the value still on the
-    /// stack, for a computed goto that can reach the labels `names`.
-    fn raise_no_such_label(&mut self, site: &Instr, names: &[&str]) -> Vec<Item> {
+    /// stack, with the constants of the texts before and after the value.
+    fn raise_no_such_label(&mut self, site: &Instr, (before, after): (u32, u32)) -> Vec<Item> {
         // Once `ValueError`, its NULL and the text before the value are pushed.
         const VALUE_BELOW_CALLEE_NULL_AND_TEXT: u32 = 4;
         const PARTS: u32 = 3;
         const ONE_ARGUMENT: u32 = 1;
         let mut raise = self.load_value_error(site);
-        let (before, after) = self.no_such_label_texts(names);
         let load_const = || Instruction::LoadConst {
             consti: Arg::marker(),
         };
@@ -349,45 +484,63 @@ fn constant(key: &CaseKey) -> Option<ConstantData> {
 /// jumps all go forward.
 struct Search<'s> {
     site: &'s Instr,
-    /// Handler of the comparisons made while the value stays on the stack.
-    guard: Handler,
+    /// Handler of the comparisons made while the value stays on the stack (none where they
+    /// cannot raise: the numbers of shared searches).
+    guard: Option<Handler>,
     /// Where no match goes, the value still on the stack.
     miss: Label,
     /// For a switch, the leaf's `==` takes the value off the stack: a match jumps straight
     /// to its case, no match to the end (the default), and the comparison is under this
     /// handler, whose depth is without the value.
     consume: Option<(Label, Handler)>,
+    /// How deep the value is: [`TOP`], or under a shared search's number.
+    slot: u32,
+}
+
+/// The value a search compares is on top of the stack.
+const TOP: u32 = 1;
+
+/// The one search of the computed gotos of one place, in the code of the last of them: each
+/// other one pushes its number over the value and jumps forward to it (a forward jump is
+/// never interrupted, so never taken for a failed comparison by the guard it lands under).
+pub(super) struct SharedSearch {
+    /// Where the search starts.
+    entry: Label,
+    /// Each goto's marker and the instruction whose location and handler its dispatch
+    /// takes, in the order of the code: the k-th pushes k.
+    gotos: Vec<(MarkerId, Instr)>,
+    /// Where each one's error is raised, in that order.
+    raises: Vec<Label>,
 }
 
 impl Search<'_> {
     fn emit(&self, keys: &[(u32, Label)], body: &mut Body, out: &mut Vec<Item>) {
-        let instr = |op: Instruction, arg: u32, target: Option<Label>, handler: Handler| {
+        let instr = |op: Instruction, arg: u32, target: Option<Label>, handler: Option<Handler>| {
             let mut instr = Instr::like(self.site, op, arg, target);
-            instr.handler = Some(handler);
+            instr.handler = handler.or(self.site.handler);
             Item::Instr(instr)
         };
-        let load = |constant: u32, handler: Handler| {
+        let load = |constant: u32, handler: Option<Handler>| {
             let op = Instruction::LoadConst {
                 consti: Arg::marker(),
             };
             instr(op, constant, None, handler)
         };
-        let compare = |how: ComparisonOperator, handler: Handler| {
+        let compare = |how: ComparisonOperator, handler: Option<Handler>| {
             let op = Instruction::CompareOp {
                 opname: Arg::marker(),
             };
             instr(op, u32::from(how), None, handler)
         };
-        let jump_if_true = |to: Label, handler: Handler| {
+        let jump_if_true = |to: Label, handler: Option<Handler>| {
             let op = Instruction::PopJumpIfTrue {
                 delta: Arg::marker(),
             };
             instr(op, 0, Some(to), handler)
         };
-        const TOP: u32 = 1;
         let copy = instr(
             Instruction::Copy { i: Arg::marker() },
-            TOP,
+            self.slot,
             None,
             self.guard,
         );
@@ -395,12 +548,15 @@ impl Search<'_> {
         for step in balanced(keys.len()) {
             match (step, self.consume) {
                 (Step::Nothing, _) => out.push(instr(jump_op(), 0, Some(self.miss), self.guard)),
-                (Step::Equal(key), Some((end, handler))) => out.extend([
-                    load(keys[key].0, handler),
-                    compare(ComparisonOperator::Equal, handler),
-                    jump_if_true(keys[key].1, handler),
-                    instr(jump_op(), 0, Some(end), handler),
-                ]),
+                (Step::Equal(key), Some((end, handler))) => {
+                    let handler = Some(handler);
+                    out.extend([
+                        load(keys[key].0, handler),
+                        compare(ComparisonOperator::Equal, handler),
+                        jump_if_true(keys[key].1, handler),
+                        instr(jump_op(), 0, Some(end), handler),
+                    ]);
+                }
                 (Step::Equal(key), None) => out.extend([
                     copy.clone(),
                     load(keys[key].0, self.guard),

@@ -96,8 +96,10 @@ impl Lowering<'_, '_> {
             ));
         };
         // The goto's line is a line event before a `with` exit's (which carries the `with`
-        // statement's line) runs, as CPython puts a `NOP` before the cleanup of a `break`.
+        // statement's line) runs, as CPython puts a `NOP` before the cleanup of a `break`
+        // (a search that computed gotos share has no line: each had its own).
         if let Some(Item::Instr(first)) = items.first()
+            && site.line.line >= 0
             && first.line.line != site.line.line
         {
             items.insert(0, Item::Instr(Instr::line_event(site)));

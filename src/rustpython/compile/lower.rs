@@ -5,12 +5,13 @@
 //! switch's or computed goto's search in `dispatch`.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use ruff_text_size::TextRange;
 use rustpython_compiler::CodeObject;
 use rustpython_compiler::core::bytecode::{ConstantData, Instruction};
 
-use super::dispatch::{UnknownDepth, set_search_depths};
+use super::dispatch::{SharedSearch, UnknownDepth, set_search_depths};
 use super::goto::GotoAt;
 use super::targets::Targets;
 use super::{
@@ -39,6 +40,8 @@ pub(super) struct Lowering<'r, 'c> {
     pub(super) copies: HashMap<SiteKind, usize>,
     /// The labels placed in this code object.
     pub(super) placed: Vec<(ScopeId, MarkerId)>,
+    /// The computed gotos that share a search, by marker: each one's number and the search.
+    pub(super) shared: HashMap<MarkerId, (usize, Rc<SharedSearch>)>,
 }
 
 /// What lowering one code object adds besides its instruction list.
@@ -152,6 +155,7 @@ impl<'r, 'c> Lowering<'r, 'c> {
             },
             copies: HashMap::new(),
             placed: Vec::new(),
+            shared: HashMap::new(),
         })
     }
 
@@ -180,6 +184,7 @@ impl<'r, 'c> Lowering<'r, 'c> {
     /// statement's location. The one thing that depends on the spliced code, the line of a
     /// trampoline test's jump, is left to [`Lowering::apply`].
     pub(super) fn plan(&mut self) -> Result<Vec<Splice>, Diagnostic> {
+        self.shared = self.shared_searches()?;
         let mut splices = Vec::with_capacity(self.sites.len());
         for site in self.sites().iter().rev() {
             let instr = self.site_instr(site)?;
