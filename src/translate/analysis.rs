@@ -3,6 +3,11 @@
 
 use super::emit::{branches, grouped, py_str, search};
 use super::*;
+use crate::scan::FrameId;
+
+/// The ways out of the computed gotos of a frame (a group) whose jumps go through the same
+/// homes and loops: each jump's code, with the numbers of the labels it goes to.
+type Ways = HashMap<(usize, Vec<ListId>, Vec<LoopKey>), Vec<(String, Vec<i64>)>>;
 
 impl<'a> Ctx<'a> {
     /// The lowest list holding both nodes, with the indexes of the statements holding each:
@@ -89,9 +94,11 @@ impl<'a> Ctx<'a> {
     }
 
     pub(super) fn analyse(&mut self, tr: &Translator<'a>) {
-        // Jumps to labels: gotos and computed gotos (each label it may reach).
+        // Jumps to labels: gotos and computed gotos (each label it may reach, decided once
+        // for the computed gotos of one frame).
         let mut gotos: Vec<(NodeId, usize)> = Vec::new();
-        let mut computed: Vec<(NodeId, Vec<(String, usize)>)> = Vec::new();
+        let mut computed: Vec<(NodeId, usize)> = Vec::new();
+        let mut group_of: HashMap<Option<FrameId>, usize> = HashMap::new();
         for node in 0..self.nodes.len() {
             match self.nodes[node].kind {
                 NodeKind::Goto(marker) => {
@@ -102,33 +109,43 @@ impl<'a> Ctx<'a> {
                 }
                 NodeKind::Computed(marker) => {
                     let goto = self.scope.marker(marker);
-                    let mut names: Vec<(String, usize)> = self
-                        .scope
-                        .labels
-                        .iter()
-                        .filter(|entry| {
-                            let label = self.scope.marker(entry.definition);
-                            crate::check::jump(self.scope, goto, label, &entry.name).is_none()
-                        })
-                        .map(|entry| (entry.name.to_string(), self.label_target(&entry.name)))
-                        .collect();
-                    names.sort();
-                    computed.push((node, names));
+                    let next = self.computed_groups.len();
+                    let group = *group_of.entry(goto.frame).or_insert(next);
+                    if group == next {
+                        let group = self.computed_group(goto);
+                        self.computed_groups.push(group);
+                    }
+                    self.computed_groups[group].gotos += 1;
+                    computed.push((node, group));
                 }
                 _ => {}
             }
         }
-        let jumps = gotos.iter().copied().chain(
-            computed
-                .iter()
-                .flat_map(|(node, names)| names.iter().map(|&(_, target)| (*node, target))),
-        );
-        for (node, target) in jumps.collect::<Vec<_>>() {
-            let (home, a, b) = self.home(node, self.targets[target].node);
+        // Two or more computed gotos in one frame share one search and message.
+        let mut shared = 0;
+        for group in &mut self.computed_groups {
+            if group.gotos > 1 {
+                group.shared = Some(shared);
+                shared += 1;
+            }
+        }
+        let homes: Vec<(ListId, usize, usize, usize)> = gotos
+            .iter()
+            .map(|&(node, target)| {
+                let (home, a, b) = self.home(node, self.targets[target].node);
+                (home, a, b, b)
+            })
+            .chain(
+                computed
+                    .iter()
+                    .flat_map(|&(node, group)| self.computed_homes(node, group)),
+            )
+            .collect();
+        for (home, a, first, last) in homes {
             if self.switch_bodies.contains_key(&home) {
                 continue;
             }
-            let (lo, hi) = (a.min(b), a.max(b));
+            let (lo, hi) = (a.min(first), a.max(last));
             let region = self.regions.entry(home).or_insert((lo, hi));
             *region = (region.0.min(lo), region.1.max(hi));
         }
@@ -208,8 +225,9 @@ impl<'a> Ctx<'a> {
             self.special.push(self.nodes[node].range);
             self.codes.insert(node, vec![Out::line(line, code)]);
         }
-        for (node, names) in computed {
-            let code = self.computed(tr, node, &names);
+        let mut ways = HashMap::new();
+        for (node, group) in computed {
+            let code = self.computed(tr, node, group, &mut ways);
             self.codes.insert(node, code);
         }
         self.special.sort_by_key(|range| range.start());
@@ -236,18 +254,18 @@ impl<'a> Ctx<'a> {
     /// source's own `break`, `continue` and `return` statements leave more than once, and
     /// every `with` a `break`/`continue` leaves when a loop of the output (dispatch or
     /// shell) stands between it and its loop, which makes it a jump of its own.
-    pub(super) fn find_shells(
-        &mut self,
-        gotos: &[(NodeId, usize)],
-        computed: &[(NodeId, Vec<(String, usize)>)],
-    ) {
-        let jumps = gotos.iter().copied().chain(
-            computed
-                .iter()
-                .flat_map(|(node, names)| names.iter().map(|&(_, target)| (*node, target))),
-        );
-        for (node, target) in jumps {
+    pub(super) fn find_shells(&mut self, gotos: &[(NodeId, usize)], computed: &[(NodeId, usize)]) {
+        let homes = gotos.iter().map(|&(node, target)| {
             let (home, _, _) = self.home(node, self.targets[target].node);
+            (node, home)
+        });
+        // A computed goto's `with` statements up to its outermost home hold those up to
+        // each of its homes.
+        let outermost = computed.iter().filter_map(|&(node, group)| {
+            let (home, ..) = *self.computed_homes(node, group).last()?;
+            Some((node, home))
+        });
+        for (node, home) in homes.chain(outermost).collect::<Vec<_>>() {
             self.shells.extend(self.withs_between(node, home));
         }
         // A `with` left early twice by the source's own statements.
@@ -401,13 +419,84 @@ impl<'a> Ctx<'a> {
         format!("{k} = {shown}; break")
     }
 
+    /// The labels a computed goto in `goto`'s frame may reach (SPEC 4, the checker's own
+    /// rule), with the lists that hold them.
+    fn computed_group(&self, goto: &scan::Marker) -> ComputedGroup {
+        let mut names: Vec<(String, usize)> = self
+            .scope
+            .labels
+            .iter()
+            .filter(|entry| {
+                let label = self.scope.marker(entry.definition);
+                crate::check::jump(self.scope, goto, label, &entry.name).is_none()
+            })
+            .map(|entry| (entry.name.to_string(), self.label_target(&entry.name)))
+            .collect();
+        names.sort();
+        let mut under: HashMap<ListId, (usize, usize, usize)> = HashMap::new();
+        for &(_, target) in &names {
+            let mut at = self.targets[target].node;
+            loop {
+                let (list, index) = (self.nodes[at].list, self.nodes[at].index);
+                let held = under.entry(list).or_insert((0, index, index));
+                *held = (held.0 + 1, held.1.min(index), held.2.max(index));
+                let Some(parent) = self.lists[list].parent else {
+                    break;
+                };
+                at = parent;
+            }
+        }
+        crate::splice::count(names.len());
+        ComputedGroup {
+            names,
+            under,
+            gotos: 0,
+            shared: None,
+        }
+    }
+
+    /// The lists the computed goto `node` of `group` jumps home to, innermost first: each
+    /// with the index of the statement holding the goto there and the first and last index
+    /// of those holding its labels (a label's home is the lowest list holding both ends,
+    /// [`Ctx::home`]). Walks up from the goto, not over the labels.
+    pub(super) fn computed_homes(
+        &self,
+        node: NodeId,
+        group: usize,
+    ) -> Vec<(ListId, usize, usize, usize)> {
+        let group = &self.computed_groups[group];
+        let mut homes = Vec::new();
+        let mut below = 0;
+        let mut at = node;
+        while below < group.names.len() {
+            let (list, index) = (self.nodes[at].list, self.nodes[at].index);
+            if let Some(&(count, first, last)) = group.under.get(&list)
+                && count > below
+            {
+                homes.push((list, index, first, last));
+                below = count;
+            }
+            let Some(parent) = self.lists[list].parent else {
+                break;
+            };
+            at = parent;
+        }
+        homes
+    }
+
+    /// What the computed goto `node` of `group` becomes: its value into the register `v`,
+    /// the number of its label into `t` (0 for none: `ValueError`), then a jump for each
+    /// way out. The computed gotos of one frame reach the same labels: two or more share
+    /// one search and message ([`Ctx::shared_searches`]), and those whose jumps go through
+    /// the same homes and loops share their ways (`ways`).
     pub(super) fn computed(
         &mut self,
         tr: &Translator<'a>,
         node: NodeId,
-        names: &[(String, usize)],
+        group: usize,
+        ways: &mut Ways,
     ) -> Vec<Out> {
-        let Names { v, t, .. } = &tr.names;
+        let Names { v, t, s, m, .. } = &tr.names;
         let NodeKind::Computed(marker) = self.nodes[node].kind else {
             unreachable!()
         };
@@ -415,6 +504,68 @@ impl<'a> Ctx<'a> {
             unreachable!()
         };
         let line = tr.text.line(self.nodes[node].range.start());
+        let mut outs = vec![Out::line(
+            line,
+            format!("{v} = ({})", tr.text.slice(target)),
+        )];
+        match self.computed_groups[group].shared {
+            Some(shared) => outs.extend([
+                Out::compound(0, format!("try: {t} = {s}{shared}({v})")),
+                Out::compound(0, format!("except BaseException: {t} = 0")),
+                Out::compound(
+                    0,
+                    format!("if not {t}: raise ValueError({m}{shared} % ({v},))"),
+                ),
+            ]),
+            None => {
+                let (keys, message) = self.search_and_message(group);
+                outs.extend([
+                    Out::compound(0, format!("try: {t} = {}", search(v, &keys))),
+                    Out::compound(0, format!("except BaseException: {t} = 0")),
+                    Out::compound(
+                        0,
+                        format!("if not {t}: raise ValueError({message} % ({v},))"),
+                    ),
+                ]);
+            }
+        }
+        let homes: Vec<ListId> = (self.computed_homes(node, group).into_iter())
+            .map(|(list, ..)| list)
+            .collect();
+        let key = (group, homes, self.loops(node));
+        let found = match ways.get(&key) {
+            Some(found) => {
+                // What its jumps would add for each label, the first one there added.
+                self.uses_k = true;
+                self.setters.push(self.nodes[node].range);
+                found.clone()
+            }
+            None => {
+                // One jump per distinct way out; the register takes the computed number.
+                let targets: Vec<usize> = (self.computed_groups[group].names.iter())
+                    .map(|&(_, target)| target)
+                    .collect();
+                crate::splice::count(targets.len());
+                let each = targets.into_iter().map(|target| {
+                    let code = self.jump(tr, node, Goal::Target(target), Some(t));
+                    (self.targets[target].id, code)
+                });
+                let found = grouped(each.collect::<Vec<_>>());
+                ways.insert(key, found.clone());
+                found
+            }
+        };
+        match found.as_slice() {
+            [(code, _)] => outs.push(Out::line(0, code.clone())),
+            _ => outs.extend(branches(t, found)),
+        }
+        outs
+    }
+
+    /// The search over the register `v` for the labels of `group` (a label's name, its
+    /// number) and the `ValueError` message's literal, `%r` for the value.
+    pub(super) fn search_and_message(&self, group: usize) -> (Vec<(String, i64)>, String) {
+        let names = &self.computed_groups[group].names;
         let keys: Vec<(String, i64)> = names
             .iter()
             .map(|(name, target)| (py_str(name), self.targets[*target].id))
@@ -425,28 +576,21 @@ impl<'a> Ctx<'a> {
             NO_SUCH_LABEL.replace('%', "%%"),
             no_such_label_text(&self.scope.qualname, &plain).replace('%', "%%")
         );
-        let mut outs = vec![
-            Out::line(line, format!("{v} = ({})", tr.text.slice(target))),
-            Out::compound(0, format!("try: {t} = {}", search(v, &keys))),
-            Out::compound(0, format!("except BaseException: {t} = 0")),
-            Out::compound(
-                0,
-                format!(
-                    "if not {t}: raise ValueError({} % ({v},))",
-                    py_str(&message)
-                ),
-            ),
-        ];
-        // One jump per distinct way out; the register takes the computed number.
-        let ways = names.iter().map(|&(_, target)| {
-            let code = self.jump(tr, node, Goal::Target(target), Some(t));
-            (self.targets[target].id, code)
-        });
-        let ways = grouped(ways.collect::<Vec<_>>());
-        match ways.as_slice() {
-            [(code, _)] => outs.push(Out::line(0, code.clone())),
-            _ => outs.extend(branches(t, ways)),
+        (keys, py_str(&message))
+    }
+
+    /// The statements that define the shared searches and messages, for the start of the
+    /// scope: `s{n} = lambda v: search`, `m{n} = message`.
+    pub(super) fn shared_searches(&self, tr: &Translator<'a>) -> Vec<String> {
+        let Names { v, s, m, .. } = &tr.names;
+        let mut shared = Vec::new();
+        for (group, found) in self.computed_groups.iter().enumerate() {
+            if let Some(number) = found.shared {
+                let (keys, message) = self.search_and_message(group);
+                shared.push(format!("{s}{number} = lambda {v}: {}", search(v, &keys)));
+                shared.push(format!("{m}{number} = {message}"));
+            }
         }
-        outs
+        shared
     }
 }

@@ -235,6 +235,9 @@ struct Names {
     k: String,
     v: String,
     t: String,
+    /// The prefix of a shared search's name, then of its message's.
+    s: String,
+    m: String,
     f: String,
     w: String,
     r: String,
@@ -258,6 +261,8 @@ impl Names {
             k: fresh("_goto_k"),
             v: fresh("_goto_v"),
             t: fresh("_goto_t"),
+            s: fresh("_goto_s"),
+            m: fresh("_goto_m"),
             f: fresh("_goto_f"),
             w: fresh("_goto_w"),
             r: fresh("_goto_r"),
@@ -395,6 +400,22 @@ struct Ctx<'a> {
     /// (`Ctx::reset_after`).
     late_resets: HashSet<NodeId>,
     uses_k: bool,
+    /// The computed gotos of each frame: the labels they may reach.
+    computed_groups: Vec<ComputedGroup>,
+}
+
+/// The labels the computed gotos of one frame may reach, and the lists that hold them.
+struct ComputedGroup {
+    /// Each label's name and target, by name.
+    names: Vec<(String, usize)>,
+    /// For each list holding a label or a statement around one: how many labels it holds
+    /// and the first and last index of the statements holding them.
+    under: HashMap<ListId, (usize, usize, usize)>,
+    /// How many computed gotos are in the frame.
+    gotos: usize,
+    /// Its number among the scope's shared searches, when two or more computed gotos are
+    /// in the frame.
+    shared: Option<usize>,
 }
 
 impl<'a> Translator<'a> {
@@ -462,7 +483,10 @@ impl<'a> Translator<'a> {
                 })
                 .nth(skip)
                 .map_or(outs.len(), |(index, _)| index);
-            outs.insert(at, Out::prefix(0, format!("{} = 0", self.names.k)));
+            let start = std::iter::once(format!("{} = 0", self.names.k))
+                .chain(ctx.shared_searches(self))
+                .map(|statement| Out::prefix(0, statement));
+            outs.splice(at..at, start);
         }
         Ok(outs)
     }

@@ -37,6 +37,7 @@ impl<'a> Ctx<'a> {
             shells: HashSet::new(),
             late_resets: HashSet::new(),
             uses_k: false,
+            computed_groups: Vec::new(),
         };
         ctx.build_list(tr, body, None, false);
         ctx.special.sort_by_key(|range| range.start());
