@@ -11,8 +11,9 @@
 //! (issue 34): time per block grows at most 1.5 times from 1,000 to 64,000 blocks; at 64,000,
 //! `compile` at most 1.5 times its baseline and `translate` at most 3 times.
 //!
-//! Run: `cargo bench --bench big [-- SIZE...]`. The CPython routes and the run time of the
-//! translated code: `benches/big/run.py` (docs/performance.md).
+//! Run: `cargo bench --bench big [-- SIZE... [--return-in-each]]` (`--return-in-each`: each
+//! procedure returns by a computed goto of its own, `gen.py`'s option). The CPython routes
+//! and the run time of the translated code: `benches/big/run.py` (docs/performance.md).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -20,11 +21,11 @@ use std::time::{Duration, Instant};
 use gotopy::{Options, Source};
 use rustpython_compiler::{CompileOpts, Mode, compile};
 
-/// `gen.py`'s module of `blocks` blocks (`plain`: without markers).
-fn generated(blocks: usize, plain: bool) -> String {
+/// `gen.py`'s module of `blocks` blocks (`plain`: without markers), with `options`.
+fn generated(blocks: usize, plain: bool, options: &[String]) -> String {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/big/gen.py");
     let mut command = Command::new("python3");
-    command.arg(script).arg(blocks.to_string());
+    command.arg(script).arg(blocks.to_string()).args(options);
     if plain {
         command.arg("--plain");
     }
@@ -68,6 +69,10 @@ fn main() {
         .skip(1)
         .filter_map(|arg| arg.parse().ok())
         .collect();
+    // `cargo bench` passes `--bench` too: only `gen.py`'s own option goes on.
+    let options: Vec<String> = std::env::args()
+        .filter(|arg| arg == "--return-in-each")
+        .collect();
     let sizes = if sizes.is_empty() {
         vec![1_000, 4_000, 16_000, 64_000]
     } else {
@@ -78,8 +83,8 @@ fn main() {
         "route", "blocks", "gotopy", "per block", "baseline", "per block", "ratio"
     );
     for &blocks in &sizes {
-        let text = generated(blocks, false);
-        let plain = generated(blocks, true);
+        let text = generated(blocks, false, &options);
+        let plain = generated(blocks, true, &options);
         let source = Source::new("big.py", text.as_str());
         let compiled = best_of(
             3,

@@ -19,7 +19,10 @@ installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpytho
 
     python3 benches/big/run.py [--sizes 1000 4000 16000 64000] [--steps 2000000]
         [--gotopy target/release/gotopy] [--python PYTHON ...] [--runner PYTHON]
-        [--routes compile run memory steps]
+        [--routes compile run memory steps] [--return-in-each]
+
+``--return-in-each`` generates the module with ``gen.py --return-in-each`` (each procedure
+returns by a computed goto of its own), the run's expected result is the same.
 """
 
 from __future__ import annotations
@@ -96,9 +99,10 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
-def generate(blocks: int, directory: Path, plain: bool = False) -> Path:
+def generate(blocks: int, directory: Path, plain: bool = False, returns: bool = False) -> Path:
     path = directory / f"big{blocks}{'_plain' if plain else ''}.py"
     args = [sys.executable, str(GEN), str(blocks)] + (["--plain"] if plain else [])
+    args += ["--return-in-each"] if returns else []
     path.write_bytes(subprocess.run(args, check=True, capture_output=True).stdout)
     return path
 
@@ -155,6 +159,11 @@ def main() -> None:
         default=ROUTES[:3],
         help="what to measure (all but steps unless told)",
     )
+    parser.add_argument(
+        "--return-in-each",
+        action="store_true",
+        help="each procedure returns by a computed goto of its own (gen.py's option)",
+    )
     args = parser.parse_args()
     print(
         f"{'route':<24} {'blocks':>7} {'gotopy':>11} {'per block':>11} "
@@ -163,8 +172,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         for blocks in args.sizes:
-            path = generate(blocks, directory)
-            plain = generate(blocks, directory, plain=True)
+            path = generate(blocks, directory, returns=args.return_in_each)
+            plain = generate(blocks, directory, plain=True, returns=args.return_in_each)
             for python in args.python if {"compile", "steps"} & set(args.routes) else []:
                 version = subprocess.run(
                     [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
