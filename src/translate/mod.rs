@@ -462,7 +462,13 @@ impl<'a> Translator<'a> {
             ctx.analyse(self);
         }
         let mut outs = ctx.list(self, 0, &BTreeSet::new(), false, from)?;
-        if ctx.uses_k {
+        // The register's start, and the searches that computed gotos share (which some
+        // read even when no jump sets the register: when they reach no label).
+        let start: Vec<String> = (ctx.uses_k.then(|| format!("{} = 0", self.names.k)))
+            .into_iter()
+            .chain(ctx.shared_searches(self))
+            .collect();
+        if !start.is_empty() {
             // After a docstring and `from __future__` imports.
             let skip = body
                 .iter()
@@ -483,10 +489,10 @@ impl<'a> Translator<'a> {
                 })
                 .nth(skip)
                 .map_or(outs.len(), |(index, _)| index);
-            let start = std::iter::once(format!("{} = 0", self.names.k))
-                .chain(ctx.shared_searches(self))
-                .map(|statement| Out::prefix(0, statement));
-            outs.splice(at..at, start);
+            outs.splice(
+                at..at,
+                start.into_iter().map(|statement| Out::prefix(0, statement)),
+            );
         }
         Ok(outs)
     }

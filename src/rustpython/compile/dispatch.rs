@@ -8,6 +8,7 @@ use std::rc::Rc;
 use rustpython_compiler::core::bytecode::{
     Arg, ComparisonOperator, ConstantData, ConvertValueOparg, Instruction, RaiseKind,
 };
+use rustpython_compiler::core::{OneIndexed, SourceLocation};
 
 use super::goto::GotoAt;
 use super::lower::Lowering;
@@ -191,8 +192,16 @@ impl<'r> Lowering<'r, '_> {
             )));
             return Ok(items);
         }
+        // RustPython's line events and tracebacks read each instruction's location, which
+        // cannot be empty: the search takes the first line of the function (its `def`),
+        // never another goto's.
+        let first = SourceLocation {
+            line: self.code.first_line_number.unwrap_or(OneIndexed::MIN),
+            character_offset: OneIndexed::MIN,
+        };
         let nowhere = Instr {
             line: LineEntry::NONE,
+            location: (first, first),
             ..start_instr.clone()
         };
         items.push(Item::Label(search.entry));
@@ -232,13 +241,13 @@ impl<'r> Lowering<'r, '_> {
 
     /// The computed gotos that share a search with others of their place, by marker: each
     /// one's number in its group and the group's search. A place is the frames a goto is in
-    /// (which decide the labels it may reach and what leaving its frames takes), the copy
-    /// of a `finally` body it is in (which decides the copies of the labels) and the handler
-    /// of its statement.
+    /// (which decide the labels it may reach, what leaving its frames takes and the stack
+    /// depth) and the handler of its statement, outside every `finally` body the code
+    /// generator compiled more than once (where a marker has a site in each copy).
     pub(super) fn shared_searches(
         &mut self,
     ) -> Result<HashMap<MarkerId, (usize, Rc<SharedSearch>)>, Diagnostic> {
-        type Place = (Option<FrameId>, usize, Option<Handler>);
+        type Place = (Option<FrameId>, Option<Handler>);
         let mut group_of: HashMap<Place, usize> = HashMap::new();
         let mut groups: Vec<Vec<(MarkerId, Instr)>> = Vec::new();
         for site in self.sites() {
@@ -246,12 +255,17 @@ impl<'r> Lowering<'r, '_> {
                 continue;
             };
             let goto = self.scope.marker(marker);
-            if !matches!(goto.kind, MarkerKind::ComputedGoto { .. }) {
+            if !matches!(goto.kind, MarkerKind::ComputedGoto { .. })
+                || self
+                    .copies
+                    .get(&site.kind)
+                    .is_some_and(|&copies| copies > 1)
+            {
                 continue;
             }
             let start = self.dispatch_start(&site, marker)?;
             let next = groups.len();
-            let group = *(group_of.entry((goto.frame, site.copy, start.handler))).or_insert(next);
+            let group = *(group_of.entry((goto.frame, start.handler))).or_insert(next);
             if group == next {
                 groups.push(Vec::new());
             }
