@@ -93,24 +93,35 @@ impl<'s> Reachable<'s> {
 /// The sorted names of the labels a goto in `goto`'s frame may jump to, or the first on
 /// whose way it would leave a `try` statement with `finally`.
 fn reachable_from<'s>(scope: &'s Scope, goto: &Marker) -> Result<Rc<[&'s str]>, &'s str> {
-    crate::splice::count(scope.labels.iter().count());
     let mut names: Vec<&str> = Vec::new();
-    for entry in scope.labels.iter() {
-        let label = scope.marker(entry.definition);
-        if crate::check::jump(scope, goto, label, &entry.name).is_some() {
-            continue;
-        }
-        let left = frames_left(scope, goto.frame, &entry.name).unwrap_or_default();
+    for name in legal_labels(scope, goto) {
+        let left = frames_left(scope, goto.frame, name).unwrap_or_default();
         if left
             .iter()
             .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
         {
-            return Err(entry.name.as_str());
+            return Err(name);
         }
-        names.push(entry.name.as_str());
+        names.push(name);
     }
     names.sort_unstable();
     Ok(names.into())
+}
+
+/// The names of the labels SPEC 4 lets a goto in `goto`'s frame jump to (the checker's own
+/// rule), in the scope's order: what a computed goto there may reach, before the backends
+/// refuse leaving a `try` statement with `finally` (which `translate` writes as Python's
+/// own `break`).
+pub(crate) fn legal_labels<'s, 'g>(
+    scope: &'s Scope,
+    goto: &'g Marker,
+) -> impl Iterator<Item = &'s str> + use<'s, 'g> {
+    crate::splice::count(scope.labels.iter().count());
+    scope.labels.iter().filter_map(move |entry| {
+        let label = scope.marker(entry.definition);
+        let legal = crate::check::jump(scope, goto, label, &entry.name).is_none();
+        legal.then_some(entry.name.as_str())
+    })
 }
 
 /// How Python orders two case values of one kind: integers by value, `str` by code point

@@ -3,6 +3,7 @@
 
 use super::emit::{branches, grouped, py_str, search};
 use super::*;
+use crate::plan::cases::legal_labels;
 use crate::scan::FrameId;
 
 /// The ways out of the computed gotos of a frame (a group) whose jumps go through the same
@@ -422,15 +423,8 @@ impl<'a> Ctx<'a> {
     /// The labels a computed goto in `goto`'s frame may reach (SPEC 4, the checker's own
     /// rule), with the lists that hold them.
     fn computed_group(&self, goto: &scan::Marker) -> ComputedGroup {
-        let mut names: Vec<(String, usize)> = self
-            .scope
-            .labels
-            .iter()
-            .filter(|entry| {
-                let label = self.scope.marker(entry.definition);
-                crate::check::jump(self.scope, goto, label, &entry.name).is_none()
-            })
-            .map(|entry| (entry.name.to_string(), self.label_target(&entry.name)))
+        let mut names: Vec<(String, usize)> = legal_labels(self.scope, goto)
+            .map(|name| (name.to_owned(), self.label_target(name)))
             .collect();
         names.sort();
         let mut under: HashMap<ListId, (usize, usize, usize)> = HashMap::new();
@@ -446,7 +440,6 @@ impl<'a> Ctx<'a> {
                 at = parent;
             }
         }
-        crate::splice::count(names.len());
         ComputedGroup {
             names,
             under,

@@ -76,7 +76,8 @@ impl Lowering<'_> {
         };
         let (mut items, miss) = self.computed_search(&site, at, chosen)?;
         items.push(Item::Label(miss));
-        items.extend(self.raise_no_such_label(&site, number)?);
+        let texts = self.no_such_label_texts(number);
+        items.extend(self.raise_no_such_label(&site, number, texts)?);
         Ok(items)
     }
 
@@ -124,13 +125,15 @@ impl Lowering<'_> {
             .collect();
         let miss = Miss::Keep(search.raises[0], NUMBER);
         items.extend(self.search(&keys, &nowhere, None, miss)?);
+        // The texts are the place's: added once, not once per goto.
+        let texts = self.no_such_label_texts(search.numbers[own]);
         for (&number, &raise) in search.numbers.iter().zip(&search.raises) {
             let site = Instr {
                 position: self.scope.computed[number].keyword,
                 ..multiply.clone()
             };
             items.push(Item::Label(raise));
-            items.extend(self.raise_no_such_label(&site, number)?);
+            items.extend(self.raise_no_such_label(&site, number, texts)?);
         }
         Ok(items)
     }
@@ -189,16 +192,13 @@ impl Lowering<'_> {
         &mut self,
         site: &Instr,
         number: usize,
+        (before, after): (u32, u32),
     ) -> Result<Vec<Item>, LowerError> {
         // Once `ValueError`, its `NULL` and the text before the value are pushed.
         const VALUE_BELOW_CALLEE_NULL_AND_TEXT: u32 = 4;
-        let plan = &self.scope.computed[number];
-        let (before, after) = (plan.before.to_owned(), plan.after.clone());
         let shapes = self.shapes();
         let by_name = (self.name_loads.get(&number)).is_some_and(|&op| shapes.is(op, "LOAD_NAME"));
         let error = self.name("ValueError");
-        let before = self.constant(Constant::Str(before));
-        let after = self.constant(Constant::Str(after.to_string()));
         let copy = (self.op("COPY")?, VALUE_BELOW_CALLEE_NULL_AND_TEXT);
         let ops = shapes
             .raise_formatted(by_name, error, before, copy, after)
@@ -212,6 +212,17 @@ impl Lowering<'_> {
             .into_iter()
             .map(|(op, arg)| Item::Instr(self.body.like(site, op, arg, None)))
             .collect())
+    }
+
+    /// The constants of the texts before and after the value in the error of the computed
+    /// goto `number` (the same for every computed goto of its place).
+    fn no_such_label_texts(&mut self, number: usize) -> (u32, u32) {
+        let plan = &self.scope.computed[number];
+        let (before, after) = (plan.before, plan.after.to_string());
+        (
+            self.constant(Constant::Str(before.to_owned())),
+            self.constant(Constant::Str(after)),
+        )
     }
 
     /// The search for the value on top of the stack (or the slot [`Miss::Keep`] says)
