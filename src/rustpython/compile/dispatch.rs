@@ -165,8 +165,8 @@ impl<'r> Lowering<'r, '_> {
     /// its number over the value and jumps forward to the search, or for the last one is
     /// the search. A match drops both and goes to its label as `goto .name` would; a value
     /// no label has goes on to a search of the numbers, which raises the error of the goto
-    /// it finds at that goto's location. The search and its stubs have no line: no line
-    /// event, no line of another goto.
+    /// it finds at that goto's location. The search and its stubs have no line in the line
+    /// table, and the function's first line as their location: never another goto's.
     fn lower_shared(
         &mut self,
         site: Site,
