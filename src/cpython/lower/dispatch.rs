@@ -86,9 +86,9 @@ impl Lowering<'_> {
     /// for the last one the search itself. The search and its stubs carry no position (no
     /// line event, no line of another goto); a value no label has goes on to a search of
     /// the numbers, which finds the goto whose error to raise, on its own line (there the
-    /// line is an event again). Every jump of it is forward: 3.11 has no backward
-    /// conditional jumps, and a forward jump is never interrupted, so never taken for a
-    /// failed comparison by the guard it lands under.
+    /// line is an event again). The jumps to the search and those of both searches go
+    /// forward: 3.11 has no backward conditional jumps, and a forward jump is never
+    /// interrupted, so never taken for a failed comparison by the guard it lands under.
     pub(super) fn lower_shared(
         &mut self,
         multiply: &Instr,
