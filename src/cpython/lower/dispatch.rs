@@ -1,10 +1,12 @@
 //! Switches and computed gotos: a balanced binary search ([`crate::search`]) of comparisons
 //! over the value the subject's statement left on the stack, under a handler of its own so
-//! that a comparison that raises goes where no match goes.
+//! that a comparison that raises goes where no match goes; the computed gotos of one place
+//! share one search (which ones, and how).
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
-use super::{LowerError, Lowering, SharedSearch, internal};
+use super::{LowerError, Lowering, Site, Targets, internal};
 use crate::cpython::bytecode::{Handler, Instr, Item, Label};
 use crate::cpython::code::Constant;
 use crate::cpython::plan::{CaseConstant, GotoPlan, SwitchPlan};
@@ -19,6 +21,23 @@ enum Miss {
     /// A computed goto: the value stays on the stack for the error that reports it. The
     /// search compares the slot this deep (1: the top).
     Keep(Label, u32),
+}
+
+/// Where a computed goto's search may be shared with the others there: the labels of one
+/// frame (the plan's place), reached from the same stack depth under the same handler.
+pub(super) type SharedPlace = (usize, i64, Option<Handler>);
+
+/// The one search of the computed gotos of one place, in the code of the last of them:
+/// each other one pushes its number (where one alone pushes `None`) and jumps forward to
+/// it. A value no label has goes on to a search of those numbers, which raises the error on
+/// the goto's own line.
+pub(super) struct SharedSearch {
+    /// Where the search starts.
+    entry: Label,
+    /// The plan indices of the computed gotos, in the order of the code: the k-th pushes k.
+    numbers: Vec<usize>,
+    /// Where each one's error is raised, in that order.
+    raises: Vec<Label>,
 }
 
 impl Lowering<'_> {
@@ -304,6 +323,60 @@ impl Lowering<'_> {
             }
         }
         Ok(out)
+    }
+}
+
+impl<'p> Lowering<'p> {
+    /// The computed gotos that share a search with others of their place (two or more in
+    /// one place, outside every copy of a `finally` body), by plan index: each one's
+    /// number in its group, and the group's search.
+    pub(super) fn shared_searches(
+        &mut self,
+        sites: &[Site<'p>],
+        decided: &[Option<Targets<'p>>],
+    ) -> Result<HashMap<usize, (usize, Rc<SharedSearch>)>, LowerError> {
+        let mut group_of: HashMap<SharedPlace, usize> = HashMap::new();
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (&site, targets) in sites.iter().zip(decided) {
+            let (Site::Computed(_, number), Some(_)) = (site, targets) else {
+                continue;
+            };
+            let index = self.analysis()?.site_index(&self.body, site)?;
+            let Some(place) = self.shared_place(index, number) else {
+                continue;
+            };
+            let next = groups.len();
+            let group = *group_of.entry(place).or_insert(next);
+            if group == next {
+                groups.push(Vec::new());
+            }
+            groups[group].push(number);
+        }
+        let mut shared = HashMap::new();
+        for numbers in groups.into_iter().filter(|numbers| numbers.len() > 1) {
+            let search = Rc::new(SharedSearch {
+                entry: self.body.new_label(),
+                raises: numbers.iter().map(|_| self.body.new_label()).collect(),
+                numbers,
+            });
+            for (own, &number) in search.numbers.iter().enumerate() {
+                shared.insert(number, (own, Rc::clone(&search)));
+            }
+        }
+        Ok(shared)
+    }
+
+    /// Where the computed goto whose `*` is instruction `index` may share its search: not
+    /// in a copy of a `finally` body, where the copy of each label it goes to depends on
+    /// its own.
+    pub(super) fn shared_place(&self, index: usize, number: usize) -> Option<SharedPlace> {
+        let analysis = self.analysis.as_ref()?;
+        let instr = analysis.instr(&self.body, index)?;
+        let depth = analysis.stack.get(index).copied().flatten()?;
+        let outside_finally = self.copies_of.get(&instr.id).is_none_or(HashMap::is_empty);
+        let one_copy = analysis.ranks.get(&index) == Some(&(0, 1));
+        (outside_finally && one_copy)
+            .then(|| (self.scope.computed[number].place, depth, instr.handler))
     }
 }
 

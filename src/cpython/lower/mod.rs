@@ -32,12 +32,13 @@ pub(crate) use locals::check_local_loads;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
 
-use super::bytecode::{Body, BytecodeError, Flow, Handler, Instr, InstrId, Item, Label};
+use super::bytecode::{Body, BytecodeError, Flow, Instr, InstrId, Item, Label};
 use super::code::{Code, Constant, Lowered};
 use super::plan::{CaseConstant, ComputedPlan, GotoPlan, Plan, ScopePlan, SwitchPlan};
 use super::shapes::Shapes;
 use crate::splice::{Splice, splice_all};
 use crate::tables::Position;
+use dispatch::SharedPlace;
 use targets::Analysis;
 
 /// Why a code object could not be rewritten.
@@ -95,23 +96,6 @@ enum Targets<'p> {
     /// A computed goto: each reachable label with the copy it goes to (shared by the
     /// computed gotos of one place).
     Computed(Rc<Vec<(&'p GotoPlan, usize)>>),
-}
-
-/// Where a computed goto's search may be shared with the others there: the labels of one
-/// frame (the plan's place), reached from the same stack depth under the same handler.
-type SharedPlace = (usize, i64, Option<Handler>);
-
-/// The one search of the computed gotos of one place, in the code of the last of them:
-/// each other one pushes its number (where one alone pushes `None`) and jumps forward to
-/// it. A value no label has goes on to a search of those numbers, which raises the error on
-/// the goto's own line.
-struct SharedSearch {
-    /// Where the search starts.
-    entry: Label,
-    /// The plan indices of the computed gotos, in the order of the code: the k-th pushes k.
-    numbers: Vec<usize>,
-    /// Where each one's error is raised, in that order.
-    raises: Vec<Label>,
 }
 
 /// One site: where it is in the list after the first pass, and what it is.
@@ -489,58 +473,6 @@ impl<'p> Lowering<'p> {
             added: std::mem::take(&mut self.added),
             names: std::mem::take(&mut self.names),
         })
-    }
-
-    /// The computed gotos that share a search with others of their place (two or more in
-    /// one place, outside every copy of a `finally` body), by plan index: each one's
-    /// number in its group, and the group's search.
-    fn shared_searches(
-        &mut self,
-        sites: &[Site<'p>],
-        decided: &[Option<Targets<'p>>],
-    ) -> Result<HashMap<usize, (usize, Rc<SharedSearch>)>, LowerError> {
-        let mut group_of: HashMap<SharedPlace, usize> = HashMap::new();
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for (&site, targets) in sites.iter().zip(decided) {
-            let (Site::Computed(_, number), Some(_)) = (site, targets) else {
-                continue;
-            };
-            let index = self.analysis()?.site_index(&self.body, site)?;
-            let Some(place) = self.shared_place(index, number) else {
-                continue;
-            };
-            let next = groups.len();
-            let group = *group_of.entry(place).or_insert(next);
-            if group == next {
-                groups.push(Vec::new());
-            }
-            groups[group].push(number);
-        }
-        let mut shared = HashMap::new();
-        for numbers in groups.into_iter().filter(|numbers| numbers.len() > 1) {
-            let search = Rc::new(SharedSearch {
-                entry: self.body.new_label(),
-                raises: numbers.iter().map(|_| self.body.new_label()).collect(),
-                numbers,
-            });
-            for (own, &number) in search.numbers.iter().enumerate() {
-                shared.insert(number, (own, Rc::clone(&search)));
-            }
-        }
-        Ok(shared)
-    }
-
-    /// Where the computed goto whose `*` is instruction `index` may share its search: not
-    /// in a copy of a `finally` body, where the copy of each label it goes to depends on
-    /// its own.
-    fn shared_place(&self, index: usize, number: usize) -> Option<SharedPlace> {
-        let analysis = self.analysis.as_ref()?;
-        let instr = analysis.instr(&self.body, index)?;
-        let depth = analysis.stack.get(index).copied().flatten()?;
-        let outside_finally = self.copies_of.get(&instr.id).is_none_or(HashMap::is_empty);
-        let one_copy = analysis.ranks.get(&index) == Some(&(0, 1));
-        (outside_finally && one_copy)
-            .then(|| (self.scope.computed[number].place, depth, instr.handler))
     }
 
     /// The opcode `name`, which every version this lowering runs on has.
