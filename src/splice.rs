@@ -134,6 +134,28 @@ pub(crate) fn generated_with_computed(blocks: usize) -> String {
     text
 }
 
+/// A function of `blocks` blocks, half of them under labels in a `for` loop and half after
+/// it, with a computed goto in every sixteenth block of the loop over every label: inside
+/// the loop, whose labels it goes on to, and after it, which it must leave for. Its labels
+/// have two ways out, and each computed goto must cost what its ways cost, not its labels.
+#[cfg(test)]
+pub(crate) fn generated_with_computed_in_a_loop(blocks: usize) -> String {
+    let mut text = String::from("@goto\ndef f(steps):\n    n = 0\n    for _ in range(1):\n");
+    for i in 0..blocks / 2 {
+        text += &format!(
+            "        label .a{i}\n        n += 1\n        if n >= steps:\n            goto .done\n"
+        );
+        if i % 16 == 15 {
+            text += "        if steps < 0:\n            goto *('b' + str(-steps))\n";
+        }
+    }
+    for i in 0..blocks - blocks / 2 {
+        text += &format!("    label .b{i}\n    n += 2\n    if n >= steps:\n        goto .done\n");
+    }
+    text += "    label .done\n    return n\n";
+    text
+}
+
 /// Holds the cost of a route linear: `run` on [`generated`] code of sixteen times the blocks
 /// may count at most about sixteen times the work (20 times), where a step that grows with
 /// the square would count 256 times.
@@ -253,6 +275,28 @@ mod tests {
         assert_linear_on(
             "translate, many computed gotos",
             generated_with_computed,
+            |text| {
+                crate::translate::translate_source(
+                    &Source::new("big.py", text),
+                    Options::default(),
+                )
+                .expect("the generated module translates");
+            },
+        );
+    }
+
+    /// Computed gotos in a loop whose labels are in it and after it: `translate` once wrote,
+    /// for each, a test per label of which way out it takes (`_goto_t == 1 or _goto_t == 2
+    /// ...`), so G of them over L labels cost G times L in text and at run time.
+    #[test]
+    fn computed_gotos_with_two_ways_out_cost_what_the_code_costs() {
+        use crate::{Options, Source};
+        let text = generated_with_computed_in_a_loop(32);
+        assert_eq!(text.matches("goto *").count(), 1);
+        assert_eq!(text.matches("label .b").count(), 16);
+        assert_linear_on(
+            "translate, computed gotos with two ways out",
+            generated_with_computed_in_a_loop,
             |text| {
                 crate::translate::translate_source(
                     &Source::new("big.py", text),

@@ -1,14 +1,15 @@
 //! The analysis of a scope's tree: each jump's home list and path, the dispatch loops, the
 //! `with` statements that get loops of their own, and what each jump becomes.
 
-use super::emit::{branches, grouped, py_str, search};
+use super::emit::{branches, grouped, py_str, runs, search};
 use super::*;
 use crate::plan::cases::legal_labels;
 use crate::scan::FrameId;
 
 /// The ways out of the computed gotos of a frame (a group) whose jumps go through the same
-/// homes and loops: each jump's code, with the numbers of the labels it goes to.
-type Ways = HashMap<(usize, Vec<ListId>, Vec<LoopKey>), Vec<(String, Vec<i64>)>>;
+/// homes and loops: each jump's code, with the runs of the numbers of the labels it goes to
+/// ([`runs`]).
+type Ways = HashMap<(usize, Vec<ListId>, Vec<LoopKey>), Vec<(String, Vec<(i64, i64)>)>>;
 
 impl<'a> Ctx<'a> {
     /// The lowest list holding both nodes, with the indexes of the statements holding each:
@@ -543,14 +544,14 @@ impl<'a> Ctx<'a> {
                     let code = self.jump(tr, node, Goal::Target(target), Some(t));
                     (self.targets[target].id, code)
                 });
-                let found = grouped(each.collect::<Vec<_>>());
+                let found = runs(grouped(each.collect::<Vec<_>>()));
                 ways.insert(key, found.clone());
                 found
             }
         };
         match found.as_slice() {
             [(code, _)] => outs.push(Out::line(0, code.clone())),
-            _ => outs.extend(branches(t, found)),
+            _ => outs.extend(branches(t, &found)),
         }
         outs
     }

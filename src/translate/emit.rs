@@ -193,16 +193,16 @@ impl<'a> Ctx<'a> {
             return Vec::new();
         };
         let k = &tr.names.k;
-        let groups = grouped(
+        let groups = runs(grouped(
             actions
                 .iter()
                 .map(|(&number, action)| (number, action.clone()))
                 .collect(),
-        );
+        ));
         self.uses_k = true;
         match groups.as_slice() {
             [(action, _)] => vec![Out::compound(0, format!("if {k}: {action}"))],
-            _ => vec![Out::block(0, format!("if {k}"), branches(k, groups))],
+            _ => vec![Out::block(0, format!("if {k}"), branches(k, &groups))],
         }
     }
 
@@ -785,16 +785,21 @@ pub(super) fn grouped(pairs: Vec<(i64, String)>) -> Vec<(String, Vec<i64>)> {
     groups
 }
 
-/// `if value == a or value == b: code` / `elif ...` for each group, the last one as `else`.
-pub(super) fn branches(value: &str, groups: Vec<(String, Vec<i64>)>) -> Vec<Out> {
+/// `if lo <= value <= hi or value == c: code` / `elif ...` for each group of [`runs`], the
+/// last one as `else`.
+pub(super) fn branches(value: &str, groups: &[(String, Vec<(i64, i64)>)]) -> Vec<Out> {
     let count = groups.len();
     groups
-        .into_iter()
+        .iter()
         .enumerate()
-        .map(|(index, (code, numbers))| {
-            let test = numbers
+        .map(|(index, (code, runs))| {
+            crate::splice::count(runs.len());
+            let test = runs
                 .iter()
-                .map(|number| format!("{value} == {number}"))
+                .map(|&(lo, hi)| match hi - lo {
+                    0 => format!("{value} == {lo}"),
+                    _ => format!("{lo} <= {value} <= {hi}"),
+                })
                 .collect::<Vec<_>>()
                 .join(" or ");
             let header = match index {
@@ -802,8 +807,34 @@ pub(super) fn branches(value: &str, groups: Vec<(String, Vec<i64>)>) -> Vec<Out>
                 0 => format!("if {test}"),
                 _ => format!("elif {test}"),
             };
-            Out::block(0, header, vec![Out::line(0, code)])
+            Out::block(0, header, vec![Out::line(0, code.clone())])
         })
+        .collect()
+}
+
+/// The numbers of each group of [`grouped`] as runs `(lo, hi)`: the longest stretches of all
+/// the groups' numbers, sorted, that belong to that group alone (each number belongs to one
+/// group). [`branches`] tests a value that is always one of those numbers, so a run may
+/// hold numbers no group has. Labels are numbered in source order: the labels of one way
+/// out of a computed goto make a run or two per level, where a test per label made each
+/// computed goto cost every label it may reach, in text and at run time.
+pub(super) fn runs(groups: Vec<(String, Vec<i64>)>) -> Vec<(String, Vec<(i64, i64)>)> {
+    let mut owners: Vec<(i64, usize)> = (groups.iter().enumerate())
+        .flat_map(|(group, (_, numbers))| numbers.iter().map(move |&number| (number, group)))
+        .collect();
+    crate::splice::count(owners.len());
+    owners.sort_unstable();
+    let mut runs = vec![Vec::new(); groups.len()];
+    let mut last = None;
+    for (number, group) in owners {
+        match runs[group].last_mut() {
+            Some((_, hi)) if last == Some(group) => *hi = number,
+            _ => runs[group].push((number, number)),
+        }
+        last = Some(group);
+    }
+    (groups.into_iter().map(|(code, _)| code))
+        .zip(runs)
         .collect()
 }
 
@@ -850,4 +881,43 @@ pub(super) fn search(value: &str, keys: &[(String, i64)]) -> String {
         }
     }
     build(&balanced(keys.len()), &mut 0, value, keys)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever the groups, the first test that holds for one of their numbers is its own
+    /// group's, and numbers in source order make one run per stretch.
+    #[test]
+    fn each_number_takes_its_own_groups_branch() {
+        let mut next = crate::splice::numbers(3);
+        for _ in 0..200 {
+            let count = 1 + next(4);
+            let mut groups: Vec<(String, Vec<i64>)> = (0..count)
+                .map(|group| (group.to_string(), Vec::new()))
+                .collect();
+            for number in 0..next(40) {
+                if next(3) > 0 {
+                    let group = next(count);
+                    groups[group].1.push(number as i64 * 2 + 1);
+                }
+            }
+            let runs = runs(groups.clone());
+            for (group, (_, numbers)) in groups.iter().enumerate() {
+                for number in numbers {
+                    let taken = runs.iter().position(|(_, runs)| {
+                        runs.iter().any(|&(lo, hi)| (lo..=hi).contains(number))
+                    });
+                    assert_eq!(taken, Some(group), "{number} in {groups:?}: {runs:?}");
+                }
+            }
+        }
+        let groups = vec![
+            ("inside".to_owned(), vec![1, 2, 3, 9, 10]),
+            ("after".to_owned(), vec![7, 8, 4]),
+        ];
+        let runs: Vec<_> = runs(groups).into_iter().map(|(_, runs)| runs).collect();
+        assert_eq!(runs, [vec![(1, 3), (9, 10)], vec![(4, 8)]]);
+    }
 }
