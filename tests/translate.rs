@@ -332,10 +332,12 @@ asyncio.run(main())
 /// statements of the programs (a dispatch loop's header and its first guard both want the
 /// label's line when a statement comes right before it); 2026-11-29, 22 and 27 more, all
 /// in the fixture of computed gotos that leave a `with`, a `for` and a handler
-/// (`computed_gotos_of_one_place.py`: each computed goto takes four lines). A change that
-/// moves fewer lowers them.
-const OFF_INSIDE_AT_MOST: usize = 338;
-const OFF_AFTER_AT_MOST: usize = 131;
+/// (`computed_gotos_of_one_place.py`: each computed goto takes four lines); later that
+/// day 10 and 5 more, all in the fixture of two nested `with` statements left by gotos
+/// (`a_with_that_swallows_an_exception_raised_mid_jump.py`: each statement's loop and
+/// post-check take lines). A change that moves fewer lowers them.
+const OFF_INSIDE_AT_MOST: usize = 348;
+const OFF_AFTER_AT_MOST: usize = 136;
 
 /// Every statement of the `ok` fixtures and of `tests/programs`, found by Python's `ast` in
 /// the source and in the translation (`tests/translate/lines.py`): before the first

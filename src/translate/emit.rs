@@ -383,7 +383,9 @@ impl<'a> Ctx<'a> {
                 if self.shells.contains(&node) {
                     // The register goes on past the statement only when its body ended
                     // through the loop's end: not when `__exit__` swallowed an exception
-                    // raised mid-jump.
+                    // raised mid-jump. One `w` serves every shell, so it is cleared once
+                    // read: a shell around this one whose body an exception cuts short
+                    // after this one ended must not read this one's jump.
                     let w = &tr.names.w;
                     inner.push(Out::line(0, "break"));
                     outs.push(Out::prefix(0, format!("{w} = 0")));
@@ -393,6 +395,7 @@ impl<'a> Ctx<'a> {
                     ];
                     outs.push(Out::block(line, header, shell));
                     outs.push(Out::prefix(0, format!("{k} = {w}")));
+                    outs.push(Out::prefix(0, format!("{w} = 0")));
                     outs.extend(self.post_check(tr, LoopKey::Shell(node)));
                 } else {
                     outs.push(Out::block(line, header, inner));
