@@ -25,7 +25,7 @@ def source(n: int, loops: bool = False, plain: bool = False) -> str:
         out.append("    for _ in range(1):\n")
         for i in range(first, first + count):
             out.append(f"        {marker(f'label .a{i}')}\n        n += 1\n")
-            if i % 16 == 15 or loops and i == first + count - 1:
+            if (i == first + count - 1) if loops else (i % 16 == 15):
                 out.append(f"        if n < 0:\n            {marker('goto *names[n % 2]')}\n")
 
     def after(first: int, count: int) -> None:

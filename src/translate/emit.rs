@@ -799,9 +799,12 @@ pub(super) fn branches(value: &str, groups: &[(String, Vec<(i64, i64)>)]) -> Vec
             crate::splice::count(runs.len());
             let test = runs
                 .iter()
-                .map(|&(lo, hi)| match hi - lo {
-                    0 => format!("{value} == {lo}"),
-                    _ => format!("{lo} <= {value} <= {hi}"),
+                .map(|&(lo, hi)| {
+                    if lo == hi {
+                        format!("{value} == {lo}")
+                    } else {
+                        format!("{lo} <= {value} <= {hi}")
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(" or ");
@@ -891,7 +894,7 @@ mod tests {
     use super::*;
 
     /// Whatever the groups, the first test that holds for one of their numbers is its own
-    /// group's, and numbers in source order make one run per stretch.
+    /// group's, with no more runs than the changes of group along the sorted numbers.
     #[test]
     fn each_number_takes_its_own_groups_branch() {
         let mut next = crate::splice::numbers(3);
@@ -907,6 +910,17 @@ mod tests {
                 }
             }
             let runs = runs(groups.clone());
+            // As few runs as the numbers allow: one more at each change of group.
+            let mut owners: Vec<(i64, usize)> = (groups.iter().enumerate())
+                .flat_map(|(group, (_, numbers))| numbers.iter().map(move |&n| (n, group)))
+                .collect();
+            owners.sort_unstable();
+            let changes = 1 + owners
+                .windows(2)
+                .filter(|pair| pair[0].1 != pair[1].1)
+                .count();
+            let written: usize = runs.iter().map(|(_, runs)| runs.len()).sum();
+            assert_eq!(written, changes.min(owners.len()), "{groups:?}: {runs:?}");
             for (group, (_, numbers)) in groups.iter().enumerate() {
                 for number in numbers {
                     let taken = runs.iter().position(|(_, runs)| {
