@@ -1,7 +1,7 @@
 //! The analysis of a scope's tree: each jump's home list and path, the dispatch loops, the
 //! `with` statements that get loops of their own, and what each jump becomes.
 
-use super::emit::{branches, grouped, py_str, runs, search};
+use super::conditions::{branches, grouped, py_str, runs, search};
 use super::*;
 use crate::plan::cases::legal_labels;
 use crate::scan::FrameId;

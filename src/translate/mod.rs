@@ -15,6 +15,7 @@
 
 mod analysis;
 mod blocks;
+mod conditions;
 mod emit;
 mod text;
 mod tree;
