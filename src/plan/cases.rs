@@ -17,14 +17,20 @@ pub(crate) const NO_SUCH_LABEL: &str = "goto *: no label named ";
 /// `qualname` that can reach the labels `names`.
 pub(crate) fn no_such_label_text(qualname: &str, names: &[&str]) -> String {
     let reachable: Vec<String> = names.iter().map(|name| format!(".{name}")).collect();
-    format!(
-        " that this goto can jump to in `{qualname}` (it can reach {})",
-        if reachable.is_empty() {
+    reach_text(
+        qualname,
+        &if reachable.is_empty() {
             "none".to_owned()
         } else {
             reachable.join(", ")
-        }
+        },
     )
+}
+
+/// [`no_such_label_text`] with the list of reachable labels already written (`translate`
+/// writes a `%s` there, for a list built when the error is raised).
+pub(crate) fn reach_text(qualname: &str, reachable: &str) -> String {
+    format!(" that this goto can jump to in `{qualname}` (it can reach {reachable})")
 }
 
 /// The values of the cases of `switch`, each with its case marker, in Python's order.

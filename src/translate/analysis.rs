@@ -3,8 +3,8 @@
 
 use super::conditions::{branches, grouped, py_str, runs, search};
 use super::*;
-use crate::plan::cases::legal_labels;
-use crate::scan::FrameId;
+use crate::plan::cases::{legal_labels, reach_text};
+use crate::scan::{FrameId, FrameKind};
 
 /// The ways out of the computed gotos of a frame (a group) whose jumps go through the same
 /// homes and loops: each jump's code, with the runs of the numbers of the labels it goes to
@@ -123,10 +123,12 @@ impl<'a> Ctx<'a> {
                 _ => {}
             }
         }
-        // Two or more computed gotos in one frame share one search and message.
+        // Computed gotos in two or more frames share one search of the scope's labels; else
+        // two or more computed gotos in one frame share one search and message.
+        self.one_search = self.computed_groups.len() > 1;
         let mut shared = 0;
         for group in &mut self.computed_groups {
-            if group.gotos > 1 {
+            if group.gotos > 1 && !self.one_search {
                 group.shared = Some(shared);
                 shared += 1;
             }
@@ -421,10 +423,25 @@ impl<'a> Ctx<'a> {
         format!("{k} = {shown}; break")
     }
 
-    /// The labels a computed goto in `goto`'s frame may reach (SPEC 4, the checker's own
-    /// rule), with the lists that hold them.
+    /// The labels a computed goto in `goto`'s frame may reach, with the lists that hold
+    /// them: those of its frames ([`ComputedGroup::chain`]), which SPEC 4 gives (a debug
+    /// build checks them against the checker's own rule, which costs a diagnostic for each
+    /// label it may not reach).
     fn computed_group(&self, goto: &scan::Marker) -> ComputedGroup {
-        let mut names: Vec<(String, usize)> = legal_labels(self.scope, goto)
+        // Decided by the frames alone, and checked against the checker's own rule.
+        let chain = frame_chain(self.scope, goto.frame);
+        let reached: Vec<&str> = (self.scope.labels.iter())
+            .filter(|entry| {
+                let frame = self.scope.marker(entry.definition).frame;
+                chain.contains(&frame_code(self.scope, frame))
+            })
+            .map(|entry| entry.name.as_str())
+            .collect();
+        debug_assert!(
+            reached.iter().copied().eq(legal_labels(self.scope, goto)),
+            "the labels of a computed goto's frames are those it may reach"
+        );
+        let mut names: Vec<(String, usize)> = (reached.into_iter())
             .map(|name| (name.to_owned(), self.label_target(name)))
             .collect();
         names.sort();
@@ -446,6 +463,7 @@ impl<'a> Ctx<'a> {
             under,
             gotos: 0,
             shared: None,
+            chain,
         }
     }
 
@@ -503,6 +521,31 @@ impl<'a> Ctx<'a> {
             format!("{v} = ({})", tr.text.slice(target)),
         )];
         match self.computed_groups[group].shared {
+            _ if self.one_search => {
+                let chain = &self.computed_groups[group].chain;
+                let chain = match chain.as_slice() {
+                    [one] => format!("({one},)"),
+                    _ => format!(
+                        "({})",
+                        chain
+                            .iter()
+                            .map(i64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
+                let n = &tr.names.n;
+                outs.extend([
+                    Out::compound(0, format!("try: {t} = {s}({v})")),
+                    Out::compound(0, format!("except BaseException: {t} = 0")),
+                    Out::compound(
+                        0,
+                        format!(
+                            "if not {t} or {n}[{t}][1] not in {chain}: raise {m}({v}, {chain})"
+                        ),
+                    ),
+                ]);
+            }
             Some(shared) => outs.extend([
                 Out::compound(0, format!("try: {t} = {s}{shared}({v})")),
                 Out::compound(0, format!("except BaseException: {t} = 0")),
@@ -576,7 +619,10 @@ impl<'a> Ctx<'a> {
     /// The statements that define the shared searches and messages, for the start of the
     /// scope: `s{n} = lambda v: search`, `m{n} = message`.
     pub(super) fn shared_searches(&self, tr: &Translator<'a>) -> Vec<String> {
-        let Names { v, s, m, .. } = &tr.names;
+        let Names { v, s, m, n, .. } = &tr.names;
+        if self.one_search {
+            return self.one_search(v, s, m, n);
+        }
         let mut shared = Vec::new();
         for (group, found) in self.computed_groups.iter().enumerate() {
             if let Some(number) = found.shared {
@@ -587,4 +633,65 @@ impl<'a> Ctx<'a> {
         }
         shared
     }
+
+    /// The statements of [`Ctx::one_search`] for the start of the scope: the search `s`
+    /// giving a label's number from its name (0 for none), the table `n` of each number's
+    /// name and [`frame_code`], and `m`, which makes the `ValueError` of a value `v` for a
+    /// computed goto whose chain of frames is `c`, listing the labels of those frames as
+    /// [`no_such_label_text`] does.
+    fn one_search(&self, v: &str, s: &str, m: &str, n: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut table = vec!["None".to_owned(); self.targets.len() + 1];
+        for entry in self.scope.labels.iter() {
+            let id = self.targets[self.label_target(&entry.name)].id;
+            let frame = frame_code(self.scope, self.scope.marker(entry.definition).frame);
+            names.push((entry.name.as_str(), id));
+            table[id as usize] = format!("({}, {frame})", py_str(&entry.name));
+        }
+        names.sort_unstable();
+        let keys: Vec<(String, i64)> = (names.into_iter())
+            .map(|(name, id)| (py_str(name), id))
+            .collect();
+        let message = format!(
+            "{}%r{}",
+            NO_SUCH_LABEL.replace('%', "%%"),
+            reach_text(&self.scope.qualname.replace('%', "%%"), "%s")
+        );
+        vec![
+            format!("{s} = lambda {v}: {}", search(v, &keys)),
+            format!("{n} = ({},)", table.join(", ")),
+            format!(
+                "{m} = lambda {v}, c, n={n}: ValueError({} % ({v}, ', '.join(sorted(['.' + x[0] \
+                 for x in n if x and x[1] in c])) or 'none'))",
+                py_str(&message)
+            ),
+        ]
+    }
+}
+
+/// The number of the innermost frame (in the SPEC's sense) at or around `frame`: its index
+/// plus one, or 0 for the scope's own level.
+pub(super) fn frame_code(scope: &Scope, frame: Option<FrameId>) -> i64 {
+    std::iter::successors(frame, |&id| scope.frame(id).parent)
+        .find(|&id| scope.frame(id).kind.is_frame())
+        .map_or(0, |id| id.0 as i64 + 1)
+}
+
+/// [`ComputedGroup::chain`] of a computed goto in `frame`.
+fn frame_chain(scope: &Scope, frame: Option<FrameId>) -> Vec<i64> {
+    let mut chain = Vec::new();
+    for id in std::iter::successors(frame, |&id| scope.frame(id).parent) {
+        let kind = scope.frame(id).kind;
+        if kind.is_frame() {
+            chain.push(id.0 as i64 + 1);
+        }
+        if matches!(
+            kind,
+            FrameKind::Finally | FrameKind::Except { is_star: true }
+        ) {
+            return chain;
+        }
+    }
+    chain.push(0);
+    chain
 }

@@ -236,9 +236,12 @@ struct Names {
     k: String,
     v: String,
     t: String,
-    /// The prefix of a shared search's name, then of its message's.
+    /// The prefix of a shared search's name, then of its message's (or, alone, the one
+    /// search of the scope and the function that makes its error).
     s: String,
     m: String,
+    /// The scope's labels by number, each with its [`analysis::frame_code`], for the one search.
+    n: String,
     f: String,
     w: String,
     r: String,
@@ -264,6 +267,7 @@ impl Names {
             t: fresh("_goto_t"),
             s: fresh("_goto_s"),
             m: fresh("_goto_m"),
+            n: fresh("_goto_n"),
             f: fresh("_goto_f"),
             w: fresh("_goto_w"),
             r: fresh("_goto_r"),
@@ -403,6 +407,10 @@ struct Ctx<'a> {
     uses_k: bool,
     /// The computed gotos of each frame: the labels they may reach.
     computed_groups: Vec<ComputedGroup>,
+    /// Computed gotos in two or more frames: one search over the scope's labels serves
+    /// them all, each goto then testing the frame of the label found against its own
+    /// frames ([`ComputedGroup::chain`]); a search per frame would cost frames times labels.
+    one_search: bool,
 }
 
 /// The labels the computed gotos of one frame may reach, and the lists that hold them.
@@ -415,8 +423,13 @@ struct ComputedGroup {
     /// How many computed gotos are in the frame.
     gotos: usize,
     /// Its number among the scope's shared searches, when two or more computed gotos are
-    /// in the frame.
+    /// in the frame (and the scope has no [`Ctx::one_search`]).
     shared: Option<usize>,
+    /// The frames whose labels it may reach, innermost first, each as
+    /// [`analysis::frame_code`] numbers it: those around it up to the innermost `finally` or
+    /// `except*` handler, that one included, and else the scope's own level too (SPEC 4: a
+    /// goto never enters a frame, nor leaves a `finally` or `except*`).
+    chain: Vec<i64>,
 }
 
 impl<'a> Translator<'a> {

@@ -38,6 +38,7 @@ impl<'a> Ctx<'a> {
             late_resets: HashSet::new(),
             uses_k: false,
             computed_groups: Vec::new(),
+            one_search: false,
         };
         ctx.build_list(tr, body, None, false);
         ctx.special.sort_by_key(|range| range.start());
