@@ -156,6 +156,27 @@ pub(crate) fn generated_with_computed_in_a_loop(blocks: usize) -> String {
     text
 }
 
+/// A function of `blocks` blocks under labels in runs of sixteen: a `for` loop of eight,
+/// the last with a computed goto, then eight after the loop. Each computed goto is in a
+/// frame of its own and may reach the labels of its loop and those after every loop: G
+/// computed gotos in G frames over L labels must cost G plus L, not G times L.
+#[cfg(test)]
+pub(crate) fn generated_with_computed_in_loops(blocks: usize) -> String {
+    let mut text = String::from("@goto\ndef f(steps):\n    n = 0\n");
+    for i in 0..blocks {
+        if i % 16 == 0 {
+            text += "    for _ in range(1):\n";
+        }
+        let pad = if i % 16 < 8 { "        " } else { "    " };
+        text += &format!("{pad}label .b{i}\n{pad}n += 1\n");
+        if i % 16 == 7 {
+            text += "        if steps < 0:\n            goto *('b' + str(-steps))\n";
+        }
+    }
+    text += "    return n\n";
+    text
+}
+
 /// Holds the cost of a route linear: `run` on [`generated`] code of sixteen times the blocks
 /// may count at most about sixteen times the work (20 times), where a step that grows with
 /// the square would count 256 times.
@@ -190,6 +211,13 @@ pub(crate) fn assert_linear_on(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `translate` of a generated module, which must succeed.
+    fn translates(text: &str) {
+        use crate::{Options, Source};
+        crate::translate::translate_source(&Source::new("big.py", text), Options::default())
+            .expect("the generated module translates");
+    }
 
     fn splice(at: usize, len: usize, items: &[i32]) -> Splice<i32> {
         Splice {
@@ -252,10 +280,7 @@ mod tests {
             crate::compile::compile_source(&Source::new("big.py", text), Options::default())
                 .expect("the generated module compiles");
         });
-        assert_linear_on("translate, a return per block", with_returns, |text| {
-            crate::translate::translate_source(&Source::new("big.py", text), Options::default())
-                .expect("the generated module translates");
-        });
+        assert_linear_on("translate, a return per block", with_returns, translates);
     }
 
     /// A computed goto in every sixteenth block, each over every label: the gotos of one
@@ -275,13 +300,7 @@ mod tests {
         assert_linear_on(
             "translate, many computed gotos",
             generated_with_computed,
-            |text| {
-                crate::translate::translate_source(
-                    &Source::new("big.py", text),
-                    Options::default(),
-                )
-                .expect("the generated module translates");
-            },
+            translates,
         );
     }
 
@@ -290,20 +309,30 @@ mod tests {
     /// ...`), so G of them over L labels cost G times L in text and at run time.
     #[test]
     fn computed_gotos_with_two_ways_out_cost_what_the_code_costs() {
-        use crate::{Options, Source};
         let text = generated_with_computed_in_a_loop(32);
         assert_eq!(text.matches("goto *").count(), 1);
         assert_eq!(text.matches("label .b").count(), 16);
         assert_linear_on(
             "translate, computed gotos with two ways out",
             generated_with_computed_in_a_loop,
-            |text| {
-                crate::translate::translate_source(
-                    &Source::new("big.py", text),
-                    Options::default(),
-                )
-                .expect("the generated module translates");
-            },
+            translates,
+        );
+    }
+
+    /// Computed gotos each in a frame of its own (a loop): `translate` wrote a search over
+    /// every label each may reach, and decided and wrote the way out to each of them, so G
+    /// of them over L labels cost G times L. Now one search serves them all, and a goto's
+    /// ways out cost its homes. The bytecode routes still cost G times L here.
+    #[test]
+    fn computed_gotos_in_many_frames_cost_what_the_code_costs() {
+        let text = generated_with_computed_in_loops(32);
+        assert_eq!(text.matches("goto *").count(), 2);
+        assert_eq!(text.matches("for _ in").count(), 2);
+        assert_eq!(text.matches("label .b").count(), 32);
+        assert_linear_on(
+            "translate, computed gotos in many frames",
+            generated_with_computed_in_loops,
+            translates,
         );
     }
 
@@ -314,9 +343,6 @@ mod tests {
             crate::compile::compile_source(&Source::new("big.py", text), Options::default())
                 .expect("the generated module compiles");
         });
-        assert_linear("translate", |text| {
-            crate::translate::translate_source(&Source::new("big.py", text), Options::default())
-                .expect("the generated module translates");
-        });
+        assert_linear("translate", translates);
     }
 }

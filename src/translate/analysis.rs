@@ -1,15 +1,10 @@
 //! The analysis of a scope's tree: each jump's home list and path, the dispatch loops, the
 //! `with` statements that get loops of their own, and what each jump becomes.
 
-use super::conditions::{branches, grouped, py_str, runs, search};
+use super::conditions::{branches, py_str, search};
 use super::*;
-use crate::plan::cases::{legal_labels, reach_text};
+use crate::plan::cases::reach_text;
 use crate::scan::{FrameId, FrameKind};
-
-/// The ways out of the computed gotos of a frame (a group) whose jumps go through the same
-/// homes and loops: each jump's code, with the runs of the numbers of the labels it goes to
-/// ([`runs`]).
-type Ways = HashMap<(usize, Vec<ListId>, Vec<LoopKey>), Vec<(String, Vec<(i64, i64)>)>>;
 
 impl<'a> Ctx<'a> {
     /// The lowest list holding both nodes, with the indexes of the statements holding each:
@@ -133,6 +128,9 @@ impl<'a> Ctx<'a> {
                 shared += 1;
             }
         }
+        if !computed.is_empty() {
+            self.find_under(&computed);
+        }
         let homes: Vec<(ListId, usize, usize, usize)> = gotos
             .iter()
             .map(|&(node, target)| {
@@ -178,7 +176,7 @@ impl<'a> Ctx<'a> {
         }
         for (node, target) in gotos {
             let line = tr.text.line(self.nodes[node].range.start());
-            let code = self.jump(tr, node, Goal::Target(target), None);
+            let code = self.jump(tr, node, Goal::Target(target));
             self.codes.insert(node, vec![Out::line(line, code)]);
         }
         // A `break` or `continue` that a dispatch loop would capture: a jump of its own.
@@ -200,7 +198,7 @@ impl<'a> Ctx<'a> {
                 Goal::Continue(owner)
             };
             let line = tr.text.line(self.nodes[node].range.start());
-            let code = self.jump(tr, node, goal, None);
+            let code = self.jump(tr, node, goal);
             self.special.push(self.nodes[node].range);
             self.codes.insert(node, vec![Out::line(line, code)]);
         }
@@ -217,7 +215,7 @@ impl<'a> Ctx<'a> {
                 continue;
             };
             let line = tr.text.line(stmt.start());
-            let code = self.jump(tr, node, Goal::Return(with, stmt.value.is_some()), None);
+            let code = self.jump(tr, node, Goal::Return(with, stmt.value.is_some()));
             let code = match &stmt.value {
                 Some(value) => format!(
                     "{} = ({}); {code}",
@@ -229,9 +227,8 @@ impl<'a> Ctx<'a> {
             self.special.push(self.nodes[node].range);
             self.codes.insert(node, vec![Out::line(line, code)]);
         }
-        let mut ways = HashMap::new();
         for (node, group) in computed {
-            let code = self.computed(tr, node, group, &mut ways);
+            let code = self.computed(tr, node, group);
             self.codes.insert(node, code);
         }
         self.special.sort_by_key(|range| range.start());
@@ -340,15 +337,8 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The statements of a jump from `node`; `value` is the register's value when it is not
-    /// the target's own number (a computed goto's).
-    pub(super) fn jump(
-        &mut self,
-        tr: &Translator<'a>,
-        node: NodeId,
-        goal: Goal,
-        value: Option<&str>,
-    ) -> String {
+    /// The statements of a jump from `node` (a computed goto's: [`Ctx::jump_home`]).
+    pub(super) fn jump(&mut self, tr: &Translator<'a>, node: NodeId, goal: Goal) -> String {
         let k = &tr.names.k;
         let loops = self.loops(node);
         let (last, number, home) = match goal {
@@ -376,7 +366,6 @@ impl<'a> Ctx<'a> {
             Goal::Target(target) => home.and_then(|home| self.region_start(home)) == Some(target),
             _ => false,
         };
-        let shown = value.map_or_else(|| number.to_string(), str::to_owned);
         let finish = match goal {
             Goal::Return(_, true) => format!("return {}", tr.names.r),
             Goal::Return(_, false) => "return".to_owned(),
@@ -390,7 +379,7 @@ impl<'a> Ctx<'a> {
                 Goal::Return(..) => unreachable!("a return leaves its shell"),
                 Goal::Break(_) => "break".to_owned(),
                 Goal::Continue(_) => "continue".to_owned(),
-                Goal::Target(_) if starts && value.is_none() => "continue".to_owned(),
+                Goal::Target(_) if starts => "continue".to_owned(),
                 Goal::Target(_) => {
                     self.homed
                         .entry(home.expect("a home"))
@@ -398,7 +387,7 @@ impl<'a> Ctx<'a> {
                         .insert(number);
                     self.uses_k = true;
                     self.setters.push(self.nodes[node].range);
-                    format!("{k} = {shown}; continue")
+                    format!("{k} = {number}; continue")
                 }
             };
         }
@@ -420,50 +409,114 @@ impl<'a> Ctx<'a> {
                 .insert(number);
         }
         self.setters.push(self.nodes[node].range);
-        format!("{k} = {shown}; break")
+        format!("{k} = {number}; break")
     }
 
-    /// The labels a computed goto in `goto`'s frame may reach, with the lists that hold
-    /// them: those of its frames ([`ComputedGroup::chain`]), which SPEC 4 gives (a debug
-    /// build checks them against the checker's own rule, which costs a diagnostic for each
-    /// label it may not reach).
+    /// The statements of a computed goto's jump from `node` to a label homed at `home`, its
+    /// number in the register `t` ([`Ctx::jump`] for a label, but for every label of that
+    /// home at once: [`Ctx::find_under`] homes them, and the post-check after each loop
+    /// left goes on for the range of numbers under the home, [`Ctx::post_homes`]).
+    fn jump_home(&mut self, tr: &Translator<'a>, node: NodeId, home: ListId, t: &str) -> String {
+        let k = &tr.names.k;
+        let loops = self.loops(node);
+        let last = self.dispatch_of(home);
+        let depth =
+            (loops.iter().position(|&key| key == last)).expect("the jump's loop is around it");
+        self.uses_k = true;
+        self.setters.push(self.nodes[node].range);
+        if depth == 0 {
+            return format!("{k} = {t}; continue");
+        }
+        for (index, &key) in loops[..depth].iter().enumerate() {
+            let action = if index + 1 == depth {
+                "continue"
+            } else {
+                "break"
+            };
+            (self.post_homes.entry(key).or_default()).insert(home, action.to_owned());
+        }
+        format!("{k} = {t}; break")
+    }
+
+    /// The computed gotos of `goto`'s frame: the frames whose labels they may reach
+    /// ([`ComputedGroup::chain`]), which SPEC 4 gives. A debug build checks them against
+    /// the checker's own rule, which costs a diagnostic for each label it may not reach.
     fn computed_group(&self, goto: &scan::Marker) -> ComputedGroup {
-        // Decided by the frames alone, and checked against the checker's own rule.
         let chain = frame_chain(self.scope, goto.frame);
-        let reached: Vec<&str> = (self.scope.labels.iter())
-            .filter(|entry| {
-                let frame = self.scope.marker(entry.definition).frame;
-                chain.contains(&frame_code(self.scope, frame))
-            })
-            .map(|entry| entry.name.as_str())
-            .collect();
         debug_assert!(
-            reached.iter().copied().eq(legal_labels(self.scope, goto)),
+            (self.scope.labels.iter()).all(|entry| {
+                let label = self.scope.marker(entry.definition);
+                let legal = crate::check::jump(self.scope, goto, label, &entry.name).is_none();
+                legal == chain.contains(&frame_code(self.scope, label.frame))
+            }),
             "the labels of a computed goto's frames are those it may reach"
         );
-        let mut names: Vec<(String, usize)> = (reached.into_iter())
-            .map(|name| (name.to_owned(), self.label_target(name)))
-            .collect();
-        names.sort();
-        let mut under: HashMap<ListId, (usize, usize, usize)> = HashMap::new();
-        for &(_, target) in &names {
-            let mut at = self.targets[target].node;
-            loop {
-                let (list, index) = (self.nodes[at].list, self.nodes[at].index);
-                let held = under.entry(list).or_insert((0, index, index));
-                *held = (held.0 + 1, held.1.min(index), held.2.max(index));
-                let Some(parent) = self.lists[list].parent else {
-                    break;
-                };
-                at = parent;
-            }
-        }
         ComputedGroup {
-            names,
-            under,
             gotos: 0,
             shared: None,
             chain,
+        }
+    }
+
+    /// Finds [`Ctx::under`] and the labels the computed gotos `computed` are homed at
+    /// ([`Ctx::homed`]): a label of frame F is homed at a list holding it when that list
+    /// is the lowest holding both the label and a computed goto whose chain has F (the two
+    /// are in different lists under it, or one is in it). Walks up from each label and
+    /// each computed goto, not over their pairs.
+    fn find_under(&mut self, computed: &[(NodeId, usize)]) {
+        // Each list holding `node` with the index of the statement holding it there, and
+        // the way down from it: the list under it on the way, or the node itself.
+        let ancestors = |ctx: &Self, node: NodeId| {
+            let mut way = Way::Node(node);
+            let mut found = Vec::new();
+            for at in std::iter::successors(Some(node), |&at| ctx.lists[ctx.nodes[at].list].parent)
+            {
+                let list = ctx.nodes[at].list;
+                found.push((list, ctx.nodes[at].index, way));
+                way = Way::List(list);
+            }
+            found
+        };
+        let mut labels = Vec::new();
+        for entry in self.scope.labels.iter() {
+            let target = self.label_target(&entry.name);
+            let frame = frame_code(self.scope, self.scope.marker(entry.definition).frame);
+            let (id, node) = (self.targets[target].id, self.targets[target].node);
+            *self.under.counts.entry(frame).or_default() += 1;
+            for (list, index, _) in ancestors(self, node) {
+                crate::splice::count(1);
+                let range = self.under.ranges.entry(list).or_insert((id, id));
+                *range = (range.0.min(id), range.1.max(id));
+                let held = (self.under.by_frame)
+                    .entry((list, frame))
+                    .or_insert((0, index, index));
+                *held = (held.0 + 1, held.1.min(index), held.2.max(index));
+            }
+            labels.push((id, frame, node));
+        }
+        // For each list and frame: two ways down from the list to computed gotos that
+        // reach that frame's labels (one, or the same twice).
+        let mut holding: HashMap<(ListId, i64), (Way, Way)> = HashMap::new();
+        for &(node, group) in computed {
+            for (list, _, way) in ancestors(self, node) {
+                for &frame in &self.computed_groups[group].chain {
+                    crate::splice::count(1);
+                    let held = holding.entry((list, frame)).or_insert((way, way));
+                    if held.0 == held.1 && held.0 != way {
+                        held.1 = way;
+                    }
+                }
+            }
+        }
+        for (id, frame, node) in labels {
+            for (list, _, way) in ancestors(self, node) {
+                crate::splice::count(1);
+                if let Some(&(a, b)) = holding.get(&(list, frame))
+                    && (a != way || b != way)
+                {
+                    self.homed.entry(list).or_default().insert(id);
+                }
+            }
         }
     }
 
@@ -476,15 +529,22 @@ impl<'a> Ctx<'a> {
         node: NodeId,
         group: usize,
     ) -> Vec<(ListId, usize, usize, usize)> {
-        let group = &self.computed_groups[group];
+        let chain = &self.computed_groups[group].chain;
+        let total: usize = (chain.iter())
+            .map(|frame| self.under.counts.get(frame).copied().unwrap_or_default())
+            .sum();
         let mut homes = Vec::new();
         let mut below = 0;
         let mut at = node;
-        while below < group.names.len() {
+        while below < total {
             let (list, index) = (self.nodes[at].list, self.nodes[at].index);
-            if let Some(&(count, first, last)) = group.under.get(&list)
-                && count > below
-            {
+            let (mut count, mut first, mut last) = (0, usize::MAX, 0);
+            for &frame in chain {
+                if let Some(&(held, a, b)) = self.under.by_frame.get(&(list, frame)) {
+                    (count, first, last) = (count + held, first.min(a), last.max(b));
+                }
+            }
+            if count > below {
                 homes.push((list, index, first, last));
                 below = count;
             }
@@ -499,15 +559,9 @@ impl<'a> Ctx<'a> {
     /// What the computed goto `node` of `group` becomes: its value into the register `v`,
     /// the number of its label into `t` (0 for none: `ValueError`), then a jump for each
     /// way out. The computed gotos of one frame reach the same labels: two or more share
-    /// one search and message ([`Ctx::shared_searches`]), and those whose jumps go through
-    /// the same homes and loops share their ways (`ways`).
-    pub(super) fn computed(
-        &mut self,
-        tr: &Translator<'a>,
-        node: NodeId,
-        group: usize,
-        ways: &mut Ways,
-    ) -> Vec<Out> {
+    /// one search and message ([`Ctx::shared_searches`]). Its label's home is the innermost
+    /// of its homes whose range of numbers holds it ([`Under::ranges`]): one test per home.
+    pub(super) fn computed(&mut self, tr: &Translator<'a>, node: NodeId, group: usize) -> Vec<Out> {
         let Names { v, t, s, m, .. } = &tr.names;
         let NodeKind::Computed(marker) = self.nodes[node].kind else {
             unreachable!()
@@ -566,35 +620,21 @@ impl<'a> Ctx<'a> {
                 ]);
             }
         }
-        let homes: Vec<ListId> = (self.computed_homes(node, group).into_iter())
-            .map(|(list, ..)| list)
-            .collect();
-        let key = (group, homes, self.loops(node));
-        let found = match ways.get(&key) {
-            Some(found) => {
-                // What its jumps would add for each label, the first one there added.
-                self.uses_k = true;
-                self.setters.push(self.nodes[node].range);
-                found.clone()
+        let homes = self.computed_homes(node, group);
+        crate::splice::count(homes.len());
+        let mut ways: Vec<(String, Vec<(i64, i64)>)> = Vec::new();
+        for (home, ..) in homes {
+            let code = self.jump_home(tr, node, home, t);
+            let range = self.under.ranges[&home];
+            // The same way as the home inside it: this home's range holds that one's.
+            match ways.last_mut() {
+                Some((last, runs)) if *last == code => *runs = vec![range],
+                _ => ways.push((code, vec![range])),
             }
-            None => {
-                // One jump per distinct way out; the register takes the computed number.
-                let targets: Vec<usize> = (self.computed_groups[group].names.iter())
-                    .map(|&(_, target)| target)
-                    .collect();
-                crate::splice::count(targets.len());
-                let each = targets.into_iter().map(|target| {
-                    let code = self.jump(tr, node, Goal::Target(target), Some(t));
-                    (self.targets[target].id, code)
-                });
-                let found = runs(grouped(each.collect::<Vec<_>>()));
-                ways.insert(key, found.clone());
-                found
-            }
-        };
-        match found.as_slice() {
+        }
+        match ways.as_slice() {
             [(code, _)] => outs.push(Out::line(0, code.clone())),
-            _ => outs.extend(branches(t, &found)),
+            _ => outs.extend(branches(t, &ways)),
         }
         outs
     }
@@ -602,12 +642,22 @@ impl<'a> Ctx<'a> {
     /// The search over the register `v` for the labels of `group` (a label's name, its
     /// number) and the `ValueError` message's literal, `%r` for the value.
     pub(super) fn search_and_message(&self, group: usize) -> (Vec<(String, i64)>, String) {
-        let names = &self.computed_groups[group].names;
-        let keys: Vec<(String, i64)> = names
-            .iter()
-            .map(|(name, target)| (py_str(name), self.targets[*target].id))
+        let chain = &self.computed_groups[group].chain;
+        let mut names: Vec<(&str, i64)> = (self.scope.labels.iter())
+            .filter(|entry| {
+                let frame = self.scope.marker(entry.definition).frame;
+                chain.contains(&frame_code(self.scope, frame))
+            })
+            .map(|entry| {
+                let target = self.label_target(&entry.name);
+                (entry.name.as_str(), self.targets[target].id)
+            })
             .collect();
-        let plain: Vec<&str> = names.iter().map(|(name, _)| name.as_str()).collect();
+        names.sort_unstable();
+        let keys: Vec<(String, i64)> = (names.iter())
+            .map(|&(name, id)| (py_str(name), id))
+            .collect();
+        let plain: Vec<&str> = names.iter().map(|&(name, _)| name).collect();
         let message = format!(
             "{}%r{}",
             NO_SUCH_LABEL.replace('%', "%%"),
@@ -667,6 +717,15 @@ impl<'a> Ctx<'a> {
             ),
         ]
     }
+}
+
+/// The way down from a list to a node under it ([`Ctx::find_under`]): the node itself, when
+/// the list holds it, or the list under it on the way. Two nodes whose ways differ have that
+/// list for their home.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Way {
+    Node(NodeId),
+    List(ListId),
 }
 
 /// The number of the innermost frame (in the SPEC's sense) at or around `frame`: its index

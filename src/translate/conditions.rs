@@ -170,6 +170,7 @@ pub(super) fn search(value: &str, keys: &[(String, i64)]) -> String {
             Step::Below(_) => build(steps, at, value, keys),
         }
     }
+    crate::splice::count(keys.len());
     build(&balanced(keys.len()), &mut 0, value, keys)
 }
 

@@ -190,16 +190,42 @@ impl<'a> Ctx<'a> {
     }
 
     pub(super) fn post_check(&mut self, tr: &Translator<'a>, key: LoopKey) -> Vec<Out> {
-        let Some(actions) = self.post.get(&key) else {
-            return Vec::new();
+        let exact = self.post.get(&key);
+        let homes = self.post_homes.get(&key);
+        let groups = match (exact, homes) {
+            (None, None) => return Vec::new(),
+            (Some(actions), None) => runs(grouped(
+                (actions.iter())
+                    .map(|(&number, action)| (number, action.clone()))
+                    .collect(),
+            )),
+            // The numbers of the jumps to labels first, each run without the numbers
+            // between (a computed goto's may be one of them), then the homes' ranges.
+            (exact, Some(homes)) => {
+                let mut groups: Vec<(String, Vec<(i64, i64)>)> = Vec::new();
+                for (&number, action) in exact.into_iter().flatten() {
+                    match groups.last_mut() {
+                        Some((last, runs)) if last == action && runs[0].1 + 1 == number => {
+                            runs[0].1 = number;
+                        }
+                        _ => groups.push((action.clone(), vec![(number, number)])),
+                    }
+                }
+                let depth = |list: ListId| {
+                    std::iter::successors(Some(list), |&list| {
+                        Some(self.nodes[self.lists[list].parent?].list)
+                    })
+                    .count()
+                };
+                let mut inner_first: Vec<(&ListId, &String)> = homes.iter().collect();
+                inner_first.sort_by_key(|&(&list, _)| std::cmp::Reverse(depth(list)));
+                for (home, action) in inner_first {
+                    groups.push((action.clone(), vec![self.under.ranges[home]]));
+                }
+                groups
+            }
         };
         let k = &tr.names.k;
-        let groups = runs(grouped(
-            actions
-                .iter()
-                .map(|(&number, action)| (number, action.clone()))
-                .collect(),
-        ));
         self.uses_k = true;
         match groups.as_slice() {
             [(action, _)] => vec![Out::compound(0, format!("if {k}: {action}"))],

@@ -388,6 +388,13 @@ struct Ctx<'a> {
     homed: HashMap<ListId, BTreeSet<i64>>,
     /// What a loop does after it when a jump passing through it has left it.
     post: HashMap<LoopKey, BTreeMap<i64, String>>,
+    /// The same for the jumps of computed gotos, by their home: for every number of the
+    /// labels under it ([`Under::ranges`]), tested after [`Ctx::post`]'s numbers and from
+    /// the innermost home out. A number has one action per loop: the jumps that leave a
+    /// loop for a label all have the same home, the lowest list holding the loop and it.
+    post_homes: HashMap<LoopKey, BTreeMap<ListId, String>>,
+    /// Where the labels are, for computed gotos.
+    under: Under,
     /// The statements that stand for a jump.
     codes: HashMap<NodeId, Vec<Out>>,
     /// Register values of the jumps that are not gotos: `break`/`continue` moved out of a
@@ -413,13 +420,24 @@ struct Ctx<'a> {
     one_search: bool,
 }
 
-/// The labels the computed gotos of one frame may reach, and the lists that hold them.
+/// Where a scope's labels are, found once for its computed gotos
+/// ([`Ctx::find_under`]).
+#[derive(Default)]
+struct Under {
+    /// For each list holding a label or a statement around one: the lowest and highest
+    /// number of the labels under it. A list's statements are a span of the source and
+    /// targets are numbered in source order, so the numbers in that range are the targets
+    /// under the list.
+    ranges: HashMap<ListId, (i64, i64)>,
+    /// For each such list and [`analysis::frame_code`]: how many of the labels under it are
+    /// in that frame, and the first and last index of the statements holding them.
+    by_frame: HashMap<(ListId, i64), (usize, usize, usize)>,
+    /// How many labels each frame holds.
+    counts: HashMap<i64, usize>,
+}
+
+/// The computed gotos of one frame: the frames whose labels they may reach.
 struct ComputedGroup {
-    /// Each label's name and target, by name.
-    names: Vec<(String, usize)>,
-    /// For each list holding a label or a statement around one: how many labels it holds
-    /// and the first and last index of the statements holding them.
-    under: HashMap<ListId, (usize, usize, usize)>,
     /// How many computed gotos are in the frame.
     gotos: usize,
     /// Its number among the scope's shared searches, when two or more computed gotos are

@@ -32,6 +32,8 @@ impl<'a> Ctx<'a> {
             switch_bodies: HashMap::new(),
             homed: HashMap::new(),
             post: HashMap::new(),
+            post_homes: HashMap::new(),
+            under: Under::default(),
             codes: HashMap::new(),
             pseudo: HashMap::new(),
             shells: HashSet::new(),
