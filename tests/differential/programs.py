@@ -16,7 +16,9 @@ counter that never resets (so loops are bounded), `for` over `range(2)`, `with R
 manager recording enter and exit), `try`/`except E`/`finally`, `raise E(k)`, `break`,
 `continue`, `return` (none of them leaving a `finally` body), `while switch` over small
 integer cases with fallthrough, labels, and gotos guarded by a fuel counter (so every
-program ends).
+program ends). One goto in six is computed, `goto *('La' if x % 2 else 'Lb')`, where no label it
+may reach is past the end of a `try` statement with `finally` around it (gotopy refuses
+that); not in the programs without switches, those of the decorator without source.
 Switches nest, often: inside a switch body the generator favours further switches, loops and
 `with` blocks (which hold switches in turn), one level deeper than elsewhere. Subjects vary
 (`x % m`, `(x // 3) % m`, a counter `c`, an enclosing loop's counter or variable, `x - k`
@@ -67,9 +69,12 @@ class Generator:
         self.with_finally = finally_bodies
         self.rng = rng
         self.ids = 0
-        self.labels = []  # (name, frames)
-        self.gotos = []  # (placeholder, frames)
+        self.labels = []  # (name, frames, try bodies)
+        self.gotos = []  # (placeholder, frames, try bodies)
         self.frames = []  # ids of enclosing frames; finally frames as ("finally", id)
+        # The bodies of `try` statements with `finally` around (not frames: they may be
+        # entered), which no computed goto leaves: gotopy refuses that.
+        self.tries = []
         self.breakable = []  # "loop" or "switch", innermost last
         self.counters = 0
         self.in_finally = 0
@@ -151,7 +156,9 @@ class Generator:
             self.frames.pop()
             return ["try_except", body, handler]
         # try/finally: the try body is not a frame (it may be entered); the finally body is.
+        self.tries.append(k)
         body = self.block(depth + 1)
+        self.tries.pop()
         # No `return`, `break` or `continue` leaves a finally body (PEP 765 deprecates them;
         # RustPython 0.5.0 mis-executes `continue` in a finally during a pending return).
         self.frames.append(("finally", k))
@@ -177,7 +184,7 @@ class Generator:
         goto uses it (any other goto may target it too)."""
         tail = list(default)
         if exit[1]:
-            self.labels.append((exit[0], exit[2]))
+            self.labels.append((exit[0], exit[2], list(self.tries)))
             tail.append(["label", exit[0]])
         return ["seq", [statement] + tail] if tail else statement
 
@@ -221,7 +228,7 @@ class Generator:
             body = []
             if rng.random() < 0.35:
                 name = f"L{len(self.labels)}"
-                self.labels.append((name, list(self.frames)))
+                self.labels.append((name, list(self.frames), list(self.tries)))
                 body.append(["label", name])
             body += self.block(depth + 1, rng.randint(0, 2))
             end = rng.random()
@@ -261,11 +268,14 @@ class Generator:
             return ["assign", "c = c + 1"]
         if r < 0.49:
             name = f"L{len(self.labels)}"
-            self.labels.append((name, list(self.frames)))
+            self.labels.append((name, list(self.frames), list(self.tries)))
             return ["label", name]
         if r < 0.66:
-            placeholder = ["goto", None]
-            self.gotos.append((placeholder, list(self.frames)))
+            # One goto in six computed, choosing between two labels by `x` (with
+            # switches: the programs of the decorator without source have none).
+            computed = self.with_switches and self.rng.random() < 1 / 6
+            placeholder = ["computed" if computed else "goto", None]
+            self.gotos.append((placeholder, list(self.frames), list(self.tries)))
             return placeholder
         if r < 0.72 and self.exits:
             return self.exit_goto()
@@ -284,9 +294,9 @@ class Generator:
         check` may report for it first (`G003` entering a frame, `G004` leaving a finally
         body), or None when no such label exists."""
         codes = None
-        for placeholder, frames in self.gotos:
-            legal, illegal = [], []
-            for name, label_frames in self.labels:
+        for placeholder, frames, tries in self.gotos:
+            legal, illegal, leaving = [], [], False
+            for name, label_frames, label_tries in self.labels:
                 enters = frames[: len(label_frames)] != label_frames
                 common = 0
                 while (common < min(len(frames), len(label_frames))
@@ -298,7 +308,16 @@ class Generator:
                     illegal.append((name, found))
                 else:
                     legal.append(name)
-            if invalid and codes is None and illegal:
+                    leaving |= not set(tries) <= set(label_tries)
+            if placeholder[0] == "computed" and leaving:
+                # It could reach a label by leaving a `try` statement with `finally`.
+                placeholder[0] = "goto"
+            if placeholder[0] == "computed":
+                if legal:
+                    placeholder[1] = [self.rng.choice(legal), self.rng.choice(legal)]
+                else:
+                    placeholder[0] = "pass"
+            elif invalid and codes is None and illegal:
                 name, codes = self.rng.choice(illegal)
                 placeholder[1] = name
             elif legal:
@@ -324,6 +343,10 @@ def render(statements, indent, out):
             out.append(f"{pad}if fuel > 0:")
             out.append(f"{pad}    fuel -= 1")
             out.append(f"{pad}    goto .{s[1]}")
+        elif kind == "computed":
+            out.append(f"{pad}if fuel > 0:")
+            out.append(f"{pad}    fuel -= 1")
+            out.append(f"{pad}    goto *({s[1][0]!r} if x % 2 else {s[1][1]!r})")
         elif kind == "exit":
             if s[2] is None:
                 out.append(f"{pad}goto .{s[1]}")
@@ -475,8 +498,12 @@ class Return(Exception):
 
 
 def marker(stmt):
-    """('goto' | 'label', name) for a marker statement, ('case', values) for a case
-    marker, else None."""
+    """('goto' | 'label', name) for a marker statement, ('computed', expression) for a
+    computed goto, ('case', values) for a case marker, else None."""
+    if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.BinOp)
+            and isinstance(stmt.value.op, ast.Mult) and isinstance(stmt.value.left, ast.Name)
+            and stmt.value.left.id == "goto"):
+        return "computed", stmt.value.right
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Attribute):
         value = stmt.value.value
         if isinstance(value, ast.Name) and value.id in ("goto", "label"):
@@ -561,6 +588,10 @@ class Interpreter:
         if m is not None:
             if m[0] == "goto":
                 raise Goto(m[1])
+            if m[0] == "computed":
+                # SPEC 4: the label its value names (the generator names only labels it
+                # may reach).
+                raise Goto(self.eval(m[1], env))
             return  # a label or a case: nothing
         if isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.Pass)):
             exec(self.code(s, "exec"), self.ns, env)
