@@ -335,11 +335,11 @@ asyncio.run(main())
 /// (`computed_gotos_of_one_place.py`: each computed goto takes four lines); later that
 /// day 10 and 5 more, all in the fixture of two nested `with` statements left by gotos
 /// (`a_with_that_swallows_an_exception_raised_mid_jump.py`: each statement's loop and
-/// post-check take lines); the next day 23 and 30 more, all in the fixture of computed
+/// post-check take lines); the next day 38 and 44 more, all in the fixture of computed
 /// gotos in many frames (`computed_gotos_in_many_frames.py`, four lines each again). A
 /// change that moves fewer lowers them.
-const OFF_INSIDE_AT_MOST: usize = 371;
-const OFF_AFTER_AT_MOST: usize = 166;
+const OFF_INSIDE_AT_MOST: usize = 386;
+const OFF_AFTER_AT_MOST: usize = 180;
 
 /// Every statement of the `ok` fixtures and of `tests/programs`, found by Python's `ast` in
 /// the source and in the translation (`tests/translate/lines.py`): before the first

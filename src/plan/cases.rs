@@ -116,8 +116,7 @@ fn reachable_from<'s>(scope: &'s Scope, goto: &Marker) -> Result<Rc<[&'s str]>, 
 
 /// The names of the labels SPEC 4 lets a goto in `goto`'s frame jump to (the checker's own
 /// rule), in the scope's order: what a computed goto there may reach, before the backends
-/// refuse leaving a `try` statement with `finally` (which `translate` writes as Python's
-/// own `break`).
+/// refuse leaving a `try` statement with `finally`.
 pub(crate) fn legal_labels<'s, 'g>(
     scope: &'s Scope,
     goto: &'g Marker,

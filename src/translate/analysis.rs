@@ -482,7 +482,6 @@ impl<'a> Ctx<'a> {
             let target = self.label_target(&entry.name);
             let frame = frame_code(self.scope, self.scope.marker(entry.definition).frame);
             let (id, node) = (self.targets[target].id, self.targets[target].node);
-            *self.under.counts.entry(frame).or_default() += 1;
             for (list, index, _) in ancestors(self, node) {
                 crate::splice::count(1);
                 let range = self.under.ranges.entry(list).or_insert((id, id));
@@ -531,7 +530,12 @@ impl<'a> Ctx<'a> {
     ) -> Vec<(ListId, usize, usize, usize)> {
         let chain = &self.computed_groups[group].chain;
         let total: usize = (chain.iter())
-            .map(|frame| self.under.counts.get(frame).copied().unwrap_or_default())
+            .map(|&frame| {
+                self.under
+                    .by_frame
+                    .get(&(0, frame))
+                    .map_or(0, |held| held.0)
+            })
             .sum();
         let mut homes = Vec::new();
         let mut below = 0;
@@ -560,7 +564,8 @@ impl<'a> Ctx<'a> {
     /// the number of its label into `t` (0 for none: `ValueError`), then a jump for each
     /// way out. The computed gotos of one frame reach the same labels: two or more share
     /// one search and message ([`Ctx::shared_searches`]). Its label's home is the innermost
-    /// of its homes whose range of numbers holds it ([`Under::ranges`]): one test per home.
+    /// of its homes whose range of numbers holds it ([`Under::ranges`]): the innermost goes
+    /// on in its loop, the others break out alike, so that one test picks the way.
     pub(super) fn computed(&mut self, tr: &Translator<'a>, node: NodeId, group: usize) -> Vec<Out> {
         let Names { v, t, s, m, .. } = &tr.names;
         let NodeKind::Computed(marker) = self.nodes[node].kind else {
@@ -576,6 +581,7 @@ impl<'a> Ctx<'a> {
         )];
         match self.computed_groups[group].shared {
             _ if self.one_search => {
+                let b = &tr.names.b;
                 let chain = &self.computed_groups[group].chain;
                 let chain = match chain.as_slice() {
                     [one] => format!("({one},)"),
@@ -588,15 +594,12 @@ impl<'a> Ctx<'a> {
                             .join(", ")
                     ),
                 };
-                let n = &tr.names.n;
                 outs.extend([
-                    Out::compound(0, format!("try: {t} = {s}({v})")),
+                    Out::compound(0, format!("try: {t} = {s}({v}, {chain})")),
                     Out::compound(0, format!("except BaseException: {t} = 0")),
                     Out::compound(
                         0,
-                        format!(
-                            "if not {t} or {n}[{t}][1] not in {chain}: raise {m}({v}, {chain})"
-                        ),
+                        format!("if not {t} or {b}[{t}] not in {chain}: raise {m}({v}, {chain})"),
                     ),
                 ]);
             }
@@ -669,9 +672,9 @@ impl<'a> Ctx<'a> {
     /// The statements that define the shared searches and messages, for the start of the
     /// scope: `s{n} = lambda v: search`, `m{n} = message`.
     pub(super) fn shared_searches(&self, tr: &Translator<'a>) -> Vec<String> {
-        let Names { v, s, m, n, .. } = &tr.names;
+        let Names { v, s, m, .. } = &tr.names;
         if self.one_search {
-            return self.one_search(v, s, m, n);
+            return self.one_search(tr);
         }
         let mut shared = Vec::new();
         for (group, found) in self.computed_groups.iter().enumerate() {
@@ -684,35 +687,57 @@ impl<'a> Ctx<'a> {
         shared
     }
 
-    /// The statements of [`Ctx::one_search`] for the start of the scope: the search `s`
-    /// giving a label's number from its name (0 for none), the table `n` of each number's
-    /// name and [`frame_code`], and `m`, which makes the `ValueError` of a value `v` for a
-    /// computed goto whose chain of frames is `c`, listing the labels of those frames as
-    /// [`no_such_label_text`] does.
-    fn one_search(&self, v: &str, s: &str, m: &str, n: &str) -> Vec<String> {
+    /// The statements of [`Ctx::one_search`] for the start of the scope: the table `n` of
+    /// the scope's labels by name, each with its [`frame_code`] and number, and `b` of their
+    /// frames by number; the search `s` giving the number of the label a value names (0 for
+    /// none), whose frame each goto then tests against its chain `c`; and `m`, which makes
+    /// the `ValueError` of a value that names none of `c`'s labels, listing them as
+    /// [`no_such_label_text`] does. A `str` is searched among all the labels at once: which
+    /// `<` and `==` run on a `str` cannot be seen. Any other value goes through the search a
+    /// goto over `c`'s labels alone has in gotopy's own code, the same comparisons in the
+    /// same order ([`crate::search::balanced`]: a `str` subclass may compare as it likes),
+    /// after its keys are picked out of `n` (their count is the last one's index plus one:
+    /// the names differ). Lambdas and literals only, so that all of it joins the scope's first
+    /// line, and no builtin but `ValueError` is read from the scope (its own names may hide
+    /// `sorted`, `len` or `type`; MicroPython's lists have no `__len__`).
+    fn one_search(&self, tr: &Translator<'a>) -> Vec<String> {
+        let Names { v, s, m, n, b, .. } = &tr.names;
         let mut names = Vec::new();
-        let mut table = vec!["None".to_owned(); self.targets.len() + 1];
+        let mut frames = vec!["-1".to_owned(); self.targets.len() + 1];
         for entry in self.scope.labels.iter() {
             let id = self.targets[self.label_target(&entry.name)].id;
             let frame = frame_code(self.scope, self.scope.marker(entry.definition).frame);
-            names.push((entry.name.as_str(), id));
-            table[id as usize] = format!("({}, {frame})", py_str(&entry.name));
+            names.push((entry.name.as_str(), frame, id));
+            frames[id as usize] = frame.to_string();
         }
         names.sort_unstable();
-        let keys: Vec<(String, i64)> = (names.into_iter())
-            .map(|(name, id)| (py_str(name), id))
+        let keys: Vec<(String, i64)> = (names.iter())
+            .map(|&(name, _, id)| (py_str(name), id))
+            .collect();
+        let table: Vec<String> = (names.iter())
+            .map(|&(name, frame, id)| format!("({}, {frame}, {id})", py_str(name)))
             .collect();
         let message = format!(
             "{}%r{}",
             NO_SUCH_LABEL.replace('%', "%%"),
             reach_text(&self.scope.qualname.replace('%', "%%"), "%s")
         );
+        // The balanced search over keys[lo:hi], by name (`f` passes itself on).
+        let balanced = "lambda v, k, lo, hi, f: 0 if hi <= lo else (k[lo][2] if v == k[lo][0] \
+                        else 0) if hi - lo == 1 else f(v, k, lo, (lo + hi) // 2, f) if v < k[(lo \
+                        + hi) // 2][0] else f(v, k, (lo + hi) // 2, hi, f)";
         vec![
-            format!("{s} = lambda {v}: {}", search(v, &keys)),
             format!("{n} = ({},)", table.join(", ")),
+            format!("{b} = ({},)", frames.join(", ")),
             format!(
-                "{m} = lambda {v}, c, n={n}: ValueError({} % ({v}, ', '.join(sorted(['.' + x[0] \
-                 for x in n if x and x[1] in c])) or 'none'))",
+                "{s} = lambda {v}, c, n={n}, k='', f={balanced}: {} if \
+                 k.__class__.__class__({v}) is k.__class__ else (lambda keys: f({v}, keys, 0, \
+                 keys.index(keys[-1]) + 1 if keys else 0, f))([x for x in n if x[1] in c])",
+                search(v, &keys)
+            ),
+            format!(
+                "{m} = lambda {v}, c, n={n}: ValueError({} % ({v}, ', '.join(['.' + x[0] for x \
+                 in n if x[1] in c]) or 'none'))",
                 py_str(&message)
             ),
         ]

@@ -113,9 +113,8 @@ pub(super) fn branches(value: &str, groups: &[(String, Vec<(i64, i64)>)]) -> Vec
 /// The numbers of each group of [`grouped`] as runs `(lo, hi)`: the longest stretches of all
 /// the groups' numbers, sorted, that belong to that group alone (each number belongs to one
 /// group). [`branches`] tests a value that is always one of those numbers, so a run may
-/// hold numbers no group has. Labels are numbered in source order: the labels of one way
-/// out of a computed goto make a run or two per level, where a test per label made each
-/// computed goto cost every label it may reach, in text and at run time.
+/// hold numbers no group has. Labels are numbered in source order, so that the jumps of a
+/// post-check make a run or two per action.
 pub(super) fn runs(groups: Vec<(String, Vec<i64>)>) -> Vec<(String, Vec<(i64, i64)>)> {
     let mut owners: Vec<(i64, usize)> = (groups.iter().enumerate())
         .flat_map(|(group, (_, numbers))| numbers.iter().map(move |&number| (number, group)))

@@ -200,27 +200,34 @@ impl<'a> Ctx<'a> {
                     .collect(),
             )),
             // The numbers of the jumps to labels first, each run without the numbers
-            // between (a computed goto's may be one of them), then the homes' ranges.
+            // between (a computed goto's may be one of them), then the homes' ranges from
+            // the innermost out. A number whose range has its action already needs none.
             (exact, Some(homes)) => {
-                let mut groups: Vec<(String, Vec<(i64, i64)>)> = Vec::new();
-                for (&number, action) in exact.into_iter().flatten() {
-                    match groups.last_mut() {
-                        Some((last, runs)) if last == action && runs[0].1 + 1 == number => {
-                            runs[0].1 = number;
-                        }
-                        _ => groups.push((action.clone(), vec![(number, number)])),
-                    }
-                }
                 let depth = |list: ListId| {
                     std::iter::successors(Some(list), |&list| {
                         Some(self.nodes[self.lists[list].parent?].list)
                     })
                     .count()
                 };
-                let mut inner_first: Vec<(&ListId, &String)> = homes.iter().collect();
-                inner_first.sort_by_key(|&(&list, _)| std::cmp::Reverse(depth(list)));
-                for (home, action) in inner_first {
-                    groups.push((action.clone(), vec![self.under.ranges[home]]));
+                let mut ranges: Vec<(usize, (i64, i64), &String)> = (homes.iter())
+                    .map(|(&home, action)| (depth(home), self.under.ranges[&home], action))
+                    .collect();
+                ranges.sort_by_key(|&(depth, ..)| std::cmp::Reverse(depth));
+                let mut groups: Vec<(String, Vec<(i64, i64)>)> = Vec::new();
+                for (&number, action) in exact.into_iter().flatten() {
+                    let ranged = (ranges.iter())
+                        .find(|(_, (lo, hi), _)| (*lo..=*hi).contains(&number))
+                        .map(|&(.., action)| action);
+                    match groups.last_mut() {
+                        _ if ranged == Some(action) => {}
+                        Some((last, runs)) if last == action && runs[0].1 + 1 == number => {
+                            runs[0].1 = number;
+                        }
+                        _ => groups.push((action.clone(), vec![(number, number)])),
+                    }
+                }
+                for (_, range, action) in ranges {
+                    groups.push((action.clone(), vec![range]));
                 }
                 groups
             }

@@ -240,8 +240,10 @@ struct Names {
     /// search of the scope and the function that makes its error).
     s: String,
     m: String,
-    /// The scope's labels by number, each with its [`analysis::frame_code`], for the one search.
+    /// The scope's labels by name, each with its [`analysis::frame_code`] and number, for
+    /// the one search; and the frame codes by number.
     n: String,
+    b: String,
     f: String,
     w: String,
     r: String,
@@ -268,6 +270,7 @@ impl Names {
             s: fresh("_goto_s"),
             m: fresh("_goto_m"),
             n: fresh("_goto_n"),
+            b: fresh("_goto_b"),
             f: fresh("_goto_f"),
             w: fresh("_goto_w"),
             r: fresh("_goto_r"),
@@ -412,7 +415,7 @@ struct Ctx<'a> {
     /// (`Ctx::reset_after`).
     late_resets: HashSet<NodeId>,
     uses_k: bool,
-    /// The computed gotos of each frame: the labels they may reach.
+    /// The computed gotos of each frame: the frames whose labels they may reach.
     computed_groups: Vec<ComputedGroup>,
     /// Computed gotos in two or more frames: one search over the scope's labels serves
     /// them all, each goto then testing the frame of the label found against its own
@@ -430,10 +433,9 @@ struct Under {
     /// under the list.
     ranges: HashMap<ListId, (i64, i64)>,
     /// For each such list and [`analysis::frame_code`]: how many of the labels under it are
-    /// in that frame, and the first and last index of the statements holding them.
+    /// in that frame, and the first and last index of the statements holding them (list 0,
+    /// the scope's body, holds them all).
     by_frame: HashMap<(ListId, i64), (usize, usize, usize)>,
-    /// How many labels each frame holds.
-    counts: HashMap<i64, usize>,
 }
 
 /// The computed gotos of one frame: the frames whose labels they may reach.
