@@ -19,10 +19,14 @@ installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpytho
 
     python3 benches/big/run.py [--sizes 1000 4000 16000 64000] [--steps 2000000]
         [--gotopy target/release/gotopy] [--python PYTHON ...] [--runner PYTHON]
-        [--routes compile run memory steps] [--return-in-each]
+        [--routes compile run memory steps] [--return-in-each | --ways]
 
 ``--return-in-each`` generates the module with ``gen.py --return-in-each`` (each procedure
-returns by a computed goto of its own), the run's expected result is the same.
+returns by a computed goto of its own), the run's expected result is the same. ``--ways``
+generates ``ways.py N --loops --jumps`` instead (N labels, a computed goto in each of N/16
+``for`` loops that runs at each pass, over the labels after the loops), its result checked
+against ``ways.py --expect``; its compile is still the square of N in the bytecode
+(docs/performance.md), so keep N to a few thousand there.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 GEN = HERE / "gen.py"
+WAYS = HERE / "ways.py"
 
 # Runs in the measured interpreter: compile() against gotopy.compile.
 COMPILE = """
@@ -99,10 +104,15 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
-def generate(blocks: int, directory: Path, plain: bool = False, returns: bool = False) -> Path:
+def generate(
+    blocks: int, directory: Path, plain: bool = False, returns: bool = False, ways: bool = False
+) -> Path:
     path = directory / f"big{blocks}{'_plain' if plain else ''}.py"
-    args = [sys.executable, str(GEN), str(blocks)] + (["--plain"] if plain else [])
-    args += ["--return-in-each"] if returns else []
+    if ways:
+        args = [sys.executable, str(WAYS), str(blocks), "--loops", "--jumps"]
+    else:
+        args = [sys.executable, str(GEN), str(blocks)] + (["--return-in-each"] if returns else [])
+    args += ["--plain"] if plain else []
     path.write_bytes(subprocess.run(args, check=True, capture_output=True).stdout)
     return path
 
@@ -164,6 +174,11 @@ def main() -> None:
         action="store_true",
         help="each procedure returns by a computed goto of its own (gen.py's option)",
     )
+    parser.add_argument(
+        "--ways",
+        action="store_true",
+        help="ways.py's computed gotos in many loops, which run, instead of gen.py's module",
+    )
     args = parser.parse_args()
     print(
         f"{'route':<24} {'blocks':>7} {'gotopy':>11} {'per block':>11} "
@@ -172,8 +187,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         for blocks in args.sizes:
-            path = generate(blocks, directory, returns=args.return_in_each)
-            plain = generate(blocks, directory, plain=True, returns=args.return_in_each)
+            kinds = {"returns": args.return_in_each, "ways": args.ways}
+            path = generate(blocks, directory, **kinds)
+            plain = generate(blocks, directory, plain=True, **kinds)
             for python in args.python if {"compile", "steps"} & set(args.routes) else []:
                 version = subprocess.run(
                     [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
@@ -205,8 +221,9 @@ def run(args: argparse.Namespace, path: Path, blocks: int, directory: Path) -> N
     translated, rewritten, results = child(
         args.runner, RUN, str(path), str(out / path.name), str(args.steps)
     )
+    walk = [str(WAYS), str(blocks), "--loops"] if args.ways else [str(GEN), str(blocks)]
     expected = subprocess.run(
-        [sys.executable, str(GEN), str(blocks), "--expect", str(args.steps)],
+        [sys.executable, *walk, "--expect", str(args.steps)],
         check=True,
         capture_output=True,
         text=True,
@@ -214,7 +231,7 @@ def run(args: argparse.Namespace, path: Path, blocks: int, directory: Path) -> N
     if ast.literal_eval(results) != [ast.literal_eval(expected)]:
         sys.exit(
             f"run.py: {blocks} blocks: the programs returned {results}, "
-            f"gen.py expects {expected}"
+            f"{Path(walk[0]).name} expects {expected}"
         )
     line(
         "run translated/rewritten",
