@@ -169,12 +169,13 @@ def main() -> None:
         default=ROUTES[:3],
         help="what to measure (all but steps unless told)",
     )
-    parser.add_argument(
+    module = parser.add_mutually_exclusive_group()
+    module.add_argument(
         "--return-in-each",
         action="store_true",
         help="each procedure returns by a computed goto of its own (gen.py's option)",
     )
-    parser.add_argument(
+    module.add_argument(
         "--ways",
         action="store_true",
         help="ways.py's computed gotos in many loops, which run, instead of gen.py's module",

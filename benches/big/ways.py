@@ -11,8 +11,8 @@ computed gotos never run.
 
 `--plain` replaces every marker by `pass` and leaves out the import and the decorator.
 With `--loops --jumps` the computed gotos run: while `n < steps`, the goto at the end of
-each loop jumps to the first label after the loop that `n` picks, `n % (N // 16)`, and the
-function returns `n` (the jump-heavy run of `run.py --ways`). `--expect STEPS` prints what
+each loop jumps to the first label after loop number `n % (N // 16)`, and the function
+returns `n` (the jump-heavy run of `run.py --ways`). `--expect STEPS` prints what
 `program(STEPS)` returns, by walking the blocks without goto.
 """
 
