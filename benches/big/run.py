@@ -5,8 +5,9 @@ each against its baseline at the same size:
   one process of each CPython given (the package installed there), best of 3, alternated;
 - run time: the generated function rewritten by gotopy (``gotopy.compile``) against
   its ``gotopy translate`` output compiled by plain ``compile()``, both run in one process of
-  CPython 3.13 for STEPS blocks (a jump in about one block of two), best of 5, alternated;
-  both results are checked against gen.py's own walk of the blocks;
+  CPython 3.13 for STEPS blocks (a jump in about one block of two; with ``--ways``, until
+  its count reaches STEPS, a jump per 24), best of 5, alternated; both results are checked
+  against gen.py's own walk of the blocks (ways.py's);
 - memory: peak resident memory of ``gotopy compile`` (RustPython) of the module against the
   same command on the module without markers (``gen.py --plain``), one process each;
 - steps (only when asked for): the steps of ``gotopy.compile`` apart, each against
@@ -25,8 +26,9 @@ installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpytho
 returns by a computed goto of its own), the run's expected result is the same. ``--ways``
 generates ``ways.py N --loops --jumps`` instead (N labels, a computed goto in each of N/16
 ``for`` loops that runs at each pass, over the labels after the loops), its result checked
-against ``ways.py --expect``; its compile is still the square of N in the bytecode
-(docs/performance.md), so keep N to a few thousand there.
+against ``ways.py --expect``; its sizes are multiples of 32, 1,024 and 4,096 unless told:
+its compile is still the square of N in the bytecode (docs/performance.md), 88 s and 18 GB
+at 16,384.
 """
 
 from __future__ import annotations
@@ -113,7 +115,10 @@ def generate(
     else:
         args = [sys.executable, str(GEN), str(blocks)] + (["--return-in-each"] if returns else [])
     args += ["--plain"] if plain else []
-    path.write_bytes(subprocess.run(args, check=True, capture_output=True).stdout)
+    done = subprocess.run(args, capture_output=True)
+    if done.returncode:
+        sys.exit(f"run.py: {done.stderr.decode().strip()}")
+    path.write_bytes(done.stdout)
     return path
 
 
@@ -147,7 +152,7 @@ ROUTES = ["compile", "run", "memory", "steps"]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 16000, 64000])
+    parser.add_argument("--sizes", type=int, nargs="+", help="1000 4000 16000 64000, or 1024 4096")
     parser.add_argument("--steps", type=int, default=2_000_000)
     parser.add_argument("--gotopy", default=str(ROOT / "target/release/gotopy"))
     venvs = ROOT / "target/cpython"
@@ -181,6 +186,8 @@ def main() -> None:
         help="ways.py's computed gotos in many loops, which run, instead of gen.py's module",
     )
     args = parser.parse_args()
+    if args.sizes is None:
+        args.sizes = [1024, 4096] if args.ways else [1000, 4000, 16000, 64000]
     print(
         f"{'route':<24} {'blocks':>7} {'gotopy':>11} {'per block':>11} "
         f"{'baseline':>11} {'per block':>11} {'ratio':>7}"

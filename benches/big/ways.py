@@ -5,15 +5,18 @@ goto (docs/performance.md, "Many scopes, many computed gotos"). With `--loops`, 
 sixteen labels are a loop of their own, eight in it with a computed goto and eight after
 it: N/16 computed gotos in as many frames. Without goto the module prints the sum of the
 blocks' steps, `N // 2 + 2 * (N - N // 2)` (N a multiple of 16 with `--loops`): the
-computed gotos never run.
+computed gotos never run (without `--jumps`).
 
     python3 ways.py N [--loops] [--plain] [--jumps] [--expect STEPS]
 
 `--plain` replaces every marker by `pass` and leaves out the import and the decorator.
-With `--loops --jumps` the computed gotos run: while `n < steps`, the goto at the end of
-each loop jumps to the first label after loop number `n % (N // 16)`, and the function
-returns `n` (the jump-heavy run of `run.py --ways`). `--expect STEPS` prints what
-`program(STEPS)` returns, by walking the blocks without goto.
+With `--loops --jumps` (N a multiple of 32) the computed gotos run: while `n < steps`, the
+goto at the end of each loop jumps to the first label after loop number `n % (N // 16)`,
+and the function returns `n` (the jump-heavy run of `run.py --ways`); `n` is even at each
+goto and the number of loops too, so no jump picks the last loop, and the function only
+returns once `n` has reached `steps`. The module prints `program(100)` when run as a
+script, nothing when imported. `--expect STEPS` prints what `program(STEPS)` returns, by
+walking the blocks without goto.
 """
 
 from __future__ import annotations
@@ -83,8 +86,8 @@ def main() -> None:
     parser.add_argument("--jumps", action="store_true")
     parser.add_argument("--expect", type=int, metavar="STEPS")
     args = parser.parse_args()
-    if (args.jumps or args.expect is not None) and not (args.loops and args.n % 16 == 0 < args.n):
-        parser.error("--jumps and --expect go with --loops and N a multiple of 16")
+    if (args.jumps or args.expect is not None) and not (args.loops and args.n % 32 == 0 < args.n):
+        parser.error("--jumps and --expect go with --loops and N a multiple of 32")
     if args.expect is not None:
         print(expect(args.n, args.expect))
         return
