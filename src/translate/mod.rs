@@ -125,11 +125,12 @@ fn self_check(
         TooDeep(String, String),
     }
     let output = Source::new(source.path(), text);
-    // The scope of the output around `at`, read from its tree and scan.
+    let scanned = |parsed: &Parsed<ast::ModModule>| {
+        scan::scan(parsed.syntax(), parsed.tokens(), &output, Options::new())
+    };
+    // The qualname of the output's scope around `at`, read from its tree and scan.
     let scope_at = |parsed: &Parsed<ast::ModModule>, at: TextSize| {
-        let module = scan::scan(parsed.syntax(), parsed.tokens(), &output, Options::new());
-        let qualname = module.scope_around(TextRange::empty(at)).qualname.clone();
-        (qualname, module)
+        (scanned(parsed).scope_around(TextRange::empty(at)).qualname).clone()
     };
     let failure = match crate::depth::reach(&output) {
         // The source kept the tokenizer's limits; the dispatch loops and guards indent
@@ -138,7 +139,7 @@ fn self_check(
         Err(broken) => {
             let at = broken.range.start();
             let qualname =
-                crate::depth::on_big_stack(|| scope_at(&crate::parse::parse_unlimited(text), at).0);
+                crate::depth::on_big_stack(|| scope_at(&crate::parse::parse_unlimited(text), at));
             let what = broken.message.trim_start_matches("syntax error: ");
             let help = broken.help.unwrap_or_default();
             Some(Failure::TooDeep(
@@ -159,19 +160,15 @@ fn self_check(
             let too_complex = (deepest > crate::depth::MAX_DEPTH)
                 .then(|| crate::depth::too_deep(parsed.syntax()).err())
                 .flatten();
-            // Scanning the output costs a fifth of parsing it: it is scanned only for a
-            // refusal's scope, or where a marker may be left, which takes a name of one
-            // (spelled in ASCII, or in letters the lexer folds to it: `ｇｏｔｏ` is `goto`).
             let failure = if let Some(error) = too_complex {
                 let what = error.message.trim_start_matches("syntax error: ");
-                let qualname = scope_at(&parsed, error.range.start()).0;
                 Some(Failure::TooDeep(
-                    qualname,
+                    scope_at(&parsed, error.range.start()),
                     format!("its translation is {what}"),
                 ))
             } else if blocks > blocks_allowed {
                 Some(Failure::TooDeep(
-                    scope_at(&parsed, deepest_block).0,
+                    scope_at(&parsed, deepest_block),
                     format!(
                         "its translation nests {blocks} blocks, more than the {} that CPython \
                          3.8 to 3.12 compile (\"too many statically nested blocks\": each \
@@ -181,6 +178,9 @@ fn self_check(
                     ),
                 ))
             } else {
+                // Scanning the output costs a fifth of parsing it: it is scanned only where
+                // a marker may be left, which takes a name of one (spelled in ASCII, or in
+                // letters the lexer folds to it: `ｇｏｔｏ` is `goto`).
                 let names_a_marker = parsed.tokens().iter().any(|token| {
                     let name = &text[token.range()];
                     token.kind() == TokenKind::Name
@@ -189,21 +189,22 @@ fn self_check(
                 // The markers of scopes that are not rewritten stay as written (`check`
                 // warns); any more is one left. (The output's own scopes cannot say which
                 // were rewritten: their decorators are gone.)
-                let kept: usize = (module.scopes.iter())
-                    .filter(|scope| !scope.rewritten)
-                    .map(|scope| scope.markers.len())
-                    .sum();
                 let left = names_a_marker && {
-                    let output = scope_at(&parsed, TextSize::default()).1;
-                    let found: usize = (output.scopes.iter()).map(|s| s.markers.len()).sum();
+                    let kept: usize = (module.scopes.iter())
+                        .filter(|scope| !scope.rewritten)
+                        .map(|scope| scope.markers.len())
+                        .sum();
+                    let found: usize = (scanned(&parsed).scopes.iter())
+                        .map(|s| s.markers.len())
+                        .sum();
                     found > kept
                 };
                 left.then(|| {
                     Failure::Bug("its output still has markers in a rewritten scope".to_owned())
                 })
             };
-            // The output's tree is bigger than the input's: freeing it took longer than
-            // scanning it, and nothing waits for that.
+            // The output's tree is bigger than the input's, and nothing waits for its
+            // frees.
             crate::depth::drop_aside(parsed, &output);
             failure
         }),
