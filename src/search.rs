@@ -45,6 +45,31 @@ pub fn balanced(count: usize) -> Vec<Step> {
     out
 }
 
+/// A balanced search over `keys` (sorted, as Python orders them: literal text and the
+/// number it yields) as one Python conditional expression on `value`: the comparisons of
+/// [`balanced`] in its order, 0 where no key is equal (`translate`'s searches, and the
+/// search function of computed gotos in the bytecode).
+pub(crate) fn expression(value: &str, keys: &[(String, i64)]) -> String {
+    fn build(steps: &[Step], at: &mut usize, value: &str, keys: &[(String, i64)]) -> String {
+        let step = steps[*at];
+        *at += 1;
+        match step {
+            Step::Nothing => "0".to_owned(),
+            Step::Equal(key) => format!("({} if {value} == {} else 0)", keys[key].1, keys[key].0),
+            Step::Less { pivot, .. } => {
+                let high = build(steps, at, value, keys);
+                // The `Below` step that starts the lower half.
+                *at += 1;
+                let low = build(steps, at, value, keys);
+                format!("({low} if {value} < {} else {high})", keys[pivot].0)
+            }
+            Step::Below(_) => build(steps, at, value, keys),
+        }
+    }
+    crate::splice::count(keys.len());
+    build(&balanced(keys.len()), &mut 0, value, keys)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Step, balanced};

@@ -129,6 +129,36 @@ pub(crate) fn legal_labels<'s, 'g>(
     })
 }
 
+/// The number of the innermost frame (in the SPEC's sense) at or around `frame`: its index
+/// plus one, or 0 for the scope's own level. A computed goto in a frame may reach exactly
+/// the labels whose number is in its [`frame_chain`].
+pub(crate) fn frame_code(scope: &Scope, frame: Option<FrameId>) -> i64 {
+    std::iter::successors(frame, |&id| scope.frame(id).parent)
+        .find(|&id| scope.frame(id).kind.is_frame())
+        .map_or(0, |id| id.0 as i64 + 1)
+}
+
+/// The [`frame_code`]s of the frames whose labels a computed goto in `frame` may reach,
+/// innermost first: those around it up to the innermost `finally` body or `except*`
+/// handler, or up to the scope's own level (SPEC 4: a goto leaves frames, never enters one).
+pub(crate) fn frame_chain(scope: &Scope, frame: Option<FrameId>) -> Vec<i64> {
+    let mut chain = Vec::new();
+    for id in std::iter::successors(frame, |&id| scope.frame(id).parent) {
+        let kind = scope.frame(id).kind;
+        if kind.is_frame() {
+            chain.push(id.0 as i64 + 1);
+        }
+        if matches!(
+            kind,
+            FrameKind::Finally | FrameKind::Except { is_star: true }
+        ) {
+            return chain;
+        }
+    }
+    chain.push(0);
+    chain
+}
+
 /// How Python orders two case values of one kind: integers by value, `str` by code point
 /// (which UTF-8 byte order preserves), `bytes` bytewise.
 pub(crate) fn python_order(a: &CaseKey, b: &CaseKey) -> std::cmp::Ordering {

@@ -1,10 +1,11 @@
 //! The analysis of a scope's tree: each jump's home list and path, the dispatch loops, the
 //! `with` statements that get loops of their own, and what each jump becomes.
 
-use super::conditions::{branches, py_str, search};
+use super::conditions::{branches, py_str};
 use super::*;
-use crate::plan::cases::reach_text;
-use crate::scan::{FrameId, FrameKind};
+use crate::plan::cases::{frame_chain, frame_code, reach_text};
+use crate::scan::FrameId;
+use crate::search::expression;
 
 impl<'a> Ctx<'a> {
     /// The lowest list holding both nodes, with the indexes of the statements holding each:
@@ -614,7 +615,7 @@ impl<'a> Ctx<'a> {
             None => {
                 let (keys, message) = self.search_and_message(group);
                 outs.extend([
-                    Out::compound(0, format!("try: {t} = {}", search(v, &keys))),
+                    Out::compound(0, format!("try: {t} = {}", expression(v, &keys))),
                     Out::compound(0, format!("except BaseException: {t} = 0")),
                     Out::compound(
                         0,
@@ -680,7 +681,10 @@ impl<'a> Ctx<'a> {
         for (group, found) in self.computed_groups.iter().enumerate() {
             if let Some(number) = found.shared {
                 let (keys, message) = self.search_and_message(group);
-                shared.push(format!("{s}{number} = lambda {v}: {}", search(v, &keys)));
+                shared.push(format!(
+                    "{s}{number} = lambda {v}: {}",
+                    expression(v, &keys)
+                ));
                 shared.push(format!("{m}{number} = {message}"));
             }
         }
@@ -733,7 +737,7 @@ impl<'a> Ctx<'a> {
                 "{s} = lambda {v}, c, n={n}, k='', f={balanced}: {} if \
                  k.__class__.__class__({v}) is k.__class__ else (lambda keys: f({v}, keys, 0, \
                  keys.index(keys[-1]) + 1 if keys else 0, f))([x for x in n if x[1] in c])",
-                search(v, &keys)
+                expression(v, &keys)
             ),
             format!(
                 "{m} = lambda {v}, c, n={n}: ValueError({} % ({v}, ', '.join(['.' + x[0] for x \
@@ -751,31 +755,4 @@ impl<'a> Ctx<'a> {
 enum Way {
     Node(NodeId),
     List(ListId),
-}
-
-/// The number of the innermost frame (in the SPEC's sense) at or around `frame`: its index
-/// plus one, or 0 for the scope's own level.
-pub(super) fn frame_code(scope: &Scope, frame: Option<FrameId>) -> i64 {
-    std::iter::successors(frame, |&id| scope.frame(id).parent)
-        .find(|&id| scope.frame(id).kind.is_frame())
-        .map_or(0, |id| id.0 as i64 + 1)
-}
-
-/// [`ComputedGroup::chain`] of a computed goto in `frame`.
-fn frame_chain(scope: &Scope, frame: Option<FrameId>) -> Vec<i64> {
-    let mut chain = Vec::new();
-    for id in std::iter::successors(frame, |&id| scope.frame(id).parent) {
-        let kind = scope.frame(id).kind;
-        if kind.is_frame() {
-            chain.push(id.0 as i64 + 1);
-        }
-        if matches!(
-            kind,
-            FrameKind::Finally | FrameKind::Except { is_star: true }
-        ) {
-            return chain;
-        }
-    }
-    chain.push(0);
-    chain
 }

@@ -1,7 +1,7 @@
 //! The tests the output makes of the register and of a computed goto's or switch's value:
 //! the guards of a statement list's parts (a chain, or a balanced tree), the branches by
-//! number after a computed goto or a loop, ranges of numbers, and the balanced search over
-//! names or case values, with the Python literals it compares against.
+//! number after a computed goto or a loop, ranges of numbers, and the Python literals of
+//! names and case values (the balanced search over them is `crate::search::expression`).
 
 use super::*;
 
@@ -148,29 +148,6 @@ pub(super) fn within(k: &str, ids: &BTreeSet<i64>) -> String {
 /// A Python string literal of `text`, in double quotes where it can be.
 pub(super) fn py_str(text: &str) -> String {
     crate::literal::str_literal(text, '"')
-}
-
-/// A balanced search over `keys` (sorted, as Python orders them: literal text and the
-/// number it yields) as one conditional expression: gotopy's comparisons in gotopy's order.
-pub(super) fn search(value: &str, keys: &[(String, i64)]) -> String {
-    fn build(steps: &[Step], at: &mut usize, value: &str, keys: &[(String, i64)]) -> String {
-        let step = steps[*at];
-        *at += 1;
-        match step {
-            Step::Nothing => "0".to_owned(),
-            Step::Equal(key) => format!("({} if {value} == {} else 0)", keys[key].1, keys[key].0),
-            Step::Less { pivot, .. } => {
-                let high = build(steps, at, value, keys);
-                // The `Below` step that starts the lower half.
-                *at += 1;
-                let low = build(steps, at, value, keys);
-                format!("({low} if {value} < {} else {high})", keys[pivot].0)
-            }
-            Step::Below(_) => build(steps, at, value, keys),
-        }
-    }
-    crate::splice::count(keys.len());
-    build(&balanced(keys.len()), &mut 0, value, keys)
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 //! (nested as a balanced tree), dispatch loops, post-checks, and each statement as the
 //! source has it or as a jump becomes.
 
-use super::conditions::{Part, branches, grouped, guarded, runs, search, within};
+use super::conditions::{Part, branches, grouped, guarded, runs, within};
 use super::*;
+use crate::search::expression;
 
 impl<'a> Ctx<'a> {
     pub(super) fn list_range(&self, list: ListId) -> Option<TextRange> {
@@ -662,7 +663,7 @@ impl<'a> Ctx<'a> {
         }
         let head = vec![
             Out::line(line, format!("{v} = ({})", tr.text.slice(switch.subject))),
-            Out::compound(0, format!("try: {k} = {}", search(v, &keys))),
+            Out::compound(0, format!("try: {k} = {}", expression(v, &keys))),
             Out::compound(0, format!("except BaseException: {k} = 0")),
         ];
         self.uses_k = true;

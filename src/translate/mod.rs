@@ -31,7 +31,6 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
 use crate::plan::{Checked, CompileError, checked, rejected};
 use crate::scan::{self, MarkerId, MarkerKind, Module, Options, Scope, ScopeKind, SwitchId};
-use crate::search::{Step, balanced};
 use crate::source::Source;
 use text::{Kind, Out, Piece, Text, render};
 
@@ -259,8 +258,9 @@ struct Names {
     /// search of the scope and the function that makes its error).
     s: String,
     m: String,
-    /// The scope's labels by name, each with its [`analysis::frame_code`] and number, for
-    /// the one search; and the frame codes by number.
+    /// The scope's labels by name, each with its
+    /// [`frame_code`](crate::plan::cases::frame_code) and number, for the one search; and
+    /// the frame codes by number.
     n: String,
     b: String,
     f: String,
@@ -451,9 +451,9 @@ struct Under {
     /// targets are numbered in source order, so the numbers in that range are the targets
     /// under the list.
     ranges: HashMap<ListId, (i64, i64)>,
-    /// For each such list and [`analysis::frame_code`]: how many of the labels under it are
-    /// in that frame, and the first and last index of the statements holding them (list 0,
-    /// the scope's body, holds them all).
+    /// For each such list and [`frame_code`](crate::plan::cases::frame_code): how many of
+    /// the labels under it are in that frame, and the first and last index of the
+    /// statements holding them (list 0, the scope's body, holds them all).
     by_frame: HashMap<(ListId, i64), (usize, usize, usize)>,
 }
 
@@ -465,7 +465,7 @@ struct ComputedGroup {
     /// in the frame (and the scope has no [`Ctx::one_search`]).
     shared: Option<usize>,
     /// The frames whose labels it may reach, innermost first, each as
-    /// [`analysis::frame_code`] numbers it: those around it up to the innermost `finally` or
+    /// [`frame_code`](crate::plan::cases::frame_code) numbers it: those around it up to the innermost `finally` or
     /// `except*` handler, that one included, and else the scope's own level too (SPEC 4: a
     /// goto never enters a frame, nor leaves a `finally` or `except*`).
     chain: Vec<i64>,
