@@ -159,6 +159,69 @@ pub(crate) fn frame_chain(scope: &Scope, frame: Option<FrameId>) -> Vec<i64> {
     chain
 }
 
+/// The name the search function of [`search_function`] has in its text.
+pub(crate) const SEARCH_FUNCTION: &str = "search";
+
+/// The file name of the search function's code, which no tracer or coverage tool confuses
+/// with the program's.
+pub(crate) const SEARCH_FILE: &str = "<gotopy>";
+
+/// The text of a module defining `search(v, c, m)`, the search that computed gotos in many
+/// frames of the scope `qualname` call in the bytecode, over its `labels`: each one's name,
+/// [`frame_code`] and number (never 0), sorted by name. It gives the number of the label
+/// `v` names among those whose frame is in the chain `c` ([`frame_chain`]), or 0 for none;
+/// with `m` true, the `ValueError` message for `v` instead, listing those labels as
+/// [`no_such_label_text`] does. A `str` is found among all the labels by one conditional
+/// expression, a balanced search without a loop (its comparisons cannot be told apart),
+/// then its frame tested; any other value by the search a computed goto over the labels of
+/// `c` has in line, the same comparisons in the same order ([`crate::search::balanced`]),
+/// so that a `str` subclass compares as it says. No name outside the function is read: the
+/// scope's own names may hide any builtin.
+pub(crate) fn search_function(qualname: &str, labels: &[(&str, i64, i64)]) -> String {
+    let table: String = (labels.iter())
+        .map(|&(name, frame, number)| {
+            format!(
+                "({}, {frame}, {number}), ",
+                crate::literal::str_literal(name, '"')
+            )
+        })
+        .collect();
+    // The position of each label in `n`, plus one: 0 is no label.
+    let keys: Vec<(String, i64)> = (labels.iter().enumerate())
+        .map(|(at, &(name, _, _))| (crate::literal::str_literal(name, '"'), at as i64 + 1))
+        .collect();
+    let found = crate::search::expression("v", &keys);
+    let message = format!(
+        "{}%r{}",
+        NO_SUCH_LABEL.replace('%', "%%"),
+        reach_text(&qualname.replace('%', "%%"), "%s")
+    );
+    let message = crate::literal::str_literal(&message, '"');
+    format!(
+        "def {SEARCH_FUNCTION}(v, c, m):
+    n = ({table})
+    if m:
+        return {message} % (v, ', '.join(['.' + x[0] for x in n if x[1] in c]) or 'none')
+    s = ''.__class__
+    if s.__class__(v) is s:
+        i = {found}
+        return n[i - 1][2] if i and n[i - 1][1] in c else 0
+    k = [x for x in n if x[1] in c]
+    lo = 0
+    hi = k.__len__()
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if v < k[mid][0]:
+            hi = mid
+        else:
+            lo = mid
+    if hi - lo == 1 and v == k[lo][0]:
+        return k[lo][2]
+    return 0
+"
+    )
+}
+
 /// How Python orders two case values of one kind: integers by value, `str` by code point
 /// (which UTF-8 byte order preserves), `bytes` bytewise.
 pub(crate) fn python_order(a: &CaseKey, b: &CaseKey) -> std::cmp::Ordering {

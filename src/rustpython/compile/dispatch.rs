@@ -11,6 +11,7 @@ use rustpython_compiler::core::bytecode::{
 use rustpython_compiler::core::{OneIndexed, SourceLocation};
 
 use super::goto::GotoAt;
+use super::levels::Levels;
 use super::lower::Lowering;
 use super::{REMOVED_AS_UNREACHABLE, Site, SiteKind, broken, jump_op, refuse};
 use crate::diagnostic::Diagnostic;
@@ -24,7 +25,7 @@ use crate::search::{Step, balanced};
 
 /// A search handler that unwinds to the search's start, keeping the value on the stack for
 /// `miss` to drop or report.
-const KEEPS_VALUE: u32 = 0;
+pub(super) const KEEPS_VALUE: u32 = 0;
 /// A search handler that unwinds to one value below the search's start, dropping the value.
 const DROPS_VALUE: u32 = 1;
 
@@ -99,16 +100,60 @@ impl<'r> Lowering<'r, '_> {
         if let Some((own, search)) = self.shared.get(&marker).cloned() {
             return self.lower_shared(site, marker, own, &search);
         }
-        let names = self.reachable_labels(&site, marker)?;
         let start_instr = self.dispatch_start(&site, marker)?;
         let start = self.body.new_label();
         let mut items = vec![Item::Label(start)];
-        let (found, miss) = self.label_search(site, marker, &start_instr, start, &names, TOP)?;
+        let way = self.way(site, marker)?;
+        let (found, miss) = self.search_by(&way, site, marker, &start_instr, start, TOP)?;
         items.extend(found);
         items.push(Item::Label(miss));
-        let texts = self.no_such_label_texts(&names);
-        items.extend(self.raise_no_such_label(&start_instr, texts));
+        let raise = self.raise_for(way);
+        items.extend(self.raise(&start_instr, &raise)?);
         Ok(items)
+    }
+
+    /// How the computed goto `marker` at `site` (and the others of its place) finds its
+    /// label: through the search function (`levels`), or by a search in line over the
+    /// labels it may reach.
+    fn way(&mut self, site: Site, marker: MarkerId) -> Result<Way<'r>, Diagnostic> {
+        Ok(match self.levels(site, marker)? {
+            Some(levels) => Way::Function(levels),
+            None => Way::InLine(self.reachable_labels(&site, marker)?),
+        })
+    }
+
+    /// The search `way` gives, for the value `slot` deep on the stack from `start`, at the
+    /// location of `at`: the items and where a value that names no label goes.
+    fn search_by(
+        &mut self,
+        way: &Way<'r>,
+        site: Site,
+        marker: MarkerId,
+        at: &Instr,
+        start: Label,
+        slot: u32,
+    ) -> Result<(Vec<Item>, Label), Diagnostic> {
+        match way {
+            Way::Function(levels) => self.function_search(site, marker, at, start, levels, slot),
+            Way::InLine(names) => self.label_search(site, marker, at, start, names, slot),
+        }
+    }
+
+    /// How the gotos that go `way` raise their `ValueError`: the texts of its message are
+    /// made once for all of them.
+    fn raise_for(&mut self, way: Way<'r>) -> Raise {
+        match way {
+            Way::Function(levels) => Raise::Function(levels),
+            Way::InLine(names) => Raise::Texts(self.no_such_label_texts(&names)),
+        }
+    }
+
+    /// The `ValueError` of a computed goto at `site`, the value on the stack.
+    fn raise(&mut self, site: &Instr, raise: &Raise) -> Result<Vec<Item>, Diagnostic> {
+        match raise {
+            Raise::Function(levels) => self.raise_from_function(site, levels),
+            &Raise::Texts(texts) => Ok(self.raise_no_such_label(site, texts)),
+        }
     }
 
     /// The search among the labels `names` of the computed goto `marker` for the value
@@ -192,26 +237,15 @@ impl<'r> Lowering<'r, '_> {
             )));
             return Ok(items);
         }
-        // RustPython's line events and tracebacks read each instruction's location, which
-        // cannot be empty: the search takes the first line of the function (its `def`),
-        // never another goto's.
-        let first = SourceLocation {
-            line: self.code.first_line_number.unwrap_or(OneIndexed::MIN),
-            character_offset: OneIndexed::MIN,
-        };
-        let nowhere = Instr {
-            line: LineEntry::NONE,
-            location: (first, first),
-            ..start_instr.clone()
-        };
+        let nowhere = self.nowhere(&start_instr);
         items.push(Item::Label(search.entry));
-        let names = self.reachable_labels(&site, marker)?;
-        let (found, miss) = self.label_search(
+        let way = self.way(site, marker)?;
+        let (found, miss) = self.search_by(
+            &way,
             site,
             marker,
             &nowhere,
             search.entry,
-            &names,
             VALUE_UNDER_NUMBER,
         )?;
         items.extend(found);
@@ -230,11 +264,11 @@ impl<'r> Lowering<'r, '_> {
             slot: TOP,
         };
         numbers.emit(&keys, &mut self.body, &mut items);
-        let texts = self.no_such_label_texts(&names);
-        for ((_, goto), &raise) in search.gotos.iter().zip(&search.raises) {
-            items.push(Item::Label(raise));
+        let raise = self.raise_for(way);
+        for ((_, goto), &at) in search.gotos.iter().zip(&search.raises) {
+            items.push(Item::Label(at));
             items.push(Item::Instr(outer(goto, Instruction::PopTop, 0, None)));
-            items.extend(self.raise_no_such_label(goto, texts));
+            items.extend(self.raise(goto, &raise)?);
         }
         Ok(items)
     }
@@ -302,7 +336,6 @@ impl<'r> Lowering<'r, '_> {
         // Once `ValueError`, its NULL and the text before the value are pushed.
         const VALUE_BELOW_CALLEE_NULL_AND_TEXT: u32 = 4;
         const PARTS: u32 = 3;
-        const ONE_ARGUMENT: u32 = 1;
         let mut raise = self.load_value_error(site);
         let load_const = || Instruction::LoadConst {
             consti: Arg::marker(),
@@ -327,19 +360,8 @@ impl<'r> Lowering<'r, '_> {
                 },
                 PARTS,
             ),
-            (
-                Instruction::Call {
-                    argc: Arg::marker(),
-                },
-                ONE_ARGUMENT,
-            ),
-            (
-                Instruction::RaiseVarargs {
-                    argc: Arg::marker(),
-                },
-                u32::from(RaiseKind::Raise),
-            ),
         ]);
+        raise.extend(called_and_raised());
         raise
             .into_iter()
             .map(|(op, arg)| Item::Instr(outer(site, op, arg, None)))
@@ -347,7 +369,7 @@ impl<'r> Lowering<'r, '_> {
     }
 
     /// `ValueError`, then a NULL, loaded the way the marker at `site` loads its name.
-    fn load_value_error(&mut self, site: &Instr) -> Vec<(Instruction, u32)> {
+    pub(super) fn load_value_error(&mut self, site: &Instr) -> Vec<(Instruction, u32)> {
         let error = self.added.name("ValueError");
         if shapes::loads_by_name(site) {
             let load = Instruction::LoadName {
@@ -374,6 +396,22 @@ impl<'r> Lowering<'r, '_> {
         (before, after)
     }
 
+    /// An instruction like `like` with no line of its own, for code that several gotos share.
+    /// RustPython's line events and tracebacks read each instruction's location, which
+    /// cannot be empty: it takes the first line of the function (its `def`), never another
+    /// goto's.
+    pub(super) fn nowhere(&self, like: &Instr) -> Instr {
+        let first = SourceLocation {
+            line: self.code.first_line_number.unwrap_or(OneIndexed::MIN),
+            character_offset: OneIndexed::MIN,
+        };
+        Instr {
+            line: LineEntry::NONE,
+            location: (first, first),
+            ..like.clone()
+        }
+    }
+
     /// The instruction whose location and handler a dispatch's instructions take (the
     /// marker's load), checking that the value is there to be searched.
     fn dispatch_start(&self, site: &Site, marker: MarkerId) -> Result<Instr, Diagnostic> {
@@ -396,7 +434,7 @@ impl<'r> Lowering<'r, '_> {
     /// [`KEEPS_VALUE`] keeps the value for `miss` to drop or report, [`DROPS_VALUE`] drops
     /// it too. That depth is computed on the finished code, once every jump that reaches the
     /// search is in place ([`set_search_depths`]).
-    fn guard_handler(
+    pub(super) fn guard_handler(
         &mut self,
         site: &Instr,
         (start, below): (Label, u32),
@@ -420,6 +458,22 @@ impl<'r> Lowering<'r, '_> {
     }
 }
 
+/// How the computed gotos of one place find their label.
+enum Way<'r> {
+    /// A search in line over the labels they may reach, sorted.
+    InLine(Vec<&'r str>),
+    /// A call of the search function, then the way out to the level of the label found.
+    Function(Levels),
+}
+
+/// How the computed gotos of one place raise their `ValueError`.
+enum Raise {
+    /// With the constants of the message's text before and after the value.
+    Texts((u32, u32)),
+    /// With the message the search function builds.
+    Function(Levels),
+}
+
 /// A handler whose depth is the stack depth at `start` less `below`.
 pub(super) struct UnknownDepth {
     pub(super) handler: Label,
@@ -427,8 +481,28 @@ pub(super) struct UnknownDepth {
     pub(super) below: u32,
 }
 
+/// `ValueError` called with the message over it (the two under the message), and the error
+/// raised.
+pub(super) fn called_and_raised() -> [(Instruction, u32); 2] {
+    const ONE_ARGUMENT: u32 = 1;
+    [
+        (
+            Instruction::Call {
+                argc: Arg::marker(),
+            },
+            ONE_ARGUMENT,
+        ),
+        (
+            Instruction::RaiseVarargs {
+                argc: Arg::marker(),
+            },
+            u32::from(RaiseKind::Raise),
+        ),
+    ]
+}
+
 /// An inserted instruction at `site`'s location under `site`'s handler.
-fn outer(site: &Instr, op: Instruction, arg: u32, target: Option<Label>) -> Instr {
+pub(super) fn outer(site: &Instr, op: Instruction, arg: u32, target: Option<Label>) -> Instr {
     let mut instr = Instr::like(site, op, arg, target);
     instr.handler = site.handler;
     instr
@@ -496,23 +570,23 @@ fn constant(key: &CaseKey) -> Option<ConstantData> {
 /// [`crate::search`] gives both backends: one `<` per level, one `==` at a leaf, so at most
 /// ceil(log2(n)) + 1 comparisons. The `<` comparisons copy the value, under `guard`; the
 /// jumps all go forward.
-struct Search<'s> {
-    site: &'s Instr,
+pub(super) struct Search<'s> {
+    pub(super) site: &'s Instr,
     /// Handler of the comparisons made while the value stays on the stack (none where they
     /// cannot raise: the numbers of shared searches).
-    guard: Option<Handler>,
+    pub(super) guard: Option<Handler>,
     /// Where no match goes, the value still on the stack.
-    miss: Label,
+    pub(super) miss: Label,
     /// For a switch, the leaf's `==` takes the value off the stack: a match jumps straight
     /// to its case, no match to the end (the default), and the comparison is under this
     /// handler, whose depth is without the value.
-    consume: Option<(Label, Handler)>,
+    pub(super) consume: Option<(Label, Handler)>,
     /// How deep the value is: [`TOP`], or under a shared search's number.
-    slot: u32,
+    pub(super) slot: u32,
 }
 
 /// The value a search compares is on top of the stack.
-const TOP: u32 = 1;
+pub(super) const TOP: u32 = 1;
 
 /// The one search of the computed gotos of one place, in the code of the last of them: each
 /// other one pushes its number over the value and jumps forward to it (a forward jump is
@@ -528,7 +602,7 @@ pub(super) struct SharedSearch {
 }
 
 impl Search<'_> {
-    fn emit(&self, keys: &[(u32, Label)], body: &mut Body, out: &mut Vec<Item>) {
+    pub(super) fn emit(&self, keys: &[(u32, Label)], body: &mut Body, out: &mut Vec<Item>) {
         let instr = |op: Instruction, arg: u32, target: Option<Label>, handler: Option<Handler>| {
             let mut instr = Instr::like(self.site, op, arg, target);
             instr.handler = handler.or(self.site.handler);

@@ -13,6 +13,7 @@ use rustpython_compiler::core::bytecode::{ConstantData, Instruction};
 
 use super::dispatch::{SharedSearch, UnknownDepth, set_search_depths};
 use super::goto::GotoAt;
+use super::levels;
 use super::targets::Targets;
 use super::{
     REMOVED_AS_UNREACHABLE, Rewriter, Site, SiteKind, broken, internal, jump_op, lost_track,
@@ -42,11 +43,14 @@ pub(super) struct Lowering<'r, 'c> {
     pub(super) placed: Vec<(ScopeId, MarkerId)>,
     /// The computed gotos that share a search, by marker: each one's number and the search.
     pub(super) shared: HashMap<MarkerId, (usize, Rc<SharedSearch>)>,
+    /// What the computed gotos that leave frames share.
+    pub(super) levels_shared: levels::Shared<'r>,
 }
 
 /// What lowering one code object adds besides its instruction list.
 pub(super) struct Additions {
-    /// Blocks reached only as handlers, placed after everything else.
+    /// Blocks reached only as handlers, and the searches by number of computed gotos that
+    /// leave frames, placed after everything else.
     pub(super) cold: Vec<Item>,
     constants: Indexed<ConstantData>,
     names: Indexed<String>,
@@ -90,6 +94,14 @@ impl Additions {
     /// The index of `value` among the code object's constants, added if new.
     pub(super) fn constant(&mut self, value: ConstantData) -> u32 {
         self.constants.get_or_add(value)
+    }
+
+    /// The index of a constant added that equals no other (a code object, which is not
+    /// looked up).
+    pub(super) fn new_constant(&mut self, value: ConstantData) -> u32 {
+        let at = self.constants.values.len() as u32;
+        self.constants.values.push(value);
+        at
     }
 
     /// The index of `name` among the code object's names, added if new.
@@ -156,6 +168,7 @@ impl<'r, 'c> Lowering<'r, 'c> {
             copies: HashMap::new(),
             placed: Vec::new(),
             shared: HashMap::new(),
+            levels_shared: levels::Shared::default(),
         })
     }
 
@@ -212,6 +225,8 @@ impl<'r, 'c> Lowering<'r, 'c> {
                 lands_at,
             });
         }
+        let searches = self.level_searches()?;
+        self.added.cold.extend(searches);
         Ok(splices)
     }
 

@@ -127,6 +127,7 @@ fn generate(ast: ModModule, file: &SourceFile) -> Result<CodeObject, CompileErro
 mod copies;
 mod dispatch;
 mod goto;
+mod levels;
 mod lower;
 mod sites;
 mod targets;
