@@ -465,9 +465,9 @@ struct ComputedGroup {
     /// in the frame (and the scope has no [`Ctx::one_search`]).
     shared: Option<usize>,
     /// The frames whose labels it may reach, innermost first, each as
-    /// [`frame_code`](crate::plan::cases::frame_code) numbers it: those around it up to the innermost `finally` or
-    /// `except*` handler, that one included, and else the scope's own level too (SPEC 4: a
-    /// goto never enters a frame, nor leaves a `finally` or `except*`).
+    /// [`frame_code`](crate::plan::cases::frame_code) numbers it: those around it up to the
+    /// innermost `finally` or `except*` handler, that one included, and else the scope's own
+    /// level too (SPEC 4: a goto never enters a frame, nor leaves a `finally` or `except*`).
     chain: Vec<i64>,
 }
 

@@ -13,9 +13,10 @@
 //! 0: the goto raises `ValueError` inside its frames, with the message the function builds
 //! (the labels the goto may reach, as the search in line lists them).
 //!
-//! Places that leave anything but `for` loops and `while switch` bodies (a `with`, a
-//! handler: their cleanup would need the number kept under values their own handlers
-//! count), and places that leave no frame, keep the search in line (`dispatch`).
+//! Places that reach [`IN_LINE_AT_MOST`] labels or fewer, that leave no frame, that leave
+//! anything but `for` loops and `while switch` bodies (a `with`, a handler: their cleanup
+//! would need the number kept under values their own handlers count), or that the code
+//! generator compiled more than once keep the search in line (`dispatch`).
 
 use std::collections::HashMap;
 
@@ -37,9 +38,9 @@ use crate::scan::{FrameId, FrameKind, MarkerId};
 /// The most labels a computed goto that may leave frames searches in line. A search in line
 /// costs a few instructions per label at each place, and a few comparisons per jump; a call
 /// of the search function costs a constant per place, and per jump what RustPython takes
-/// to run a Python function that bisects (about 7 us where the search in line took
-/// under 1). So the function serves only the places whose search in line would be long:
-/// below this bound the code of G places over L labels grows as G, not G times L.
+/// to make and run a Python function (1.3 to 3.7 us more than the comparisons in line,
+/// docs/performance.md). So the function serves only the places whose search in line would
+/// be long: below this bound the code of G places over L labels grows as G, not G times L.
 const IN_LINE_AT_MOST: usize = 64;
 
 /// The levels of one place's chain that hold labels: each one's frame code and how many
@@ -210,6 +211,18 @@ impl<'r> Lowering<'r, '_> {
                 ARGUMENTS,
             ),
         ]);
+        // The frame of the number, tested against each level.
+        items.extend([
+            Item::Instr(outer(at, Instruction::Copy { i: Arg::marker() }, 1, None)),
+            Item::Instr(outer(at, load_const(), frames, None)),
+            Item::Instr(outer(at, Instruction::Swap { i: Arg::marker() }, 2, None)),
+            Item::Instr(outer(
+                at,
+                Instruction::BinaryOp { op: Arg::marker() },
+                u32::from(BinaryOperator::Subscr),
+                None,
+            )),
+        ]);
         let mut leaves = Vec::new();
         for &(code, _) in &levels.levels {
             let leave = self.body.new_label();
@@ -218,14 +231,6 @@ impl<'r> Lowering<'r, '_> {
                 .constant(ConstantData::Integer { value: code.into() });
             items.extend([
                 Item::Instr(outer(at, Instruction::Copy { i: Arg::marker() }, 1, None)),
-                Item::Instr(outer(at, load_const(), frames, None)),
-                Item::Instr(outer(at, Instruction::Swap { i: Arg::marker() }, 2, None)),
-                Item::Instr(outer(
-                    at,
-                    Instruction::BinaryOp { op: Arg::marker() },
-                    u32::from(BinaryOperator::Subscr),
-                    None,
-                )),
                 Item::Instr(outer(at, load_const(), level, None)),
                 Item::Instr(outer(
                     at,
@@ -246,10 +251,13 @@ impl<'r> Lowering<'r, '_> {
             ]);
             leaves.push(leave);
         }
+        // No level: the frame and the number go, the value stays for the error.
+        items.push(Item::Instr(outer(at, Instruction::PopTop, 0, None)));
         items.push(Item::Instr(outer(at, Instruction::PopTop, 0, None)));
         items.push(Item::Instr(outer(at, jump_op(), 0, Some(miss))));
         for (&(code, fors), leave) in levels.levels.iter().zip(leaves) {
             items.push(Item::Label(leave));
+            items.push(Item::Instr(Instr::like(at, Instruction::PopTop, 0, None)));
             // The value (and a shared search's number over it) goes; the number stays on
             // top while each `for` loop's iterator under it goes.
             for _ in 0..slot {

@@ -63,7 +63,7 @@ pub(super) struct Additions {
 struct Indexed<T> {
     values: Vec<T>,
     /// The first index of each value (nested code objects are left out: they equal only
-    /// themselves, and lowering never adds one).
+    /// themselves, and the one lowering may add, a search function, is added as new).
     index: HashMap<T, u32>,
 }
 
