@@ -159,6 +159,88 @@ pub(crate) fn frame_chain(scope: &Scope, frame: Option<FrameId>) -> Vec<i64> {
     chain
 }
 
+/// The most labels a computed goto that may leave frames searches in line. A search in line
+/// costs a few instructions per label at each place, and a few comparisons per jump; a call
+/// of the search function ([`search_function`]) costs a constant per place, and per jump
+/// what the interpreter takes to make and run a Python function (1.3 to 3.7 us more than
+/// the comparisons in line on RustPython, docs/performance.md). So the function serves only
+/// the places whose search in line would be long: below this bound the code of G places
+/// over L labels grows as G, not G times L.
+pub(crate) const IN_LINE_AT_MOST: usize = 64;
+
+/// The labels of `scope` that `kept` keeps, by [`frame_code`]: each one's number (its index
+/// among the scope's labels, plus one) and name, in source order (so by number).
+pub(crate) fn labels_by_frame<'s>(
+    scope: &'s Scope,
+    kept: impl Fn(&str) -> bool,
+) -> HashMap<i64, Vec<(i64, &'s str)>> {
+    let mut by_frame: HashMap<i64, Vec<(i64, &'s str)>> = HashMap::new();
+    for (index, entry) in scope.labels.iter().enumerate() {
+        let name = entry.name.as_str();
+        if kept(name) {
+            let code = frame_code(scope, scope.marker(entry.definition).frame);
+            (by_frame.entry(code).or_default()).push((index as i64 + 1, name));
+        }
+    }
+    by_frame
+}
+
+/// The levels of a computed goto in `frame` when it goes through the search function: it
+/// may reach more than [`IN_LINE_AT_MOST`] of the labels `by_frame` ([`labels_by_frame`]),
+/// some outside its own frame, and every frame it may leave is a `for` loop (or the body
+/// of a `while switch`, which keeps nothing). Each level that holds labels, innermost first:
+/// its frame code and the `for` loops a jump there leaves, innermost first. `None` for a
+/// goto that searches in line.
+pub(crate) fn search_levels(
+    scope: &Scope,
+    frame: Option<FrameId>,
+    by_frame: &HashMap<i64, Vec<(i64, &str)>>,
+) -> Option<Vec<(i64, Vec<FrameId>)>> {
+    let chain = frame_chain(scope, frame);
+    let codes: Vec<i64> = (chain.iter().copied())
+        .filter(|code| by_frame.contains_key(code))
+        .collect();
+    let reachable: usize = codes.iter().map(|code| by_frame[code].len()).sum();
+    if reachable <= IN_LINE_AT_MOST || codes.iter().all(|&code| code == chain[0]) {
+        return None;
+    }
+    let mut levels = Vec::with_capacity(codes.len());
+    let mut fors = Vec::new();
+    let mut at = frame;
+    for code in codes {
+        let anchor = (code > 0).then(|| FrameId(code as usize - 1));
+        while at != anchor {
+            let id = at?;
+            match scope.frame(id).kind {
+                FrameKind::For { .. } => fors.push(id),
+                FrameKind::SwitchBody(_) => {}
+                _ => return None,
+            }
+            at = scope.frame(id).parent;
+        }
+        levels.push((code, fors.clone()));
+    }
+    Some(levels)
+}
+
+/// The text of the search function over the labels `by_frame` ([`search_function`]), and
+/// the frame code of each label by number (-1 for a number no label kept has).
+pub(crate) fn search_table(
+    scope: &Scope,
+    by_frame: &HashMap<i64, Vec<(i64, &str)>>,
+) -> (String, Vec<i64>) {
+    let mut frames = vec![-1; scope.labels.iter().count() + 1];
+    let mut labels = Vec::new();
+    for (&code, numbered) in by_frame {
+        for &(number, name) in numbered {
+            frames[number as usize] = code;
+            labels.push((name, code, number));
+        }
+    }
+    labels.sort_unstable();
+    (search_function(&scope.qualname, &labels), frames)
+}
+
 /// The name the search function of [`search_function`] has in its text.
 pub(crate) const SEARCH_FUNCTION: &str = "search";
 

@@ -3,7 +3,7 @@
 //! frames over L labels cost G plus L, not G times L.
 //!
 //! Each such place calls the function, compiled by RustPython from the text
-//! [`search_function`] writes and added to the code object's constants, with the chain of
+//! [`search_function`](crate::plan::cases::search_function) writes and added to the code object's constants, with the chain of
 //! frames whose labels it may reach: it gives the label's number, or 0. The place then
 //! tests the frame of that number (a constant table) against each level of its chain; for
 //! the level found it drops the value, leaves the frames below that level with the number
@@ -13,7 +13,7 @@
 //! 0: the goto raises `ValueError` inside its frames, with the message the function builds
 //! (the labels the goto may reach, as the search in line lists them).
 //!
-//! Places that reach [`IN_LINE_AT_MOST`] labels or fewer, that leave no frame, that leave
+//! Places that reach [`IN_LINE_AT_MOST`](crate::plan::cases::IN_LINE_AT_MOST) labels or fewer, that leave no frame, that leave
 //! anything but `for` loops and `while switch` bodies (a `with`, a handler: their cleanup
 //! would need the number kept under values their own handlers count), or that the code
 //! generator compiled more than once keep the search in line (`dispatch`).
@@ -31,17 +31,11 @@ use super::goto::GotoAt;
 use super::lower::Lowering;
 use super::{Site, broken, jump_op};
 use crate::diagnostic::Diagnostic;
-use crate::plan::cases::{SEARCH_FILE, SEARCH_FUNCTION, frame_chain, frame_code, search_function};
+use crate::plan::cases::{
+    SEARCH_FILE, SEARCH_FUNCTION, labels_by_frame, search_levels, search_table,
+};
 use crate::rustpython::bytecode::{Handler, Instr, Item, Label};
-use crate::scan::{FrameId, FrameKind, MarkerId};
-
-/// The most labels a computed goto that may leave frames searches in line. A search in line
-/// costs a few instructions per label at each place, and a few comparisons per jump; a call
-/// of the search function costs a constant per place, and per jump what RustPython takes
-/// to make and run a Python function (1.3 to 3.7 us more than the comparisons in line,
-/// docs/performance.md). So the function serves only the places whose search in line would
-/// be long: below this bound the code of G places over L labels grows as G, not G times L.
-const IN_LINE_AT_MOST: usize = 64;
+use crate::scan::{FrameId, MarkerId};
 
 /// The levels of one place's chain that hold labels: each one's frame code and how many
 /// `for` loops a jump there leaves, innermost level first.
@@ -68,9 +62,7 @@ pub(super) struct Shared<'r> {
 
 impl<'r> Lowering<'r, '_> {
     /// The levels of the computed goto `marker` at `site` when it goes through the search
-    /// function: it may reach more than [`IN_LINE_AT_MOST`] labels, some outside its own
-    /// frame, every frame it may leave is a `for` loop or a `while switch` body, and the
-    /// code generator compiled it once.
+    /// function: [`search_levels`] says so, and the code generator compiled it once.
     pub(super) fn levels(
         &mut self,
         site: Site,
@@ -85,37 +77,12 @@ impl<'r> Lowering<'r, '_> {
         }
         let scope = self.scope;
         let from = scope.marker(marker).frame;
-        let chain = frame_chain(scope, from);
-        let by_frame = self.labels_by_frame();
-        let codes: Vec<i64> = (chain.iter().copied())
-            .filter(|code| by_frame.contains_key(code))
-            .collect();
-        let reachable: usize = codes.iter().map(|code| by_frame[code].len()).sum();
-        if reachable <= IN_LINE_AT_MOST || codes.iter().all(|&code| code == chain[0]) {
+        let Some(found) = search_levels(scope, from, self.labels_by_frame()) else {
             return Ok(None);
-        }
-        let mut levels = Vec::with_capacity(codes.len());
-        let mut fors = 0;
-        let mut at = from;
-        for code in codes {
-            let anchor = (code > 0).then(|| FrameId(code as usize - 1));
-            while at != anchor {
-                let Some(id) = at else {
-                    return Err(broken(
-                        scope,
-                        marker,
-                        "a computed goto's chain of frames is not around it".to_owned(),
-                    ));
-                };
-                match scope.frame(id).kind {
-                    FrameKind::For { .. } => fors += 1,
-                    FrameKind::SwitchBody(_) => {}
-                    _ => return Ok(None),
-                }
-                at = scope.frame(id).parent;
-            }
-            levels.push((code, fors));
-        }
+        };
+        let levels: Vec<(i64, usize)> = (found.into_iter())
+            .map(|(code, fors)| (code, fors.len()))
+            .collect();
         let elements = (levels.iter())
             .map(|&(code, _)| ConstantData::Integer { value: code.into() })
             .collect();
@@ -127,16 +94,8 @@ impl<'r> Lowering<'r, '_> {
     fn labels_by_frame(&mut self) -> &HashMap<i64, Vec<(i64, &'r str)>> {
         let scope = self.scope;
         let targets = &self.targets;
-        self.levels_shared.by_frame.get_or_insert_with(|| {
-            let mut by_frame: HashMap<i64, Vec<(i64, &'r str)>> = HashMap::new();
-            for (index, entry) in scope.labels.iter().enumerate() {
-                let name = entry.name.as_str();
-                if targets.labels.contains_key(&(name, 0)) {
-                    let code = frame_code(scope, scope.marker(entry.definition).frame);
-                    (by_frame.entry(code).or_default()).push((index as i64 + 1, name));
-                }
-            }
-            by_frame
+        (self.levels_shared.by_frame).get_or_insert_with(|| {
+            labels_by_frame(scope, |name| targets.labels.contains_key(&(name, 0)))
         })
     }
 
@@ -147,17 +106,7 @@ impl<'r> Lowering<'r, '_> {
             return Ok(function);
         }
         let scope = self.scope;
-        let by_frame = self.labels_by_frame();
-        let mut frames = vec![-1; scope.labels.iter().count() + 1];
-        let mut labels = Vec::new();
-        for (&code, numbered) in by_frame {
-            for &(number, name) in numbered {
-                frames[number as usize] = code;
-                labels.push((name, code, number));
-            }
-        }
-        labels.sort_unstable();
-        let text = search_function(&scope.qualname, &labels);
+        let (text, frames) = search_table(scope, self.labels_by_frame());
         let Some(code) = compiled_search(&text) else {
             return Err(broken(
                 scope,
