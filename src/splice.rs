@@ -159,7 +159,7 @@ pub(crate) fn generated_with_computed_in_a_loop(blocks: usize) -> String {
 /// A function of `blocks` blocks under labels in runs of sixteen: a `for` loop of four,
 /// the last with a computed goto, then twelve after the loop. Each computed goto is in a
 /// frame of its own and may reach the labels of its loop and those after every loop (more
-/// than 64 at 100 blocks, so every size takes the RustPython lowering's search function): G
+/// than 64 at 100 blocks, so every size takes each lowering's search function): G
 /// computed gotos in G frames over L labels must cost G plus L, not G times L.
 #[cfg(test)]
 pub(crate) fn generated_with_computed_in_loops(blocks: usize) -> String {
@@ -323,9 +323,9 @@ mod tests {
     /// Computed gotos each in a frame of its own (a loop): each route wrote a search over
     /// every label each may reach, and decided and wrote the way out to each of them, so G
     /// of them over L labels cost G times L. Now one search serves them all: in
-    /// `translate` a lambda, in the RustPython lowering a function compiled once per code
-    /// object, each goto's ways out costing its levels. The CPython lowering still costs G
-    /// times L here.
+    /// `translate` a lambda, in the RustPython lowering (and the CPython one, whose test
+    /// is its own) a function compiled once per code object, each goto's ways out costing
+    /// its levels.
     #[test]
     fn computed_gotos_in_many_frames_cost_what_the_code_costs() {
         use crate::{Options, Source};

@@ -26,9 +26,8 @@ installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpytho
 returns by a computed goto of its own), the run's expected result is the same. ``--ways``
 generates ``ways.py N --loops --jumps`` instead (N labels, a computed goto in each of N/16
 ``for`` loops that runs at each pass, over the labels after the loops), its result checked
-against ``ways.py --expect``; its sizes are multiples of 32, 1,024 and 4,096 unless told:
-its compile is still the square of N in the bytecode (docs/performance.md), 88 s and 18 GB
-at 16,384.
+against ``ways.py --expect``; its sizes are multiples of 32, 1,024, 4,096, 16,384 and
+65,536 unless told.
 """
 
 from __future__ import annotations
@@ -152,7 +151,9 @@ ROUTES = ["compile", "run", "memory", "steps"]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", help="1000 4000 16000 64000, or 1024 4096")
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", help="1000 4000 16000 64000, or 1024 4096 16384 65536"
+    )
     parser.add_argument("--steps", type=int, default=2_000_000)
     parser.add_argument("--gotopy", default=str(ROOT / "target/release/gotopy"))
     venvs = ROOT / "target/cpython"
@@ -187,7 +188,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.sizes is None:
-        args.sizes = [1024, 4096] if args.ways else [1000, 4000, 16000, 64000]
+        args.sizes = [1024, 4096, 16384, 65536] if args.ways else [1000, 4000, 16000, 64000]
     print(
         f"{'route':<24} {'blocks':>7} {'gotopy':>11} {'per block':>11} "
         f"{'baseline':>11} {'per block':>11} {'ratio':>7}"

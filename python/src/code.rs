@@ -4,10 +4,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use gotopy::cpython::code::{Code, Constant, Lowered};
+use gotopy::cpython::code::{Code, Constant, Lowered, SEARCH_FILE, SEARCH_FUNCTION};
 use gotopy::cpython::module::Node;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyString, PyTuple};
 
 /// `types.CodeType`.
 pub fn code_type(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
@@ -94,8 +94,35 @@ fn to_python<'py>(py: Python<'py>, value: &Constant) -> PyResult<Bound<'py, PyAn
         Constant::Int(hex) => py.import("builtins")?.getattr("int")?.call1((hex, 16))?,
         Constant::Str(text) => PyString::new(py, text).into_any(),
         Constant::Bytes(bytes) => PyBytes::new(py, bytes).into_any(),
+        Constant::Bool(value) => PyBool::new(py, *value).to_owned().into_any(),
+        Constant::Tuple(items) => {
+            let items =
+                (items.iter().map(|item| to_python(py, item))).collect::<PyResult<Vec<_>>>()?;
+            PyTuple::new(py, items)?.into_any()
+        }
+        Constant::SearchFunction(text) => search_function(py, text)?,
         Constant::None | Constant::Other => py.None().into_bound(py),
     })
+}
+
+/// The code object of the function `search` that `text` defines, compiled by this
+/// interpreter as `gotopy compile --python` compiles it (`src/cli/cpython.py`).
+fn search_function<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let builtins = py.import("builtins")?;
+    let module = builtins
+        .getattr("compile")?
+        .call1((text, SEARCH_FILE, "exec", 0, true))?;
+    let consts = module.getattr("co_consts")?;
+    for constant in consts.cast::<PyTuple>()?.iter() {
+        if constant.is_instance(&code_type(py)?)?
+            && constant.getattr("co_name")?.extract::<String>()? == SEARCH_FUNCTION
+        {
+            return Ok(constant);
+        }
+    }
+    Err(pyo3::exceptions::PySystemError::new_err(
+        "gotopy: the search function of computed gotos did not compile",
+    ))
 }
 
 /// `code` with the tables, stack size, added constants and added names of `lowered`.

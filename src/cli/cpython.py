@@ -58,10 +58,21 @@ def constant(value):
 
 
 def python_constant(value):
+    """A constant the binary added, as a Python object."""
+    if value is None:
+        return None
     if "int" in value:
         return int(value["int"], 16)
     if "str" in value:
         return value["str"]
+    if "bool" in value:
+        return bool(value["bool"])
+    if "tuple" in value:
+        return tuple(python_constant(item) for item in value["tuple"])
+    if "search" in value:
+        # The search function of computed gotos in many frames: its code, compiled here.
+        module = compile(value["search"], value["file"], "exec", dont_inherit=True)
+        return next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == value["name"])
     return bytes.fromhex(value["bytes"])
 
 

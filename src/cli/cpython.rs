@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gotopy::compile::CompileError;
-use gotopy::cpython::code::{Code, Constant, Lowered};
+use gotopy::cpython::code::{Code, Constant, Lowered, SEARCH_FILE, SEARCH_FUNCTION};
 use gotopy::cpython::markers::still_needed;
 use gotopy::cpython::module::{LateError, Node, lower_module};
 use gotopy::cpython::plan::{late_error, plan_source};
@@ -552,6 +552,13 @@ fn constant_json(value: &Constant) -> Value {
         Constant::Int(hex) => json!({ "int": hex }),
         Constant::Str(text) => json!({ "str": text }),
         Constant::Bytes(bytes) => json!({ "bytes": hex(bytes) }),
+        Constant::Bool(value) => json!({ "bool": value }),
+        Constant::Tuple(items) => {
+            json!({ "tuple": items.iter().map(constant_json).collect::<Vec<_>>() })
+        }
+        Constant::SearchFunction(text) => {
+            json!({ "search": text, "file": SEARCH_FILE, "name": SEARCH_FUNCTION })
+        }
         Constant::None | Constant::Other => Value::Null,
     }
 }

@@ -4,6 +4,13 @@
 
 use super::bytecode::RawCode;
 
+/// The file name the code of a [`Constant::SearchFunction`] has, which no tracer or
+/// coverage tool confuses with the program's.
+pub const SEARCH_FILE: &str = crate::plan::cases::SEARCH_FILE;
+
+/// The name of the function a [`Constant::SearchFunction`]'s text defines.
+pub const SEARCH_FUNCTION: &str = crate::plan::cases::SEARCH_FUNCTION;
+
 /// A constant of `co_consts`, as far as the backend needs to tell them apart.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Constant {
@@ -17,8 +24,16 @@ pub enum Constant {
     /// A `bytes`.
     Bytes(Vec<u8>),
     /// Anything else (a `bool`, a float, a tuple, a nested code object, a `str` that is not
-    /// valid Unicode).
+    /// valid Unicode): what the backend reads, never adds.
     Other,
+    /// A `bool` the backend adds.
+    Bool(bool),
+    /// A tuple the backend adds.
+    Tuple(Vec<Constant>),
+    /// The code object of the function `search` in the module of this text (that of
+    /// [`crate::cpython::plan::SearchPlan`]), compiled with the file name `<gotopy>` by the
+    /// interpreter that runs the code: what the shell adds for it.
+    SearchFunction(String),
 }
 
 /// What the backend reads of one code object (not its nested ones).

@@ -21,7 +21,8 @@ use serde::Serialize;
 use super::module::LateError;
 use crate::diagnostic::{Code, Diagnostic, render_text};
 use crate::plan::cases::{
-    NO_SUCH_LABEL, Reachable, handler_name, no_such_label_text, switch_cases,
+    NO_SUCH_LABEL, Reachable, frame_chain, handler_name, labels_by_frame, no_such_label_text,
+    search_levels, search_table, switch_cases,
 };
 use crate::plan::prepare::{Generator, frames_left, prepare};
 use crate::plan::{Checked, CompileError, checked, lost_track, rejected};
@@ -113,7 +114,32 @@ pub struct ScopePlan {
     /// Its computed gotos, which CPython compiles as the source says.
     #[serde(skip)]
     pub computed: Vec<ComputedPlan>,
+    /// The search function its computed gotos in many frames call, when one does.
+    #[serde(skip)]
+    pub search: Option<SearchPlan>,
 }
+
+/// The search function of a scope's computed gotos that may leave `for` loops to reach more
+/// labels than a search in line serves (`plan::cases::search_levels`): each such goto calls
+/// it for the label's number, then tests that number's frame against each of its levels,
+/// leaves the loops below that level, and goes on to the level's one search by number
+/// (docs/lowering.md).
+#[derive(Debug)]
+pub struct SearchPlan {
+    /// The text of the module that defines the function (`plan::cases::search_function`):
+    /// the interpreter that runs the code compiles it, and the code object goes into the
+    /// scope's constants.
+    pub text: String,
+    /// The frame code of each label by number (-1 for none).
+    pub frames: Vec<i64>,
+    /// The labels of each frame code: each one's number and name, by number.
+    pub labels: HashMap<i64, Vec<(i64, String)>>,
+}
+
+/// The levels of a computed goto that calls its scope's search function, innermost first:
+/// each one's frame code and the kind (`for` or `async for`) of each loop a jump there
+/// leaves, innermost first.
+pub type Levels = Vec<(i64, Vec<&'static str>)>;
 
 /// `while switch *subject: body`, compiled as `while label: subject; switch.switch; body;
 /// break` followed by `switch.switch`: the guard (span `header`) keeps the loop, so `break`
@@ -179,6 +205,9 @@ pub struct ComputedPlan {
     /// Its frame's number among the frames of the scope's computed gotos: those of one
     /// frame reach the same labels the same way, so they may share one search.
     pub place: usize,
+    /// Where it calls the scope's search function instead of searching in line (its
+    /// `targets` and `after` are then empty): its levels.
+    pub levels: Option<Arc<Levels>>,
 }
 
 /// `label .name`.
@@ -350,6 +379,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
             gotos: Vec::new(),
             switches: Vec::new(),
             computed: Vec::new(),
+            search: None,
         };
         let mut places = Places::new(scope);
         for (index, marker) in scope.markers.iter().enumerate() {
@@ -400,6 +430,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
                 &trampolines,
             ));
         }
+        scope_plan.search = places.search();
         plan.scopes.push(scope_plan);
     }
     // The trees are done with: freed beside CPython's compile of the module, which comes
@@ -510,6 +541,10 @@ fn switch_plan(positions: &Positions, scope: &Scope, id: SwitchId, end: TextRang
 struct Places<'s> {
     reachable: Reachable<'s>,
     by_frame: HashMap<Option<FrameId>, Place>,
+    /// The scope's labels by frame code, once a computed goto is planned.
+    labels: Option<HashMap<i64, Vec<(i64, &'s str)>>>,
+    /// Whether a computed goto calls the search function.
+    searched: bool,
 }
 
 /// A place's number, its gotos to the labels it may reach and the end of its message.
@@ -520,7 +555,49 @@ impl<'s> Places<'s> {
         Places {
             reachable: Reachable::new(scope),
             by_frame: HashMap::new(),
+            labels: None,
+            searched: false,
         }
+    }
+
+    /// The levels of a computed goto in `frame` that calls the search function
+    /// ([`search_levels`]), with the kind of each loop it leaves.
+    fn levels(&mut self, frame: Option<FrameId>) -> Option<Arc<Levels>> {
+        let scope = self.reachable.scope();
+        let labels = (self.labels).get_or_insert_with(|| labels_by_frame(scope, |_| true));
+        let levels = search_levels(scope, frame, labels)?;
+        // Inside a `finally` body or an `except*` handler CPython may compile the goto
+        // more than once: each copy goes to its own copies of the labels, in line.
+        if frame_chain(scope, frame).last() != Some(&0) {
+            return None;
+        }
+        let kind = |id: FrameId| match scope.frame(id).kind {
+            FrameKind::For { is_async: true } => "async for",
+            _ => "for",
+        };
+        self.searched = true;
+        Some(Arc::new(
+            (levels.into_iter())
+                .map(|(code, fors)| (code, fors.into_iter().map(kind).collect()))
+                .collect(),
+        ))
+    }
+
+    /// The search function, when a computed goto calls it.
+    fn search(&self) -> Option<SearchPlan> {
+        let labels = self.labels.as_ref().filter(|_| self.searched)?;
+        let (text, frames) = search_table(self.reachable.scope(), labels);
+        let labels = (labels.iter())
+            .map(|(&code, numbered)| {
+                let numbered = numbered.iter().map(|&(n, name)| (n, name.to_owned()));
+                (code, numbered.collect())
+            })
+            .collect();
+        Some(SearchPlan {
+            text,
+            frames,
+            labels,
+        })
     }
 
     /// The plan of the computed goto `marker` of scope `id`, or its refusal.
@@ -531,16 +608,32 @@ impl<'s> Places<'s> {
         id: ScopeId,
         marker: MarkerId,
     ) -> Result<ComputedPlan, Diagnostic> {
-        let names = self.reachable.of(marker)?;
         let scope = self.reachable.scope();
         let statement = scope.marker(marker);
+        let load = keyword(statement.range, "goto");
+        if let Some(levels) = self.levels(statement.frame) {
+            let count = self.by_frame.len();
+            let (place, ..) = self
+                .by_frame
+                .entry(statement.frame)
+                .or_insert_with(|| (count, Arc::new([]), "".into()));
+            return Ok(ComputedPlan {
+                statement: positions.span(statement.range),
+                keyword: positions.span(load),
+                before: NO_SUCH_LABEL,
+                after: "".into(),
+                targets: Arc::new([]),
+                place: *place,
+                levels: Some(levels),
+            });
+        }
+        let names = self.reachable.of(marker)?;
         let MarkerKind::ComputedGoto { .. } = statement.kind else {
             return Err(lost_track(
                 statement.range,
                 "a computed goto without a target",
             ));
         };
-        let load = keyword(statement.range, "goto");
         let count = self.by_frame.len();
         let (place, targets, after) = self.by_frame.entry(statement.frame).or_insert_with(|| {
             let targets = names
@@ -568,6 +661,7 @@ impl<'s> Places<'s> {
             after: Arc::clone(after),
             targets: Arc::clone(targets),
             place: *place,
+            levels: None,
         })
     }
 }

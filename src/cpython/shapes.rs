@@ -327,15 +327,8 @@ impl Shapes {
     ) -> Option<Vec<(u8, u32)>> {
         const REPR: u32 = 2;
         let op = |name: &str| self.op(name);
-        // `NULL` goes under the callable up to 3.12, above it from 3.13.
-        let null_first = !self.version.at_least(13);
         let mut ops = if by_name {
-            let (load, push_null) = ((op("LOAD_NAME")?, name), (op("PUSH_NULL")?, 0));
-            if null_first {
-                vec![push_null, load]
-            } else {
-                vec![load, push_null]
-            }
+            self.callable(&[(op("LOAD_NAME")?, name)])?
         } else {
             vec![(op("LOAD_GLOBAL")?, name << 1 | 1)]
         };
@@ -345,11 +338,53 @@ impl Shapes {
             None => ops.extend([(op("CONVERT_VALUE")?, REPR), (op("FORMAT_SIMPLE")?, 0)]),
         }
         ops.extend([(op("LOAD_CONST")?, after), (op("BUILD_STRING")?, 3)]);
-        if let Some(precall) = op("PRECALL") {
-            ops.push((precall, 1));
-        }
-        ops.extend([(op("CALL")?, 1), (op("RAISE_VARARGS")?, 1)]);
+        ops.extend(self.call(1)?);
+        ops.push((op("RAISE_VARARGS")?, 1));
         Some(ops)
+    }
+
+    /// `load` (what pushes a callable) with the `NULL` of its call: under the callable up
+    /// to 3.12, above it from 3.13.
+    pub fn callable(&self, load: &[(u8, u32)]) -> Option<Vec<(u8, u32)>> {
+        let push_null = (self.op("PUSH_NULL")?, 0);
+        let mut ops = load.to_vec();
+        if self.version.at_least(13) {
+            ops.push(push_null);
+        } else {
+            ops.insert(0, push_null);
+        }
+        Some(ops)
+    }
+
+    /// The function made from the code object of constant `code` (no defaults, no
+    /// closure), with the `NULL` of its call ([`Shapes::callable`]).
+    pub fn function(&self, code: u32) -> Option<Vec<(u8, u32)>> {
+        self.callable(&[
+            (self.op("LOAD_CONST")?, code),
+            (self.op("MAKE_FUNCTION")?, 0),
+        ])
+    }
+
+    /// The call of what [`Shapes::callable`] pushed with the `argc` arguments above it
+    /// (`PRECALL` first on 3.11).
+    pub fn call(&self, argc: u32) -> Option<Vec<(u8, u32)>> {
+        let mut ops = Vec::new();
+        if let Some(precall) = self.op("PRECALL") {
+            ops.push((precall, argc));
+        }
+        ops.push((self.op("CALL")?, argc));
+        Some(ops)
+    }
+
+    /// `a[b]` of the two values on top of the stack: `BINARY_SUBSCR`, or from 3.14
+    /// `BINARY_OP` with its argument for `[]`.
+    pub fn subscript(&self) -> Option<(u8, u32)> {
+        // `NB_SUBSCR`, 3.14's `dis._nb_ops`.
+        const NB_SUBSCR: u32 = 26;
+        match self.op("BINARY_SUBSCR") {
+            Some(op) => Some((op, 0)),
+            None => Some((self.op("BINARY_OP")?, NB_SUBSCR)),
+        }
     }
 }
 

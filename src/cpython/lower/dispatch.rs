@@ -9,18 +9,27 @@ use std::rc::Rc;
 use super::{LowerError, Lowering, Site, Targets, internal};
 use crate::cpython::bytecode::{Handler, Instr, Item, Label};
 use crate::cpython::code::Constant;
-use crate::cpython::plan::{CaseConstant, GotoPlan, SwitchPlan};
+use crate::cpython::plan::{CaseConstant, GotoPlan, Levels, SwitchPlan};
 use crate::search::{Step, balanced};
 use crate::tables::NO_POSITION;
 
 /// Where a search goes when nothing matches.
-enum Miss {
+pub(super) enum Miss {
     /// A switch: the leaf's `==` takes the value off the stack, and no match goes to the
     /// switch's end (its default).
     End(Label),
     /// A computed goto: the value stays on the stack for the error that reports it. The
     /// search compares the slot this deep (1: the top).
     Keep(Label, u32),
+}
+
+/// How a computed goto finds its label: by a search in line among the labels it may reach,
+/// each with the copy it goes to, or through the scope's search function, by its levels
+/// (`levels`).
+#[derive(Clone, Copy)]
+pub(super) enum Way<'a, 'p> {
+    InLine(&'a [(&'p GotoPlan, usize)]),
+    Levels(&'p Levels),
 }
 
 /// Where a computed goto's search may be shared with the others there: the labels of one
@@ -40,7 +49,7 @@ pub(super) struct SharedSearch {
     raises: Vec<Label>,
 }
 
-impl Lowering<'_> {
+impl<'p> Lowering<'p> {
     /// The search that replaces a switch's subject `POP_TOP` and dispatch marker: the
     /// subject stays on the stack, each leaf's `==` takes it off and jumps to its case, and
     /// no match (or anything raised by a comparison) goes to the end.
@@ -86,18 +95,51 @@ impl Lowering<'_> {
         multiply: &Instr,
         at: usize,
         number: usize,
-        chosen: &[(&GotoPlan, usize)],
+        way: Way<'_, 'p>,
     ) -> Result<Vec<Item>, LowerError> {
         // The search and the error span the keyword `goto`, as its marker would.
         let site = Instr {
             position: self.scope.computed[number].keyword,
             ..multiply.clone()
         };
-        let (mut items, miss) = self.computed_search(&site, at, chosen)?;
+        let (mut items, miss) = self.find(&site, at, way)?;
         items.push(Item::Label(miss));
-        let texts = self.no_such_label_texts(number);
-        items.extend(self.raise_no_such_label(&site, number, texts)?);
+        let texts = self.no_such_label_texts(number, way);
+        items.extend(self.raise_unknown(&site, number, way, texts)?);
         Ok(items)
+    }
+
+    /// The search for the value on top of the stack that `way` says, from `site` at `at`
+    /// in the list; where no match goes, the value still on the stack.
+    fn find(
+        &mut self,
+        site: &Instr,
+        at: usize,
+        way: Way<'_, 'p>,
+    ) -> Result<(Vec<Item>, Label), LowerError> {
+        match way {
+            Way::InLine(chosen) => self.computed_search(site, at, chosen),
+            Way::Levels(levels) => self.levels_search(site, levels),
+        }
+    }
+
+    /// The `ValueError` of the computed goto `number` for the value on top of the stack:
+    /// formatted with the place's `texts` in line, or built by the search function.
+    fn raise_unknown(
+        &mut self,
+        site: &Instr,
+        number: usize,
+        way: Way<'_, 'p>,
+        texts: Option<(u32, u32)>,
+    ) -> Result<Vec<Item>, LowerError> {
+        match (way, texts) {
+            (Way::Levels(levels), _) => self.raise_from_function(site, number, levels),
+            (Way::InLine(_), Some(texts)) => self.raise_no_such_label(site, number, texts),
+            (Way::InLine(_), None) => Err(internal(
+                "a computed goto's error has no text",
+                site.position,
+            )),
+        }
     }
 
     /// What replaces the `*` and the `POP_TOP` of the `own`-th computed goto of a place
@@ -114,7 +156,7 @@ impl Lowering<'_> {
         at: usize,
         own: usize,
         search: &SharedSearch,
-        chosen: &[(&GotoPlan, usize)],
+        way: Way<'_, 'p>,
     ) -> Result<Vec<Item>, LowerError> {
         // The number sits under the value.
         const NUMBER: u32 = 2;
@@ -136,7 +178,7 @@ impl Lowering<'_> {
             ..multiply.clone()
         };
         let mut items = vec![Item::Label(search.entry)];
-        let (found, miss) = self.computed_search(&nowhere, at, chosen)?;
+        let (found, miss) = self.find(&nowhere, at, way)?;
         items.extend(found);
         items.push(Item::Label(miss));
         let keys: Vec<(u32, Label)> = (search.raises.iter().enumerate())
@@ -145,14 +187,14 @@ impl Lowering<'_> {
         let miss = Miss::Keep(search.raises[0], NUMBER);
         items.extend(self.search(&keys, &nowhere, None, miss)?);
         // The texts are the place's: added once, not once per goto.
-        let texts = self.no_such_label_texts(search.numbers[own]);
+        let texts = self.no_such_label_texts(search.numbers[own], way);
         for (&number, &raise) in search.numbers.iter().zip(&search.raises) {
             let site = Instr {
                 position: self.scope.computed[number].keyword,
                 ..multiply.clone()
             };
             items.push(Item::Label(raise));
-            items.extend(self.raise_no_such_label(&site, number, texts)?);
+            items.extend(self.raise_unknown(&site, number, way, texts)?);
         }
         Ok(items)
     }
@@ -234,21 +276,25 @@ impl Lowering<'_> {
     }
 
     /// The constants of the texts before and after the value in the error of the computed
-    /// goto `number` (the same for every computed goto of its place).
-    fn no_such_label_texts(&mut self, number: usize) -> (u32, u32) {
+    /// goto `number` (the same for every computed goto of its place); none through the
+    /// search function, which builds its message.
+    fn no_such_label_texts(&mut self, number: usize, way: Way<'_, 'p>) -> Option<(u32, u32)> {
+        if let Way::Levels(_) = way {
+            return None;
+        }
         let plan = &self.scope.computed[number];
         let (before, after) = (plan.before, plan.after.to_string());
-        (
+        Some((
             self.constant(Constant::Str(before.to_owned())),
             self.constant(Constant::Str(after)),
-        )
+        ))
     }
 
     /// The search for the value on top of the stack (or the slot [`Miss::Keep`] says)
     /// among `keys` (constant index, where to go when equal), sorted as Python orders them.
     /// The comparisons run under `guard` (when they may raise); the jumps under the site's
     /// own handler, so an interrupt on a backward jump is not taken for a failed comparison.
-    fn search(
+    pub(super) fn search(
         &mut self,
         keys: &[(u32, Label)],
         site: &Instr,

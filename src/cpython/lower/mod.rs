@@ -23,6 +23,7 @@ mod copies;
 mod dispatch;
 mod goto;
 mod handlers;
+mod levels;
 mod locals;
 mod targets;
 
@@ -34,11 +35,13 @@ use std::rc::Rc;
 
 use super::bytecode::{Body, BytecodeError, Flow, Instr, InstrId, Item, Label};
 use super::code::{Code, Constant, Lowered};
-use super::plan::{CaseConstant, ComputedPlan, GotoPlan, Plan, ScopePlan, SwitchPlan};
+use super::plan::{
+    CaseConstant, ComputedPlan, GotoPlan, Levels, Plan, ScopePlan, SearchPlan, SwitchPlan,
+};
 use super::shapes::Shapes;
 use crate::splice::{Splice, splice_all};
 use crate::tables::Position;
-use dispatch::SharedPlace;
+use dispatch::{Miss, SharedPlace, Way};
 use targets::Analysis;
 
 /// Why a code object could not be rewritten.
@@ -96,6 +99,8 @@ enum Targets<'p> {
     /// A computed goto: each reachable label with the copy it goes to (shared by the
     /// computed gotos of one place).
     Computed(Rc<Vec<(&'p GotoPlan, usize)>>),
+    /// A computed goto that calls the search function: its levels (`levels`).
+    Levels(&'p Levels),
 }
 
 /// One site: where it is in the list after the first pass, and what it is.
@@ -168,6 +173,8 @@ pub struct Lowering<'p> {
     name_index: HashMap<String, u32>,
     constant_index: Option<HashMap<Constant, u32>>,
     analysis: Option<Analysis>,
+    /// What the computed gotos that call the search function share.
+    levels: levels::Shared,
 }
 
 impl<'p> Lowering<'p> {
@@ -210,6 +217,7 @@ impl<'p> Lowering<'p> {
             name_index: HashMap::new(),
             constant_index: None,
             analysis: None,
+            levels: levels::Shared::default(),
         };
         lowering.run()
     }
@@ -425,22 +433,20 @@ impl<'p> Lowering<'p> {
                     (4, self.lower_switch(&marker, plan, cases, end)?)
                 }
                 (Site::Computed(_, number), Targets::Computed(chosen)) => {
-                    let multiply = self.instr_at(at)?;
-                    self.own_reference(at - 1);
-                    let items = match shared.get(&number) {
-                        None => self.lower_computed(&multiply, at, number, &chosen)?,
-                        Some((own, search)) => {
-                            let constant = self.constant(Constant::Int(format!("{own:x}")));
-                            if let Some(load) = (none_loads.get(&number))
-                                .and_then(|&load| self.body.items.get_mut(load))
-                                .and_then(Item::instr_mut)
-                            {
-                                load.arg = constant;
-                            }
-                            self.lower_shared(&multiply, at, *own, search, &chosen)?
-                        }
-                    };
-                    (2, items)
+                    let shared = shared.get(&number);
+                    let way = Way::InLine(&chosen);
+                    (
+                        2,
+                        self.lower_computed_site(at, number, way, shared, &none_loads)?,
+                    )
+                }
+                (Site::Computed(_, number), Targets::Levels(levels)) => {
+                    let shared = shared.get(&number);
+                    let way = Way::Levels(levels);
+                    (
+                        2,
+                        self.lower_computed_site(at, number, way, shared, &none_loads)?,
+                    )
                 }
                 _ => {
                     return Err(internal(
@@ -452,6 +458,12 @@ impl<'p> Lowering<'p> {
             splices.push(Splice { at, len, items });
         }
         splices.reverse();
+        // The searches by number of the levels the search function's places jump to, last.
+        splices.push(Splice {
+            at: self.body.items.len(),
+            len: 0,
+            items: self.level_searches()?,
+        });
         let items = std::mem::take(&mut self.body.items);
         let Some((items, _)) = splice_all(items, splices) else {
             return Err(internal(
@@ -473,6 +485,32 @@ impl<'p> Lowering<'p> {
             added: std::mem::take(&mut self.added),
             names: std::mem::take(&mut self.names),
         })
+    }
+
+    /// What replaces the `*` and the `POP_TOP` of the computed goto `number` at `at`: its
+    /// search as `way` says, or its part of the search it shares with others of its place,
+    /// its load of `goto` (at `none_loads`) then one of its number there.
+    fn lower_computed_site(
+        &mut self,
+        at: usize,
+        number: usize,
+        way: Way<'_, 'p>,
+        shared: Option<&(usize, Rc<dispatch::SharedSearch>)>,
+        none_loads: &HashMap<usize, usize>,
+    ) -> Result<Vec<Item>, LowerError> {
+        let multiply = self.instr_at(at)?;
+        self.own_reference(at - 1);
+        let Some((own, search)) = shared else {
+            return self.lower_computed(&multiply, at, number, way);
+        };
+        let constant = self.constant(Constant::Int(format!("{own:x}")));
+        if let Some(load) = (none_loads.get(&number))
+            .and_then(|&load| self.body.items.get_mut(load))
+            .and_then(Item::instr_mut)
+        {
+            load.arg = constant;
+        }
+        self.lower_shared(&multiply, at, *own, search, way)
     }
 
     /// The opcode `name`, which every version this lowering runs on has.
@@ -803,7 +841,7 @@ mod tests {
     use crate::cpython::testing::function;
     use crate::splice::{
         assert_linear, assert_linear_on, generated, generated_with_computed,
-        generated_with_temporaries,
+        generated_with_computed_in_loops, generated_with_temporaries,
     };
     use crate::{Options, Source};
 
@@ -859,6 +897,19 @@ mod tests {
         for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
             let route = format!("CPython {version}, many computed gotos");
             assert_linear_on(&route, generated_with_computed, |text| lower(version, text));
+        }
+    }
+
+    /// A computed goto in each of many loops, each over every label: each calls the one
+    /// search function of the code object and goes on by its levels, where each had a
+    /// search and a stub per label of its own (G of them over L labels cost G times L).
+    #[test]
+    fn computed_gotos_in_many_frames_cost_what_the_code_costs() {
+        for version in [Version::ALL[0], Version::ALL[Version::ALL.len() - 1]] {
+            let route = format!("CPython {version}, computed gotos in many frames");
+            assert_linear_on(&route, generated_with_computed_in_loops, |text| {
+                lower(version, text)
+            });
         }
     }
 

@@ -259,6 +259,11 @@ impl<'p> Lowering<'p> {
                 };
                 let base = depth - kind.above();
                 let plan: &'p ComputedPlan = &self.scope.computed[number];
+                if let Some(levels) = &plan.levels {
+                    return self
+                        .level_targets(site, base, levels, plan.keyword)
+                        .map(Some);
+                }
                 // From below them, as `goto .name` to each label it may reach.
                 let mut chosen = Vec::with_capacity(plan.targets.len());
                 for target in plan.targets.iter() {
@@ -412,6 +417,7 @@ impl<'p> Lowering<'p> {
                     Some((label, self.left(depth, target)))
                 })
                 .collect(),
+            (_, Targets::Levels(levels)) => self.levels_entered(levels, depth),
             _ => Vec::new(),
         }
     }
