@@ -222,6 +222,55 @@ fn outcome(output: &Output) -> (Option<i32>, String, String) {
     )
 }
 
+/// A module that asks for every scope itself (`# gotopy: all-scopes` among its first lines,
+/// docs/language.md section 2) gets them from every command, as from the import hook and
+/// `gotopy.compile`: its module body runs rewritten and prints what the same loop written
+/// with `while` prints under python3, `check` has nothing to warn about, and the
+/// translation runs under python3 too.
+#[test]
+fn a_module_that_asks_for_all_scopes_gets_them_from_every_command() {
+    let dir = scratch("asks");
+    let asks = "\"\"\"A loop in the module body.\"\"\"\n# gotopy: all-scopes\n\
+                from goto import goto, label\n\nn = 3\nlabel .top\nprint(n)\nn -= 1\n\
+                if n:\n    goto .top\n";
+    let plain = "n = 3\nwhile True:\n    print(n)\n    n -= 1\n    if not n:\n        break\n";
+    std::fs::write(dir.join("asks.py"), asks).unwrap();
+    std::fs::write(dir.join("plain.py"), plain).unwrap();
+    let (python, _) = python_and_gotopy(&dir, "plain.py");
+    assert_eq!(text(&python.stdout), "3\n2\n1\n");
+    let run = gotopy()
+        .current_dir(&dir)
+        .args(["run", "asks.py"])
+        .output()
+        .unwrap();
+    assert_eq!(outcome(&run), outcome(&python));
+    let check = gotopy()
+        .current_dir(&dir)
+        .args(["check", "asks.py"])
+        .output()
+        .unwrap();
+    let report = text(&check.stdout) + &text(&check.stderr);
+    assert_eq!(check.status.code(), Some(0), "{report}");
+    assert!(report.contains("0 errors, 0 warnings"), "{report}");
+    let translated = gotopy()
+        .current_dir(&dir)
+        .args(["translate", "--out-dir", "out", "asks.py"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        translated.status.code(),
+        Some(0),
+        "{}",
+        text(&translated.stderr)
+    );
+    let python_translated = Command::new("python3")
+        .current_dir(&dir)
+        .arg("out/asks.py")
+        .output()
+        .unwrap();
+    assert_eq!(outcome(&python_translated), outcome(&python));
+}
+
 /// A program python3 runs too: its labels never execute there. gotopy finds one unused
 /// label (G101) and markers in a scope it does not rewrite (G102).
 const LINTED: &str = "\

@@ -327,8 +327,40 @@ impl Scope {
     }
 }
 
-/// Scans a parsed module; `source` gives the lines [`Options::scope_line`] names.
+/// The line by which a module asks every scope to be rewritten, module and class bodies
+/// too, on every route: the front end honours it as it honours [`Options::all_scopes`].
+pub const ALL_SCOPES: &[u8] = b"# gotopy: all-scopes";
+
+/// Whether one of the first five lines of a module's source is [`ALL_SCOPES`] (blanks around
+/// it allowed).
+pub fn asks_all_scopes(data: &[u8]) -> bool {
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut at = 0;
+    while at < data.len() && lines.len() < 5 {
+        match data[at] {
+            b'\n' | b'\r' => {
+                lines.push(&data[start..at]);
+                if data[at] == b'\r' && data.get(at + 1) == Some(&b'\n') {
+                    at += 1;
+                }
+                start = at + 1;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    if lines.len() < 5 && start < data.len() {
+        lines.push(&data[start..]);
+    }
+    lines.iter().any(|line| line.trim_ascii() == ALL_SCOPES)
+}
+
+/// Scans a parsed module; `source` gives the lines [`Options::scope_line`] names, and may
+/// ask for every scope itself ([`ALL_SCOPES`]).
 pub fn scan(module: &ModModule, tokens: &Tokens, source: &Source, options: Options) -> Module {
+    let asked = asks_all_scopes(source.text().as_bytes());
+    let options = options.all_scopes(options.all_scopes || asked);
     let mut scanner = Scanner {
         tokens,
         source,
