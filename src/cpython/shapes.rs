@@ -601,6 +601,33 @@ mod tests {
     }
 
     #[test]
+    fn a_call_of_a_function_made_in_place_and_a_subscript_are_what_the_compiler_writes() {
+        // The search function's call and the lookup of its number's frame: a function made
+        // from a code constant, called with three arguments, its result subscripted.
+        each(
+            "def f():\n    return (lambda: 0)(1, 2, 3)[4]\n",
+            |shapes, _, body| {
+                let written: Vec<(u8, u32)> = (instrs(body).iter())
+                    .map(|instr| (instr.op, instr.arg))
+                    .filter(|&(op, _)| !shapes.is(op, "RESUME"))
+                    .collect();
+                let version = shapes.version;
+                let make = (written.iter())
+                    .position(|&(op, _)| shapes.is(op, "MAKE_FUNCTION"))
+                    .unwrap();
+                let made = shapes.function(written[make - 1].1).unwrap();
+                assert_eq!(written[..made.len()], made, "CPython {version}");
+                // Each argument is one load, then the call; the index is one load, then `[]`.
+                let call = shapes.call(3).unwrap();
+                let at = made.len() + 3;
+                assert_eq!(written[at..at + call.len()], call, "CPython {version}");
+                let subscript = shapes.subscript().unwrap();
+                assert_eq!(written[at + call.len() + 1], subscript, "CPython {version}");
+            },
+        );
+    }
+
+    #[test]
     fn comparisons_are_what_the_compiler_writes_for_an_if() {
         for (less, operator) in [(true, "<"), (false, "==")] {
             let source = format!("def f(a, b):\n    if a {operator} b:\n        return 1\n");
