@@ -20,9 +20,11 @@ use rustpython_compiler::ast::{
 use crate::source::Source;
 
 mod labels;
+mod pragma;
 mod shape;
 
 pub use labels::LabelTable;
+pub use pragma::{ALL_SCOPES, asks_all_scopes};
 pub(crate) use shape::is_goto_decorator;
 use shape::{case_values, chained_marker, marker_name, marker_shape, name_of, switch_subject};
 
@@ -325,35 +327,6 @@ impl Scope {
             ScopeKind::Function => format!("function `{}`", self.qualname),
         }
     }
-}
-
-/// The line by which a module asks every scope to be rewritten, module and class bodies
-/// too, on every route: the front end honours it as it honours [`Options::all_scopes`].
-pub const ALL_SCOPES: &[u8] = b"# gotopy: all-scopes";
-
-/// Whether one of the first five lines of a module's source is [`ALL_SCOPES`] (blanks around
-/// it allowed).
-pub fn asks_all_scopes(data: &[u8]) -> bool {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut at = 0;
-    while at < data.len() && lines.len() < 5 {
-        match data[at] {
-            b'\n' | b'\r' => {
-                lines.push(&data[start..at]);
-                if data[at] == b'\r' && data.get(at + 1) == Some(&b'\n') {
-                    at += 1;
-                }
-                start = at + 1;
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    if lines.len() < 5 && start < data.len() {
-        lines.push(&data[start..]);
-    }
-    lines.iter().any(|line| line.trim_ascii() == ALL_SCOPES)
 }
 
 /// Scans a parsed module; `source` gives the lines [`Options::scope_line`] names, and may

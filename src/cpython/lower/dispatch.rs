@@ -86,11 +86,37 @@ impl<'p> Lowering<'p> {
         Ok(items)
     }
 
+    /// What replaces the `*` and the `POP_TOP` of the computed goto `number` at `at`: its
+    /// search as `way` says, or its part of the search it shares with others of its place,
+    /// its load of `goto` (at `none_loads`) then one of its number there.
+    pub(super) fn lower_computed_site(
+        &mut self,
+        at: usize,
+        number: usize,
+        way: Way<'_, 'p>,
+        shared: Option<&(usize, Rc<SharedSearch>)>,
+        none_loads: &HashMap<usize, usize>,
+    ) -> Result<Vec<Item>, LowerError> {
+        let multiply = self.instr_at(at)?;
+        self.own_reference(at - 1);
+        let Some((own, search)) = shared else {
+            return self.lower_computed(&multiply, at, number, way);
+        };
+        let constant = self.constant(Constant::Int(format!("{own:x}")));
+        if let Some(load) = (none_loads.get(&number))
+            .and_then(|&load| self.body.items.get_mut(load))
+            .and_then(Item::instr_mut)
+        {
+            load.arg = constant;
+        }
+        self.lower_shared(&multiply, at, *own, search, way)
+    }
+
     /// The search that replaces the `*` and the `POP_TOP` of `goto *value`, whose load of
     /// `goto` left a `None` under the value: each leaf that matches goes to a stub that
     /// drops both and goes to its label as `goto .name` would; no match (or anything raised
     /// by a comparison) raises `ValueError`, which formats the value.
-    pub(super) fn lower_computed(
+    fn lower_computed(
         &mut self,
         multiply: &Instr,
         at: usize,
@@ -150,7 +176,7 @@ impl<'p> Lowering<'p> {
     /// line is an event again). The jumps to the search and those of both searches go
     /// forward: 3.11 has no backward conditional jumps, and a forward jump is never
     /// interrupted, so never taken for a failed comparison by the guard it lands under.
-    pub(super) fn lower_shared(
+    fn lower_shared(
         &mut self,
         multiply: &Instr,
         at: usize,

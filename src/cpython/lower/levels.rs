@@ -66,13 +66,7 @@ impl<'p> Lowering<'p> {
             let mut chosen = Vec::with_capacity(labels.len());
             for (number, name) in labels {
                 if self.missing.contains(name.as_str()) {
-                    return Err(LowerError::Refused {
-                        message: format!(
-                            "CPython's compiler removed label `.{name}` as unreachable"
-                        ),
-                        at: keyword,
-                        help: REMOVED,
-                    });
+                    return Err(removed(name, keyword));
                 }
                 let candidates = self
                     .labels

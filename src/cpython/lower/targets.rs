@@ -217,11 +217,6 @@ impl<'p> Lowering<'p> {
         kind: Site<'p>,
     ) -> Result<Option<Targets<'p>>, LowerError> {
         let analysis = self.analysis()?;
-        let removed = |name: &str, at: Position| LowerError::Refused {
-            message: format!("CPython's compiler removed label `.{name}` as unreachable"),
-            at,
-            help: REMOVED,
-        };
         match kind {
             Site::Goto(_, plan) => {
                 if self.missing.contains(plan.name.as_str()) {
