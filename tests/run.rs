@@ -904,6 +904,48 @@ fn an_unbound_local_after_a_label_is_reported_at_the_statement_reading_it() {
     }
 }
 
+/// A computed goto that leaves a `for` loop to reach more labels than a search in line
+/// takes calls a search function (file `<gotopy>`). What its comparisons raise is no match
+/// (`computed_gotos_leaving_loops_over_many_labels.py`); an interrupt during the call, here
+/// raised by a tracer at its `call` event, goes on from the goto as from any call, once:
+/// taken for no match, it became the goto's `ValueError` (which a program's own `except
+/// ValueError` swallows), or, with the tracer still set, a second call for its message.
+#[test]
+fn an_interrupt_in_the_search_function_goes_on_from_the_goto() {
+    let mut source = String::from(
+        "import sys\nfrom goto import goto, label\n@goto\ndef pick(name):\n    \
+         for _ in range(1):\n        goto *name\n",
+    );
+    for k in 0..70 {
+        source.push_str(&format!("    label .l{k}\n    return {k}\n"));
+    }
+    source.push_str(
+        "calls = []\n\
+         def interrupting(frame, event, arg):\n    \
+             if event == 'call' and frame.f_code.co_filename == '<gotopy>':\n        \
+                 calls.append(frame.f_code.co_name)\n        \
+                 raise KeyboardInterrupt\n\
+         print(pick('l42'))\n\
+         sys.settrace(interrupting)\n\
+         try:\n    \
+             pick('l42')\n\
+         except KeyboardInterrupt:\n    \
+             print('interrupted', calls)\n\
+         finally:\n    \
+             sys.settrace(None)\n\
+         print(pick('l7'))\n",
+    );
+    let path = write("interrupted.py", &source);
+    for (target, output) in run_everywhere(&path) {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "42\ninterrupted ['search']\n7\n",
+            "{target}: {stderr}"
+        );
+    }
+}
+
 /// A tracer sees every statement that runs, labels and cases included (a line event where
 /// control reaches them, as for `pass`), in the same order on RustPython and on every
 /// CPython, under `sys.settrace` and under `sys.monitoring`: what a debugger steps through

@@ -257,8 +257,10 @@ pub(crate) const SEARCH_FILE: &str = "<gotopy>";
 /// expression, a balanced search without a loop (its comparisons cannot be told apart),
 /// then its frame tested; any other value by the search a computed goto over the labels of
 /// `c` has in line, the same comparisons in the same order ([`crate::search::balanced`]),
-/// so that a `str` subclass compares as it says. No name outside the function is read: the
-/// scope's own names may hide any builtin.
+/// so that a `str` subclass compares as it says, and what those comparisons raise (an
+/// `Exception`) is no match, as it is in line. No other name outside the function is read:
+/// the scope's own names may hide any builtin. An interrupt, or what a tracer raises, goes
+/// on from the goto, as from any call.
 pub(crate) fn search_function(qualname: &str, labels: &[(&str, i64, i64)]) -> String {
     let table: String = (labels.iter())
         .map(|&(name, frame, number)| {
@@ -291,14 +293,17 @@ pub(crate) fn search_function(qualname: &str, labels: &[(&str, i64, i64)]) -> St
     k = [x for x in n if x[1] in c]
     lo = 0
     hi = k.__len__()
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if v < k[mid][0]:
-            hi = mid
-        else:
-            lo = mid
-    if hi - lo == 1 and v == k[lo][0]:
-        return k[lo][2]
+    try:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if v < k[mid][0]:
+                hi = mid
+            else:
+                lo = mid
+        if hi - lo == 1 and v == k[lo][0]:
+            return k[lo][2]
+    except Exception:
+        pass
     return 0
 "
     )

@@ -15,7 +15,6 @@
 use std::cell::RefCell;
 
 use super::*;
-use crate::cpython::bytecode::Handler;
 use crate::cpython::plan::Levels;
 use crate::tables::NO_POSITION;
 
@@ -130,12 +129,6 @@ impl<'p> Lowering<'p> {
         let (function, frames) = self.search_function(site.position)?;
         let chain = self.chain(levels);
         let no = self.constant(Constant::Bool(false));
-        let depth = self.depth_at(site)?;
-        let guard = Handler {
-            target: self.body.new_label(),
-            depth,
-            lasti: false,
-        };
         let miss = self.body.new_label();
         let shapes = self.shapes();
         let (copy, load_const, pop_top, swap) = (
@@ -150,16 +143,13 @@ impl<'p> Lowering<'p> {
                 site.position,
             )
         };
-        // The call, under a handler of its own: what it raises goes where no match goes.
+        // The call, under the goto's own handler: the function takes what a comparison
+        // raises for no match itself, and anything else (an interrupt) goes on from here.
         let mut call = shapes.function(function).ok_or_else(failed)?;
         call.extend([(copy, VALUE), (load_const, chain), (load_const, no)]);
         call.extend(shapes.call(ARGUMENTS).ok_or_else(failed)?);
         let mut items: Vec<Item> = (call.into_iter())
-            .map(|(op, arg)| {
-                let mut instr = self.body.like(site, op, arg, None);
-                instr.handler = Some(guard);
-                Item::Instr(instr)
-            })
+            .map(|(op, arg)| Item::Instr(self.body.like(site, op, arg, None)))
             .collect();
         // The frame of the number, tested against each level.
         let subscript = shapes.subscript().ok_or_else(failed)?;
@@ -212,8 +202,6 @@ impl<'p> Lowering<'p> {
                 Item::Instr(self.body.new_instr(op, arg, target, site.position))
             }));
         }
-        items.push(Item::Label(guard.target));
-        items.push(Item::Instr(self.body.like(site, pop_top, 0, None)));
         Ok((items, miss))
     }
 
@@ -258,15 +246,6 @@ impl<'p> Lowering<'p> {
             .into_iter()
             .map(|(op, arg)| Item::Instr(self.body.like(site, op, arg, None)))
             .collect())
-    }
-
-    /// The stack depth before `site`'s instruction.
-    fn depth_at(&self, site: &Instr) -> Result<u32, LowerError> {
-        let analysis = self.analysis()?;
-        let depth = (analysis.index_of.get(site.id))
-            .and_then(|at| analysis.stack[at])
-            .unwrap_or(0);
-        Ok(u32::try_from(depth).unwrap_or(0))
     }
 
     /// The constants of the search function and of the frame code of each label by number,

@@ -134,7 +134,7 @@ impl<'r> Lowering<'r, '_> {
         slot: u32,
     ) -> Result<(Vec<Item>, Label), Diagnostic> {
         match way {
-            Way::Function(levels) => self.function_search(site, marker, at, start, levels, slot),
+            Way::Function(levels) => self.function_search(site, marker, at, levels, slot),
             Way::InLine(names) => self.label_search(site, marker, at, start, names, slot),
         }
     }

@@ -26,7 +26,7 @@ use rustpython_compiler::core::bytecode::{
     Arg, BinaryOperator, ComparisonOperator, ConstantData, Instruction, RaiseKind,
 };
 
-use super::dispatch::{KEEPS_VALUE, Search, TOP, called_and_raised, outer};
+use super::dispatch::{Search, TOP, called_and_raised, outer};
 use super::goto::GotoAt;
 use super::lower::Lowering;
 use super::{Site, broken, jump_op};
@@ -34,7 +34,7 @@ use crate::diagnostic::Diagnostic;
 use crate::plan::cases::{
     SEARCH_FILE, SEARCH_FUNCTION, labels_by_frame, search_levels, search_table,
 };
-use crate::rustpython::bytecode::{Handler, Instr, Item, Label};
+use crate::rustpython::bytecode::{Instr, Item, Label};
 use crate::scan::{FrameId, MarkerId};
 
 /// The levels of one place's chain that hold labels: each one's frame code and how many
@@ -125,15 +125,14 @@ impl<'r> Lowering<'r, '_> {
         Ok((function, frames))
     }
 
-    /// The call of the search function for the value `slot` deep on the stack, from
-    /// `start`, at the location of `at`, then the way to the level of the number it gives.
+    /// The call of the search function for the value `slot` deep on the stack, at the
+    /// location of `at`, then the way to the level of the number it gives.
     /// Gives the items and where a value that names no label goes, the stack as it was.
     pub(super) fn function_search(
         &mut self,
         site: Site,
         marker: MarkerId,
         at: &Instr,
-        start: Label,
         levels: &Levels,
         slot: u32,
     ) -> Result<(Vec<Item>, Label), Diagnostic> {
@@ -142,23 +141,31 @@ impl<'r> Lowering<'r, '_> {
         const ARGUMENTS: u32 = 3;
         let (function, frames) = self.function(marker)?;
         let miss = self.body.new_label();
-        let guard = self.guard_handler(at, (start, KEEPS_VALUE), miss);
-        let guarded = |op: Instruction, arg: u32| {
-            let mut instr = Instr::like(at, op, arg, None);
-            instr.handler = Some(guard);
-            Item::Instr(instr)
-        };
-        let mut items = make_search_function(function, at, Some(guard));
+        // The call, under the goto's own handler: the function takes what a comparison
+        // raises for no match itself, and anything else (an interrupt) goes on from here.
+        let mut items = make_search_function(function, at);
         items.extend([
-            guarded(Instruction::Copy { i: Arg::marker() }, slot + OVER_VALUE),
-            guarded(load_const(), levels.chain),
-            guarded(load_const(), self.added.constant(false_constant())),
-            guarded(
+            Item::Instr(outer(
+                at,
+                Instruction::Copy { i: Arg::marker() },
+                slot + OVER_VALUE,
+                None,
+            )),
+            Item::Instr(outer(at, load_const(), levels.chain, None)),
+            Item::Instr(outer(
+                at,
+                load_const(),
+                self.added.constant(false_constant()),
+                None,
+            )),
+            Item::Instr(outer(
+                at,
                 Instruction::Call {
                     argc: Arg::marker(),
                 },
                 ARGUMENTS,
-            ),
+                None,
+            )),
         ]);
         // The frame of the number, tested against each level.
         items.extend([
@@ -239,7 +246,7 @@ impl<'r> Lowering<'r, '_> {
         let mut items: Vec<Item> = (self.load_value_error(site).into_iter())
             .map(|(op, arg)| Item::Instr(outer(site, op, arg, None)))
             .collect();
-        items.extend(make_search_function(function, site, site.handler));
+        items.extend(make_search_function(function, site));
         let message = self.added.constant(true_constant());
         items.extend(
             [
@@ -335,18 +342,14 @@ impl<'r> Lowering<'r, '_> {
 }
 
 /// The search function made from its constant, with the NULL of its call, at the location
-/// of `site` under `handler`.
-fn make_search_function(function: u32, site: &Instr, handler: Option<Handler>) -> Vec<Item> {
+/// of `site` and under its handler.
+fn make_search_function(function: u32, site: &Instr) -> Vec<Item> {
     [
         (load_const(), function),
         (Instruction::MakeFunction, 0),
         (Instruction::PushNull, 0),
     ]
-    .map(|(op, arg)| {
-        let mut instr = Instr::like(site, op, arg, None);
-        instr.handler = handler;
-        Item::Instr(instr)
-    })
+    .map(|(op, arg)| Item::Instr(outer(site, op, arg, None)))
     .to_vec()
 }
 
