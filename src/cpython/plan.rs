@@ -126,7 +126,8 @@ pub struct ScopePlan {
 /// (docs/lowering.md).
 #[derive(Debug)]
 pub struct SearchPlan {
-    /// The text of the module that defines the function (`plan::cases::search_function`):
+    /// The text of the module that defines the function
+    /// (`plan::cases::search_function_text`):
     /// the interpreter that runs the code compiles it, and the code object goes into the
     /// scope's constants.
     pub text: String,

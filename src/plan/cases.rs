@@ -161,7 +161,7 @@ pub(crate) fn frame_chain(scope: &Scope, frame: Option<FrameId>) -> Vec<i64> {
 
 /// The most labels a computed goto that may leave frames searches in line. A search in line
 /// costs a few instructions per label at each place, and a few comparisons per jump; a call
-/// of the search function ([`search_function`]) costs a constant per place, and per jump
+/// of the search function ([`search_function_text`]) costs a constant per place, and per jump
 /// what the interpreter takes to make and run a Python function (1.3 to 3.7 us more than
 /// the comparisons in line on RustPython, docs/performance.md). So the function serves only
 /// the places whose search in line would be long: below this bound the code of G places
@@ -223,7 +223,7 @@ pub(crate) fn search_levels(
     Some(levels)
 }
 
-/// The text of the search function over the labels `by_frame` ([`search_function`]), and
+/// The text of the search function over the labels `by_frame` ([`search_function_text`]), and
 /// the frame code of each label by number (-1 for a number no label kept has).
 pub(crate) fn search_table(
     scope: &Scope,
@@ -238,10 +238,10 @@ pub(crate) fn search_table(
         }
     }
     labels.sort_unstable();
-    (search_function(&scope.qualname, &labels), frames)
+    (search_function_text(&scope.qualname, &labels), frames)
 }
 
-/// The name the search function of [`search_function`] has in its text.
+/// The name the search function of [`search_function_text`] has in its text.
 pub(crate) const SEARCH_FUNCTION: &str = "search";
 
 /// The file name of the search function's code, which no tracer or coverage tool confuses
@@ -261,7 +261,7 @@ pub(crate) const SEARCH_FILE: &str = "<gotopy>";
 /// `Exception`) is no match, as it is in line. No other name outside the function is read:
 /// the scope's own names may hide any builtin. An interrupt, or what a tracer raises, goes
 /// on from the goto, as from any call.
-pub(crate) fn search_function(qualname: &str, labels: &[(&str, i64, i64)]) -> String {
+pub(crate) fn search_function_text(qualname: &str, labels: &[(&str, i64, i64)]) -> String {
     let table: String = (labels.iter())
         .map(|&(name, frame, number)| {
             format!(

@@ -126,7 +126,7 @@ impl<'p> Lowering<'p> {
         // The value, under the search function and its `NULL`.
         const VALUE: u32 = 3;
         const ARGUMENTS: u32 = 3;
-        let (function, frames) = self.search_function(site.position)?;
+        let (function, frames) = self.search_constants(site.position)?;
         let chain = self.chain(levels);
         let no = self.constant(Constant::Bool(false));
         let miss = self.body.new_label();
@@ -220,7 +220,7 @@ impl<'p> Lowering<'p> {
         let shapes = self.shapes();
         let by_name = (self.name_loads.get(&number)).is_some_and(|&op| shapes.is(op, "LOAD_NAME"));
         let error = self.name("ValueError");
-        let (function, _) = self.search_function(site.position)?;
+        let (function, _) = self.search_constants(site.position)?;
         let chain = self.chain(levels);
         let yes = self.constant(Constant::Bool(true));
         let (copy, load_const) = (self.op("COPY")?, self.op("LOAD_CONST")?);
@@ -250,7 +250,7 @@ impl<'p> Lowering<'p> {
 
     /// The constants of the search function and of the frame code of each label by number,
     /// added once.
-    fn search_function(&mut self, at: Position) -> Result<(u32, u32), LowerError> {
+    fn search_constants(&mut self, at: Position) -> Result<(u32, u32), LowerError> {
         if let Some(function) = self.levels.function {
             return Ok(function);
         }

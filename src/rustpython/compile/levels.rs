@@ -3,20 +3,22 @@
 //! frames over L labels cost G plus L, not G times L.
 //!
 //! Each such place calls the function, compiled by RustPython from the text
-//! [`search_function`](crate::plan::cases::search_function) writes and added to the code object's constants, with the chain of
-//! frames whose labels it may reach: it gives the label's number, or 0. The place then
-//! tests the frame of that number (a constant table) against each level of its chain; for
-//! the level found it drops the value, leaves the frames below that level with the number
-//! kept under each one's values (a `for` loop's iterator: `SWAP 2`, `POP_ITER`), and jumps to
-//! the search by number of that level, one per frame for the whole code object, placed
-//! after everything else, with a stub per label. A number for which no level matches is
-//! 0: the goto raises `ValueError` inside its frames, with the message the function builds
-//! (the labels the goto may reach, as the search in line lists them).
+//! [`search_function_text`](crate::plan::cases::search_function_text) writes and added to
+//! the code object's constants, with the chain of frames whose labels it may reach: it
+//! gives the label's number, or 0. The place then tests the frame of that number (a
+//! constant table) against each level of its chain; for the level found it drops the value,
+//! leaves the frames below that level with the number kept under each one's values (a `for`
+//! loop's iterator: `SWAP 2`, `POP_ITER`), and jumps to the search by number of that level,
+//! one per frame for the whole code object, placed after everything else, with a stub per
+//! label. A number for which no level matches is 0: the goto raises `ValueError` inside its
+//! frames, with the message the function builds (the labels the goto may reach, as the
+//! search in line lists them).
 //!
-//! Places that reach [`IN_LINE_AT_MOST`](crate::plan::cases::IN_LINE_AT_MOST) labels or fewer, that leave no frame, that leave
-//! anything but `for` loops and `while switch` bodies (a `with`, a handler: their cleanup
-//! would need the number kept under values their own handlers count), or that the code
-//! generator compiled more than once keep the search in line (`dispatch`).
+//! Places that reach [`IN_LINE_AT_MOST`](crate::plan::cases::IN_LINE_AT_MOST) labels or
+//! fewer, that leave no frame, that leave anything but `for` loops and `while switch`
+//! bodies (a `with`, a handler: their cleanup would need the number kept under values their
+//! own handlers count), or that the code generator compiled more than once keep the search
+//! in line (`dispatch`).
 
 use std::collections::HashMap;
 
