@@ -298,7 +298,8 @@ class Jumps(unittest.TestCase):
     """A debugger's ``jump`` (assigning ``frame.f_lineno``) in rewritten code either jumps
     or raises ``ValueError``, never crashes the interpreter: from the first line event of
     each line of every rewritten function of every ``ok`` fixture, to every line of that
-    function (``jumps.py``). A jump may land in a loop that does not end (a time-out, not a
+    function (``jumps.py``; lines that differ only in their numbers stand for each other
+    past the sixth of a function). A jump may land in a loop that does not end (a time-out, not a
     crash). The one crash allowed is CPython's own: a jump to the first line of a generator
     or coroutine, and only where the control, plain code without goto, crashes on this
     interpreter too."""
