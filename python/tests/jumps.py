@@ -3,24 +3,24 @@ and reports what each jump did: ``python jumps.py FILE OUT [all]``.
 
 FILE runs as ``python -m gotopy run FILE`` runs it, under a tracer. The first time a frame
 of a code object gotopy rewrote (its bytes differ from CPython's own compile of the file;
-with ``all``, any code object of FILE) reports a line event on a line, the tracer forks
-once for each line of that code object (lines of one kind, whose text differs only in its
-numbers, stand for each other past the first few: see ``KIND_KEPT``): the child assigns the line to ``f_lineno`` and,
-if CPython accepts the jump, runs on until the frame returns or yields (1 s at most, its
-output thrown away), while the parent waits and then goes on untouched. OUT gets one JSON
-object per attempt: ``{"code", "first", "generator", "from", "to", "outcome"}`` (``first``
-the code's first line, ``generator`` whether it is a generator or coroutine), the outcome
-``jumped`` (the frame ran on and returned, yielded, raised or ran its 200 lines), ``refused``
-(``ValueError``), ``timeout``, ``system-error`` (a ``SystemError`` in the frame after the
-jump) or ``signal NAME`` (the interpreter died).
+with ``all``, any code object of FILE) reports a line event on a line, the tracer forks once
+for each line of that code object (lines of one kind, whose text differs only in its
+numbers, stand for each other past the first few: see ``KIND_KEPT``): the child assigns the
+line to ``f_lineno`` and, if CPython accepts the jump, runs on until the frame returns or
+yields (1 s at most, its output thrown away), while the parent waits and then goes on
+untouched. OUT gets one JSON object per attempt: ``{"code", "first", "generator", "from",
+"to", "outcome"}`` (``first`` the code's first line, ``generator`` whether it is a generator
+or coroutine), the outcome ``jumped`` (the frame ran on and returned, yielded, raised or ran
+its 200 lines), ``refused`` (``ValueError``), ``timeout``, ``system-error`` (a
+``SystemError`` in the frame after the jump) or ``signal NAME`` (the interpreter died).
 """
 
 from __future__ import annotations
 
 import collections
 import inspect
-import linecache
 import json
+import linecache
 import os
 import re
 import signal

@@ -146,41 +146,29 @@ impl<'r> Lowering<'r, '_> {
         // The call, under the goto's own handler: the function takes what a comparison
         // raises for no match itself, and anything else (an interrupt) goes on from here.
         let mut items = make_search_function(function, at);
-        items.extend([
-            Item::Instr(outer(
-                at,
-                Instruction::Copy { i: Arg::marker() },
-                slot + OVER_VALUE,
-                None,
-            )),
-            Item::Instr(outer(at, load_const(), levels.chain, None)),
-            Item::Instr(outer(
-                at,
-                load_const(),
-                self.added.constant(false_constant()),
-                None,
-            )),
-            Item::Instr(outer(
-                at,
-                Instruction::Call {
-                    argc: Arg::marker(),
-                },
-                ARGUMENTS,
-                None,
-            )),
-        ]);
-        // The frame of the number, tested against each level.
-        items.extend([
-            Item::Instr(outer(at, Instruction::Copy { i: Arg::marker() }, 1, None)),
-            Item::Instr(outer(at, load_const(), frames, None)),
-            Item::Instr(outer(at, Instruction::Swap { i: Arg::marker() }, 2, None)),
-            Item::Instr(outer(
-                at,
-                Instruction::BinaryOp { op: Arg::marker() },
-                u32::from(BinaryOperator::Subscr),
-                None,
-            )),
-        ]);
+        let no = self.added.constant(false_constant());
+        items.extend(
+            [
+                (Instruction::Copy { i: Arg::marker() }, slot + OVER_VALUE),
+                (load_const(), levels.chain),
+                (load_const(), no),
+                (
+                    Instruction::Call {
+                        argc: Arg::marker(),
+                    },
+                    ARGUMENTS,
+                ),
+                // The frame of the number, tested against each level.
+                (Instruction::Copy { i: Arg::marker() }, 1),
+                (load_const(), frames),
+                (Instruction::Swap { i: Arg::marker() }, 2),
+                (
+                    Instruction::BinaryOp { op: Arg::marker() },
+                    u32::from(BinaryOperator::Subscr),
+                ),
+            ]
+            .map(|(op, arg)| Item::Instr(outer(at, op, arg, None))),
+        );
         let mut leaves = Vec::new();
         for &(code, _) in &levels.levels {
             let leave = self.body.new_label();
