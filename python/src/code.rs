@@ -64,17 +64,14 @@ fn constant(value: &Bound<'_, PyAny>) -> PyResult<Constant> {
         return Ok(Constant::None);
     }
     if value.is_exact_instance_of::<PyInt>() {
-        let hex = match value.extract::<i64>() {
-            Ok(small) if small < 0 => format!("-{:x}", small.unsigned_abs()),
-            Ok(small) => format!("{small:x}"),
-            Err(_) => value
-                .py()
-                .import("builtins")?
-                .getattr("format")?
-                .call1((value, "x"))?
-                .extract()?,
-        };
-        return Ok(Constant::Int(hex));
+        return Ok(match value.extract::<i64>() {
+            Ok(small) => Constant::int(small),
+            Err(_) => Constant::Int(
+                (value.py().import("builtins")?.getattr("format")?)
+                    .call1((value, "x"))?
+                    .extract()?,
+            ),
+        });
     }
     if value.is_exact_instance_of::<PyString>() {
         // A `str` that is not valid Unicode (a lone surrogate) equals no case value.

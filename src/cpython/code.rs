@@ -36,6 +36,17 @@ pub enum Constant {
     SearchFunction(String),
 }
 
+impl Constant {
+    /// The `int` `value`, written as [`Constant::Int`] holds it.
+    pub fn int(value: i64) -> Constant {
+        Constant::Int(if value < 0 {
+            format!("-{:x}", value.unsigned_abs())
+        } else {
+            format!("{value:x}")
+        })
+    }
+}
+
 /// What the backend reads of one code object (not its nested ones).
 #[derive(Clone, Debug, Default)]
 pub struct Code {

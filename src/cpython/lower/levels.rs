@@ -157,7 +157,7 @@ impl<'p> Lowering<'p> {
         let (compare, equal) = shapes.comparison(false);
         let mut leaves = Vec::with_capacity(levels.len());
         for (code, _) in levels {
-            let level = self.constant(Constant::Int(format!("{code:x}")));
+            let level = self.constant(Constant::int(*code));
             ops.extend([(copy, 1), (load_const, level), (compare, equal)]);
             items.extend(
                 ops.drain(..)
@@ -257,7 +257,7 @@ impl<'p> Lowering<'p> {
         let search = self.search_plan(at)?;
         let function = self.constant(Constant::SearchFunction(search.text.clone()));
         let frames = (search.frames.iter())
-            .map(|code| Constant::Int(format_int(*code)))
+            .map(|code| Constant::int(*code))
             .collect();
         let frames = self.constant(Constant::Tuple(frames));
         self.levels.function = Some((function, frames));
@@ -266,9 +266,7 @@ impl<'p> Lowering<'p> {
 
     /// The constant of the chain of `levels`: the tuple of their frame codes.
     fn chain(&mut self, levels: &Levels) -> u32 {
-        let codes = levels
-            .iter()
-            .map(|(code, _)| Constant::Int(format_int(*code)));
+        let codes = levels.iter().map(|(code, _)| Constant::int(*code));
         self.constant(Constant::Tuple(codes.collect()))
     }
 
@@ -307,7 +305,7 @@ impl<'p> Lowering<'p> {
             let mut stubs = Vec::with_capacity(chosen.len() * 3);
             for &(number, label) in chosen.iter() {
                 let stub = self.body.new_label();
-                keys.push((self.constant(Constant::Int(format_int(number))), stub));
+                keys.push((self.constant(Constant::int(number)), stub));
                 stubs.push(Item::Label(stub));
                 stubs.push(Item::Instr(self.body.like(&nowhere, pop_top, 0, None)));
                 stubs.push(Item::Instr(self.body.like(
@@ -327,14 +325,5 @@ impl<'p> Lowering<'p> {
             items.extend(stubs);
         }
         Ok(items)
-    }
-}
-
-/// An `int` as [`Constant::Int`] writes it.
-fn format_int(value: i64) -> String {
-    if value < 0 {
-        format!("-{:x}", value.unsigned_abs())
-    } else {
-        format!("{value:x}")
     }
 }
