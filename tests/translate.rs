@@ -340,9 +340,13 @@ asyncio.run(main())
 /// that day 80 and 33 more, all in the fixture of computed gotos that leave loops for any
 /// of 69 labels (`computed_gotos_leaving_loops_over_many_labels.py`: each of its 64
 /// numbered lines holds a computed goto of its own); then 30 and 31 fewer, the
-/// same fixture's numbered lines now running on into each other to one computed goto. A
-/// change that moves fewer lowers them.
-const OFF_INSIDE_AT_MOST: usize = 436;
+/// same fixture's numbered lines now running on into each other to one computed goto;
+/// 2026-11-30, 89 more inside, all in the fixture of computed gotos that leave an `async
+/// for`, a switch body and loops at module level
+/// (`computed_gotos_leaving_async_for_switch_and_module_loops.py`: two scopes of 65
+/// numbered labels, whose guards nest as a balanced tree). A change that moves fewer
+/// lowers them.
+const OFF_INSIDE_AT_MOST: usize = 525;
 const OFF_AFTER_AT_MOST: usize = 182;
 
 /// Every statement of the `ok` fixtures and of `tests/programs`, found by Python's `ast` in
