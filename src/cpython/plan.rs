@@ -21,8 +21,8 @@ use serde::Serialize;
 use super::module::LateError;
 use crate::diagnostic::{Code, Diagnostic, render_text};
 use crate::plan::cases::{
-    NO_SUCH_LABEL, Reachable, frame_chain, handler_name, labels_by_frame, no_such_label_text,
-    search_levels, search_table, switch_cases,
+    Reachable, frame_chain, handler_name, labels_by_frame, no_such_label_text, search_levels,
+    search_table, switch_cases,
 };
 use crate::plan::prepare::{Generator, frames_left, prepare};
 use crate::plan::{Checked, CompileError, checked, lost_track, rejected};
@@ -189,26 +189,34 @@ pub enum CaseConstant {
 /// `goto *expr`, compiled by CPython as the source says, `goto * expr` as a statement: the
 /// load of `goto` (span `keyword`) becomes one of `None`, and the `*` (span `statement`)
 /// and the statement's `POP_TOP` a search for the value among the names of the labels it
-/// may reach; no match raises `ValueError(f"{before}{expr!r}{after}")`.
+/// may reach ([`ComputedSearch`]).
 #[derive(Debug)]
 pub struct ComputedPlan {
     /// The whole statement's span, the `*`'s.
     pub statement: Position,
     /// The span of the keyword `goto`.
     pub keyword: Position,
-    /// The start of the `ValueError` message, before the value's `repr`.
-    pub before: &'static str,
-    /// The rest of the message, after the value's `repr`.
-    pub after: Arc<str>,
-    /// A goto to each label it may reach, by name, shared by the computed gotos of its
-    /// frame (whose spans are the first one's).
-    pub targets: Arc<[GotoPlan]>,
     /// Its frame's number among the frames of the scope's computed gotos: those of one
     /// frame reach the same labels the same way, so they may share one search.
     pub place: usize,
-    /// Where it calls the scope's search function instead of searching in line (its
-    /// `targets` and `after` are then empty): its levels.
-    pub levels: Option<Arc<Levels>>,
+    /// How it finds the label its value names.
+    pub search: ComputedSearch,
+}
+
+/// How a computed goto finds the label its value names.
+#[derive(Debug)]
+pub enum ComputedSearch {
+    /// A search in line; no match raises `ValueError(f"{NO_SUCH_LABEL}{expr!r}{after}")`.
+    InLine {
+        /// A goto to each label it may reach, by name, shared by the computed gotos of its
+        /// frame (whose spans are the first one's).
+        targets: Arc<[GotoPlan]>,
+        /// The rest of the message, after the value's `repr`.
+        after: Arc<str>,
+    },
+    /// A call of the scope's search function, which builds its own message, and a jump by
+    /// level: its levels.
+    Function(Arc<Levels>),
 }
 
 /// `label .name`.
@@ -621,11 +629,8 @@ impl<'s> Places<'s> {
             return Ok(ComputedPlan {
                 statement: positions.span(statement.range),
                 keyword: positions.span(load),
-                before: NO_SUCH_LABEL,
-                after: "".into(),
-                targets: Arc::new([]),
                 place: *place,
-                levels: Some(levels),
+                search: ComputedSearch::Function(levels),
             });
         }
         let names = self.reachable.of(marker)?;
@@ -658,11 +663,11 @@ impl<'s> Places<'s> {
         Ok(ComputedPlan {
             statement: positions.span(statement.range),
             keyword: positions.span(load),
-            before: NO_SUCH_LABEL,
-            after: Arc::clone(after),
-            targets: Arc::clone(targets),
             place: *place,
-            levels: None,
+            search: ComputedSearch::InLine {
+                targets: Arc::clone(targets),
+                after: Arc::clone(after),
+            },
         })
     }
 }

@@ -9,7 +9,8 @@ use std::rc::Rc;
 use super::{LowerError, Lowering, Site, Targets, internal};
 use crate::cpython::bytecode::{Handler, Instr, Item, Label};
 use crate::cpython::code::Constant;
-use crate::cpython::plan::{CaseConstant, GotoPlan, Levels, SwitchPlan};
+use crate::cpython::plan::{CaseConstant, ComputedSearch, GotoPlan, Levels, SwitchPlan};
+use crate::plan::cases::NO_SUCH_LABEL;
 use crate::search::{Step, balanced};
 use crate::tables::NO_POSITION;
 
@@ -130,7 +131,7 @@ impl<'p> Lowering<'p> {
         };
         let (mut items, miss) = self.find(&site, at, way)?;
         items.push(Item::Label(miss));
-        let texts = self.no_such_label_texts(number, way);
+        let texts = self.no_such_label_texts(number);
         items.extend(self.raise_unknown(&site, number, way, texts)?);
         Ok(items)
     }
@@ -213,7 +214,7 @@ impl<'p> Lowering<'p> {
         let miss = Miss::Keep(search.raises[0], NUMBER);
         items.extend(self.search(&keys, &nowhere, None, miss)?);
         // The texts are the place's: added once, not once per goto.
-        let texts = self.no_such_label_texts(search.numbers[own], way);
+        let texts = self.no_such_label_texts(search.numbers[own]);
         for (&number, &raise) in search.numbers.iter().zip(&search.raises) {
             let site = Instr {
                 position: self.scope.computed[number].keyword,
@@ -304,14 +305,13 @@ impl<'p> Lowering<'p> {
     /// The constants of the texts before and after the value in the error of the computed
     /// goto `number` (the same for every computed goto of its place); none through the
     /// search function, which builds its message.
-    fn no_such_label_texts(&mut self, number: usize, way: Way<'_, 'p>) -> Option<(u32, u32)> {
-        if let Way::Levels(_) = way {
+    fn no_such_label_texts(&mut self, number: usize) -> Option<(u32, u32)> {
+        let ComputedSearch::InLine { after, .. } = &self.scope.computed[number].search else {
             return None;
-        }
-        let plan = &self.scope.computed[number];
-        let (before, after) = (plan.before, plan.after.to_string());
+        };
+        let after = after.to_string();
         Some((
-            self.constant(Constant::Str(before.to_owned())),
+            self.constant(Constant::Str(NO_SUCH_LABEL.to_owned())),
             self.constant(Constant::Str(after)),
         ))
     }

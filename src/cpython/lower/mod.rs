@@ -36,7 +36,8 @@ use std::rc::Rc;
 use super::bytecode::{Body, BytecodeError, Flow, Instr, InstrId, Item, Label};
 use super::code::{Code, Constant, Lowered};
 use super::plan::{
-    CaseConstant, ComputedPlan, GotoPlan, Levels, Plan, ScopePlan, SearchPlan, SwitchPlan,
+    CaseConstant, ComputedPlan, ComputedSearch, GotoPlan, Levels, Plan, ScopePlan, SearchPlan,
+    SwitchPlan,
 };
 use super::shapes::Shapes;
 use crate::splice::{Splice, splice_all};

@@ -254,14 +254,17 @@ impl<'p> Lowering<'p> {
                 };
                 let base = depth - kind.above();
                 let plan: &'p ComputedPlan = &self.scope.computed[number];
-                if let Some(levels) = &plan.levels {
-                    return self
-                        .level_targets(site, base, levels, plan.keyword)
-                        .map(Some);
-                }
+                let targets = match &plan.search {
+                    ComputedSearch::InLine { targets, .. } => targets,
+                    ComputedSearch::Function(levels) => {
+                        return self
+                            .level_targets(site, base, levels, plan.keyword)
+                            .map(Some);
+                    }
+                };
                 // From below them, as `goto .name` to each label it may reach.
-                let mut chosen = Vec::with_capacity(plan.targets.len());
-                for target in plan.targets.iter() {
+                let mut chosen = Vec::with_capacity(targets.len());
+                for target in targets.iter() {
                     if self.missing.contains(target.name.as_str()) {
                         return Err(removed(&target.name, plan.keyword));
                     }
