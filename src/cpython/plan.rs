@@ -203,8 +203,9 @@ pub struct ComputedPlan {
     pub search: ComputedSearch,
 }
 
-/// How a computed goto finds the label its value names.
-#[derive(Debug)]
+/// How a computed goto finds the label its value names (the same for every computed goto
+/// of its frame).
+#[derive(Clone, Debug)]
 pub enum ComputedSearch {
     /// A search in line; no match raises `ValueError(f"{NO_SUCH_LABEL}{expr!r}{after}")`.
     InLine {
@@ -545,19 +546,16 @@ fn switch_plan(positions: &Positions, scope: &Scope, id: SwitchId, end: TextRang
     }
 }
 
-/// The places of one scope's computed gotos: for each frame one is in, the gotos to the
-/// labels it may reach and the end of its error's message, planned once.
+/// The places of one scope's computed gotos: for each frame one is in, its number and how
+/// its computed gotos search, planned once.
 struct Places<'s> {
     reachable: Reachable<'s>,
-    by_frame: HashMap<Option<FrameId>, Place>,
+    by_frame: HashMap<Option<FrameId>, (usize, ComputedSearch)>,
     /// The scope's labels by frame code, once a computed goto is planned.
     labels: Option<HashMap<i64, Vec<(i64, &'s str)>>>,
     /// Whether a computed goto calls the search function.
     searched: bool,
 }
-
-/// A place's number, its gotos to the labels it may reach and the end of its message.
-type Place = (usize, Arc<[GotoPlan]>, Arc<str>);
 
 impl<'s> Places<'s> {
     fn new(scope: &'s Scope) -> Self {
@@ -619,55 +617,46 @@ impl<'s> Places<'s> {
     ) -> Result<ComputedPlan, Diagnostic> {
         let scope = self.reachable.scope();
         let statement = scope.marker(marker);
-        let load = keyword(statement.range, "goto");
-        if let Some(levels) = self.levels(statement.frame) {
-            let count = self.by_frame.len();
-            let (place, ..) = self
-                .by_frame
-                .entry(statement.frame)
-                .or_insert_with(|| (count, Arc::new([]), "".into()));
-            return Ok(ComputedPlan {
-                statement: positions.span(statement.range),
-                keyword: positions.span(load),
-                place: *place,
-                search: ComputedSearch::Function(levels),
-            });
-        }
-        let names = self.reachable.of(marker)?;
         let MarkerKind::ComputedGoto { .. } = statement.kind else {
             return Err(lost_track(
                 statement.range,
                 "a computed goto without a target",
             ));
         };
-        let count = self.by_frame.len();
-        let (place, targets, after) = self.by_frame.entry(statement.frame).or_insert_with(|| {
-            let targets = names
-                .iter()
-                .map(|name| {
-                    goto_plan(
-                        source,
-                        positions,
-                        scope,
-                        (id, marker),
-                        name,
-                        (statement.frame, load),
-                        // One that may leave a `try` with `finally` is refused: it has none.
-                        &Trampolines::default(),
-                    )
-                })
-                .collect();
-            let after = no_such_label_text(&scope.qualname, &names).into();
-            (count, targets, after)
-        });
+        let load = keyword(statement.range, "goto");
+        if !self.by_frame.contains_key(&statement.frame) {
+            let search = match self.levels(statement.frame) {
+                Some(levels) => ComputedSearch::Function(levels),
+                None => {
+                    let names = self.reachable.of(marker)?;
+                    let targets = (names.iter())
+                        .map(|name| {
+                            goto_plan(
+                                source,
+                                positions,
+                                scope,
+                                (id, marker),
+                                name,
+                                (statement.frame, load),
+                                // One that may leave a `try` with `finally` is refused: it
+                                // has none.
+                                &Trampolines::default(),
+                            )
+                        })
+                        .collect();
+                    let after = no_such_label_text(&scope.qualname, &names).into();
+                    ComputedSearch::InLine { targets, after }
+                }
+            };
+            let place = self.by_frame.len();
+            self.by_frame.insert(statement.frame, (place, search));
+        }
+        let (place, search) = &self.by_frame[&statement.frame];
         Ok(ComputedPlan {
             statement: positions.span(statement.range),
             keyword: positions.span(load),
             place: *place,
-            search: ComputedSearch::InLine {
-                targets: Arc::clone(targets),
-                after: Arc::clone(after),
-            },
+            search: search.clone(),
         })
     }
 }
