@@ -3,14 +3,14 @@
 #[allow(dead_code)] // shared helpers; this file uses only some of them
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 // `gotopy server`, over its standard input and output.
 #[path = "cli/server.rs"]
 mod server;
 
-use common::output_with_stdin;
+use common::{Scratch, output_with_stdin};
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
 /// `gotopy` run from the repository root, colour off.
@@ -20,14 +20,6 @@ fn gotopy() -> Command {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("NO_COLOR", "1");
     command
-}
-
-/// A fresh scratch directory for inputs the repository cannot hold as files.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gotopy-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 const EXAMPLE: &str = "\
@@ -107,14 +99,14 @@ fn missing_file_exits_two_and_names_it() {
 
 #[test]
 fn undecodable_bytes_exit_two_and_say_where() {
-    let dir = scratch("undecodable");
+    let dir = Scratch::dir("cli-undecodable");
     std::fs::write(dir.join("latin1.py"), b"name = 'caf\xe9'\n").unwrap();
     assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["check", "latin1.py"]));
 }
 
 #[test]
 fn empty_file_is_valid_python() {
-    let dir = scratch("empty");
+    let dir = Scratch::dir("cli-empty");
     std::fs::write(dir.join("empty.py"), b"").unwrap();
     assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["check", "empty.py"]));
 }
@@ -130,7 +122,7 @@ fn unreadable_input_wins_over_errors_and_other_files_are_still_checked() {
 
 #[test]
 fn directories_are_searched_recursively_for_python_files() {
-    let dir = scratch("tree");
+    let dir = Scratch::dir("cli-tree");
     std::fs::create_dir_all(dir.join("pkg/sub")).unwrap();
     std::fs::write(dir.join("pkg/a.py"), "@goto\ndef f():\n    goto .x\n").unwrap();
     std::fs::write(dir.join("pkg/sub/b.py"), "x = 1\n").unwrap();
@@ -140,7 +132,7 @@ fn directories_are_searched_recursively_for_python_files() {
 
 #[test]
 fn directory_without_python_files_is_bad_input() {
-    let dir = scratch("nopy");
+    let dir = Scratch::dir("cli-nopy");
     std::fs::create_dir_all(dir.join("docs")).unwrap();
     assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["check", "docs"]));
 }
@@ -167,7 +159,7 @@ fn dis_dot_draws_the_control_flow_of_one_function() {
 #[test]
 fn dis_dot_needs_exactly_one_function() {
     assert_cmd_snapshot!(gotopy().args(["dis", "examples/countdown.py", "--format", "dot"]));
-    let dir = scratch("dot");
+    let dir = Scratch::dir("cli-dot");
     let path = dir.join("two.py");
     std::fs::write(
         &path,
@@ -229,7 +221,7 @@ fn outcome(output: &Output) -> (Option<i32>, String, String) {
 /// translation runs under python3 too.
 #[test]
 fn a_module_that_asks_for_all_scopes_gets_them_from_every_command() {
-    let dir = scratch("asks");
+    let dir = Scratch::dir("cli-asks");
     let asks = "\"\"\"A loop in the module body.\"\"\"\n# gotopy: all-scopes\n\
                 from goto import goto, label\n\nn = 3\nlabel .top\nprint(n)\nn -= 1\n\
                 if n:\n    goto .top\n";
@@ -292,7 +284,7 @@ print(f())
 /// `check` still warns, and so does `compile`, a build step.
 #[test]
 fn run_prints_no_warnings_as_python_does_not_lint() {
-    let dir = scratch("lint");
+    let dir = Scratch::dir("cli-lint");
     std::fs::write(dir.join("linted.py"), LINTED).unwrap();
     let (python, gotopy_run) = python_and_gotopy(&dir, "linted.py");
     assert_eq!(text(&python.stdout), "result\n");
@@ -312,7 +304,7 @@ fn run_prints_no_warnings_as_python_does_not_lint() {
 /// A file with errors does not run, and `run` shows its errors without its warnings.
 #[test]
 fn run_shows_errors_without_warnings() {
-    let dir = scratch("run-errors");
+    let dir = Scratch::dir("cli-run-errors");
     let broken = EXAMPLE.replace("    return n\n", "    return n\n    label .unused\n");
     std::fs::write(dir.join("broken.py"), broken).unwrap();
     let check = gotopy()
@@ -328,7 +320,7 @@ fn run_shows_errors_without_warnings() {
 /// on line 2 after a shebang: `gotopy run` prints what `python3` prints.
 #[test]
 fn declared_encodings_run_as_under_python() {
-    let dir = scratch("encodings");
+    let dir = Scratch::dir("cli-encodings");
     let files: &[(&str, &[u8])] = &[
         (
             "latin1.py",
@@ -372,7 +364,7 @@ fn declared_encodings_run_as_under_python() {
 /// Diagnostics of a latin-1 file point into the decoded text: columns count characters.
 #[test]
 fn diagnostics_of_a_latin1_file_count_decoded_characters() {
-    let dir = scratch("latin1-check");
+    let dir = Scratch::dir("cli-latin1-check");
     std::fs::write(
         dir.join("caf\u{e9}.py"),
         b"# coding: latin-1\n@goto\ndef f():\n    s = '\xe9\xe9\xe9'; goto .l\xe0\n",
@@ -385,7 +377,7 @@ fn diagnostics_of_a_latin1_file_count_decoded_characters() {
 /// says where; python3 refuses each of these files too.
 #[test]
 fn encoding_problems_exit_two_where_python_refuses_the_file() {
-    let dir = scratch("encoding-problems");
+    let dir = Scratch::dir("cli-encoding-problems");
     let files: &[(&str, &[u8])] = &[
         ("unknown", b"# coding: klingon\nx = 1\n"),
         ("utf16", b"# coding: utf-16\nx = 1\n"),
@@ -435,7 +427,7 @@ fn encoding_problems_exit_two_where_python_refuses_the_file() {
 /// for integers that fit in 64 bits, 255 beyond, 1 with a message for other objects.
 #[test]
 fn system_exit_statuses_are_those_of_python() {
-    let dir = scratch("exit");
+    let dir = Scratch::dir("cli-exit");
     let codes = [
         "0",
         "1",
@@ -467,7 +459,7 @@ fn system_exit_statuses_are_those_of_python() {
 /// locale: non-ASCII text prints as python3 prints it, and so do lone surrogates.
 #[test]
 fn non_ascii_output_prints_as_under_python() {
-    let dir = scratch("utf8-output");
+    let dir = Scratch::dir("cli-utf8-output");
     std::fs::write(
         dir.join("hello.py"),
         "import sys\nprint('h\u{e9}llo \u{65e5}\u{672c} \u{1F600}')\nsys.stdout.write('\\udce9\\n')\n",
@@ -536,7 +528,7 @@ enum Stream {
 /// over the stream not being a terminal, and loses to `NO_COLOR`).
 #[test]
 fn color_is_accepted_by_every_subcommand_and_follows_the_environment() {
-    let dir = scratch("color");
+    let dir = Scratch::dir("cli-color");
     std::fs::write(dir.join("broken.py"), BROKEN).unwrap();
     let subcommands: [(&[&str], Stream); 4] = [
         (&["check", "broken.py"], Stream::Stdout),
@@ -601,7 +593,7 @@ fn help_says_where_dash_and_run_forms_are_accepted() {
 /// same bytes `-o FILE` writes. Standard input has no name to put under `--out-dir`.
 #[test]
 fn compile_reads_and_writes_standard_streams() {
-    let dir = scratch("compile-dash");
+    let dir = Scratch::dir("cli-compile-dash");
     let clean = EXAMPLE.replace("    goto .bottom\n", "");
     let to_stdout = output_with_stdin(
         gotopy().current_dir(&dir).args(["compile", "-", "-o", "-"]),
@@ -678,7 +670,7 @@ print(__name__, globals().get('__file__'), __package__, __spec__ and __spec__.na
 /// command line; everything after the program, options included, is the program's.
 #[test]
 fn argv_and_path_of_each_form_are_those_of_python() {
-    let dir = scratch("argv");
+    let dir = Scratch::dir("cli-argv");
     std::fs::create_dir_all(dir.join("pkg")).unwrap();
     std::fs::write(dir.join("pkg/__init__.py"), "").unwrap();
     std::fs::write(dir.join("pkg/show.py"), SHOW).unwrap();
@@ -717,7 +709,7 @@ fn argv_and_path_of_each_form_are_those_of_python() {
 /// A module `-m` cannot run is bad input (exit status 2), as a missing file is.
 #[test]
 fn run_dash_m_names_modules_it_cannot_run() {
-    let dir = scratch("no-module");
+    let dir = Scratch::dir("cli-no-module");
     std::fs::create_dir_all(dir.join("namespace")).unwrap();
     for module in ["no_such_module", "namespace", ".relative"] {
         assert_cmd_snapshot!(

@@ -274,8 +274,7 @@ def runner(q, quitting):
             other.map(|_| ())
         ),
     }
-    let path = std::env::temp_dir().join(format!("gotopy-panic-{}.py", std::process::id()));
-    std::fs::write(&path, text).unwrap();
+    let path = common::write("panic.py", text);
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_gotopy"))
         .arg("compile")
         .arg(&path)
@@ -298,8 +297,7 @@ def runner(q, quitting):
 /// diagnostics come in input order, and one bad file does not stop the others.
 #[test]
 fn compile_writes_a_tree_of_code_objects() {
-    let dir = std::env::temp_dir().join(format!("gotopy-compile-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::Scratch::dir("compile");
     let tree = dir.join("tree");
     let mut expected = Vec::new();
     for i in 0..40 {

@@ -602,8 +602,7 @@ fn enclosing_scope(text: &str, offset: TextSize) -> Scope {
 #[test]
 fn decorator_on_random_programs_matches_the_reference_or_refuses() {
     let (seed, count) = common::seed_and_size("GOTOPY_DECORATOR_DIFF", 600);
-    let dir = std::env::temp_dir().join(format!("gotopy-decorator-diff-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::dir("decorator-diff");
     succeed(
         Command::new("python3")
             .arg(common::root().join("tests/differential/programs.py"))

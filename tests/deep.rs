@@ -67,7 +67,7 @@ fn generator(args: &[&str]) -> Vec<u8> {
 }
 
 /// The module of `shape` at `depth` (without goto when `plain`), written to a scratch file.
-fn module(shape: &str, depth: usize, plain: bool) -> std::path::PathBuf {
+fn module(shape: &str, depth: usize, plain: bool) -> common::Scratch {
     let depth = depth.to_string();
     let mut args = vec![shape, depth.as_str()];
     if plain {
@@ -102,7 +102,8 @@ const COMMANDS: [&str; 5] = ["check", "compile", "dis", "run", "translate"];
 
 /// Each of `commands` refuses `path` with status 1 (never a signal) and `message`.
 fn refuses(path: &Path, commands: &[&str], message: &str, failures: &mut Vec<String>) {
-    let out = std::env::temp_dir().join(format!("gotopy-deep-{}.out", std::process::id()));
+    let scratch = common::Scratch::dir("deep");
+    let out = scratch.join("out");
     let out = out.to_str().unwrap();
     for &command in commands {
         let args: &[&str] = match command {

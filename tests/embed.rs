@@ -207,7 +207,7 @@ for name, source in cases.items():
 /// keeps: the decorator alone refuses it).
 #[test]
 fn import_hook_compiles_imported_modules() {
-    let dir = std::env::temp_dir().join(format!("gotopy-hook-{}", std::process::id()));
+    let dir = common::Scratch::dir("hook");
     let package = dir.join("shapes");
     std::fs::create_dir_all(package.join("inner")).unwrap();
     let search = "from goto import goto, label\n@goto\ndef find(grid, wanted):\n    for r, row in enumerate(grid):\n        for c, cell in enumerate(row):\n            if cell == wanted:\n                goto .found\n    return None\n    label .found\n    return (r, c)\n";

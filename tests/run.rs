@@ -1032,10 +1032,8 @@ fn python3_in(dir: &std::path::Path) -> Command {
 }
 
 /// A fresh directory holding `files` (paths relative to it, parents created).
-fn tree(name: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("gotopy-run-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn tree(name: &str, files: &[(&str, &str)]) -> common::Scratch {
+    let dir = common::Scratch::dir(&format!("run-{name}"));
     for (path, text) in files {
         let path = dir.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -1056,7 +1054,7 @@ fn assert_same_output(ours: &std::process::Output, python: &std::process::Output
 /// A package whose modules use goto: `search` (imported through the import hook: its label
 /// follows a `return`, so the decorator alone would refuse it), `mod` and `__main__` (run
 /// with `-m`); and the same package written without goto for python3.
-fn packages() -> (std::path::PathBuf, std::path::PathBuf) {
+fn packages() -> (common::Scratch, common::Scratch) {
     const SEARCH: &str = "\
 from goto import goto, label
 

@@ -17,6 +17,9 @@
 //!   outside the repository.
 //! - The crate's features only add modules, so the front end's code is the same without
 //!   them (`.ci/run` tests it once).
+//! - The integration tests make their scratch directories through `common::Scratch` alone,
+//!   which removes them when the test passes, so that a run leaves nothing in the system's
+//!   temporary directory.
 
 use std::path::Path;
 
@@ -421,5 +424,28 @@ fn features_only_add_modules() {
         "a feature may only add a module, a `use` or a re-export, or set a lint's level \
          (.ci/run tests the front end once, with the default features):\n{}",
         misplaced.join("\n")
+    );
+}
+
+#[test]
+fn scratch_directories_come_from_one_helper() {
+    let mut elsewhere = Vec::new();
+    for path in files("tests")
+        .into_iter()
+        .filter(|path| path.ends_with(".rs") && path != "tests/common/mod.rs")
+    {
+        let text = std::fs::read_to_string(common::root().join(&path)).unwrap();
+        for (index, line) in code_only(&text).lines().enumerate() {
+            // Spelled in two halves, so that this line does not find itself.
+            if line.contains(concat!("temp_dir", "()")) {
+                elsewhere.push(format!("{path}:{}: {}", index + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        elsewhere.is_empty(),
+        "a test's scratch directory comes from `common::Scratch`, which removes it when the \
+         test passes:\n{}",
+        elsewhere.join("\n")
     );
 }

@@ -91,8 +91,7 @@ fn plain_run(python: &Path, file: &Path) -> Output {
 
 #[test]
 fn every_fixture_translated_prints_what_gotopy_run_prints() {
-    let dir = std::env::temp_dir().join(format!("gotopy-translate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::dir("translate");
     let pythons = interpreters();
     let mut failures = Vec::new();
     let mut compared = 0;
@@ -358,8 +357,7 @@ const OFF_AFTER_AT_MOST: usize = 182;
 /// free line take the shift back (docs/translate.md): no more of them than recorded.
 #[test]
 fn statements_keep_their_source_lines() {
-    let dir = std::env::temp_dir().join(format!("gotopy-translate-lines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::dir("translate-lines");
     let mut sources: Vec<PathBuf> = ["fixtures/ok", "tests/programs"]
         .into_iter()
         .flat_map(|under| std::fs::read_dir(common::root().join(under)).unwrap())
@@ -426,7 +424,6 @@ fn statements_keep_their_source_lines() {
          lines, more than {OFF_INSIDE_AT_MOST} and {OFF_AFTER_AT_MOST}:\n{shown}"
     );
     println!("checked {checked:?} (before, inside, after); off: {inside} inside, {after} after");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A label followed by an `if` whose branches are gotos keeps its register reset before
@@ -538,8 +535,7 @@ except ValueError:
         .position(|line| line.trim() == "int(item)")
         .unwrap()
         + 1;
-    let dir = std::env::temp_dir().join(format!("gotopy-translate-tb-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::dir("translate-tb");
     let input = dir.join("numbers.py");
     std::fs::write(&input, source).unwrap();
     let output = dir.join("translated.py");
@@ -563,7 +559,6 @@ except ValueError:
         ran += 1;
     }
     assert!(ran >= 2, "CPython 3.13 and PyPy at least");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The programs in the shapes the old goto libraries' users write (`tests/programs/`,
@@ -574,9 +569,7 @@ except ValueError:
 #[test]
 fn the_old_libraries_programs_run_translated_and_on_rustpython() {
     let programs = common::root().join("tests/programs");
-    let dir =
-        std::env::temp_dir().join(format!("gotopy-translate-programs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::dir("translate-programs");
     let pythons: Vec<_> = every_interpreter()
         .into_iter()
         .filter(|(version, _)| version == "3.9" || version == "pypy3.11")
@@ -618,7 +611,6 @@ fn the_old_libraries_programs_run_translated_and_on_rustpython() {
         }
     }
     assert!(pythons.iter().any(|(version, _)| version == "pypy3.11"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A translation nests more deeply than its source (a dispatch loop around the statements
@@ -698,7 +690,8 @@ fn translations_nest_no_deeper_than_cpython_compiles() {
             let out = path.with_extension("out.py");
             let output = translate(&path, &out, false);
             if output.status.success() {
-                deepest = Some((depth, out));
+                // The input's scratch directory holds the output too: kept with it.
+                deepest = Some((depth, path, out));
                 continue;
             }
             let stderr = String::from_utf8_lossy(&output.stderr);
@@ -711,7 +704,7 @@ fn translations_nest_no_deeper_than_cpython_compiles() {
                 !stderr.contains("bug in gotopy"),
                 "{kind} at {depth}: {stderr}"
             );
-            let (last, out) =
+            let (last, _scratch, out) =
                 deepest.unwrap_or_else(|| panic!("{kind}: none of {depths:?} translates"));
             for (version, python) in &pythons {
                 let got = plain_run(python, &out);

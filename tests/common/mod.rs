@@ -63,13 +63,66 @@ pub fn fixture_options(text: &str) -> Options {
     )
 }
 
-/// Writes a scratch file for this test process.
-pub fn write(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("gotopy-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+/// A scratch directory, or a file alone in one, under the system's temporary directory:
+/// `gotopy-NAME-PID-N`, fresh for each value. Dropped, it removes its directory, unless the
+/// test is failing: then the directory stays for a look, and the failure's output names it.
+/// It derefs to its path: the directory's, or the file's.
+pub struct Scratch {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl Scratch {
+    /// An empty directory named after `name`.
+    pub fn dir(name: &str) -> Scratch {
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let made = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("gotopy-{name}-{}-{made}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch {
+            path: dir.clone(),
+            dir,
+        }
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("the scratch directory {} is kept", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// The scratch file `name` holding `text`, in a directory of its own (see [`Scratch`]).
+pub fn write(name: &str, text: &str) -> Scratch {
+    let mut scratch = Scratch::dir("file");
+    scratch.path = scratch.dir.join(name);
+    std::fs::write(&scratch.path, text).unwrap();
+    scratch
 }
 
 /// `work` applied to every item, all at once, a thread each; the results in the items'
@@ -187,9 +240,8 @@ pub fn seed_and_size(prefix: &str, programs: usize) -> (u64, usize) {
 /// Runs the differential test's generator (`tests/differential/programs.py`) for `count`
 /// programs of `seed` into a scratch directory named after `name`, and returns it: there
 /// are `programs.json`, `invalid.json`, `driver.py` and the reference's `expected.txt`.
-pub fn generate_programs(name: &str, seed: u64, count: usize) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gotopy-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+pub fn generate_programs(name: &str, seed: u64, count: usize) -> Scratch {
+    let dir = Scratch::dir(name);
     let generated = std::process::Command::new("python3")
         .arg(root().join("tests/differential/programs.py"))
         .args([seed.to_string(), count.to_string()])
