@@ -223,10 +223,13 @@ fn install(work: &Path, version: &str, python: &Path, wheel: &Path) -> PathBuf {
     let tools = dir.join("gotopy-test-tools");
     let stamp = wanted.join("\n");
     if std::fs::read_to_string(&tools).ok().as_deref() != Some(stamp.as_str()) {
+        // Without compiling every module of them up front, as pip does by default: from
+        // pip's cache, that took 36 s against 23 on 3.13 (every tool) and 14 against 8 on
+        // 3.12. The modules the tests import are compiled when they are first imported.
         run(
             &format!("pip install the test tools on {version}"),
             Command::new(&interpreter)
-                .args(["-m", "pip", "install", "--quiet"])
+                .args(["-m", "pip", "install", "--quiet", "--no-compile"])
                 .args(&wanted),
         );
         std::fs::write(&tools, &stamp).unwrap();
