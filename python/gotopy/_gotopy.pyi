@@ -1,7 +1,10 @@
 """Types of the native module (python/src/lib.rs)."""
 
 import types
+from collections.abc import Callable
+from typing import TypeVar
 
+_T = TypeVar("_T")
 _Position = tuple[int | None, int | None, int | None, int | None]
 
 # The report formats of `check` (the library's list), the default first.
@@ -41,6 +44,15 @@ def render(format: str, checked: list[Checked], *, color: bool = False) -> str: 
 def plan(
     path: str, data: bytes, *, all_scopes: bool = False, color: bool = False, scope_line: int | None = None
 ) -> Plan: ...
+def plan_beside(
+    path: str,
+    data: bytes,
+    beside: Callable[[], _T],
+    *,
+    all_scopes: bool = False,
+    color: bool = False,
+    scope_line: int | None = None,
+) -> tuple[Plan, _T]: ...
 def asks_all_scopes(data: bytes) -> bool: ...
 def has_markers(code: types.CodeType) -> bool: ...
 def misused_markers(code: types.CodeType) -> tuple[str, _Position, str] | None: ...

@@ -191,8 +191,8 @@ impl Plan {
         !self.plan.scopes.is_empty()
     }
 
-    /// Whether the plan edits the tree (a guard, a trampoline, a switch or a computed goto);
-    /// without, CPython compiles the source as it is.
+    /// Whether the plan edits the tree (a guard, a trampoline or a switch); without, CPython
+    /// compiles the source as it is.
     #[getter]
     fn edits_tree(&self) -> bool {
         self.plan.edits_tree()
@@ -272,7 +272,17 @@ fn plan(
     shapes(py)?;
     let source = source(path, data)?;
     let options = Options::new().all_scopes(all_scopes).scope_line(scope_line);
-    match plan_source(&source, options) {
+    let planned = plan_source(&source, options);
+    answer(source, planned, color)
+}
+
+/// What [`plan`] answers for `source`, planned as `planned`.
+fn answer(
+    source: Source,
+    planned: Result<gotopy::cpython::plan::Plan, gotopy::compile::CompileError>,
+    color: bool,
+) -> PyResult<Plan> {
+    match planned {
         Ok(plan) => Ok(Plan {
             source,
             plan,
@@ -280,6 +290,51 @@ fn plan(
         }),
         Err(error) => Err(Rejected::new_err(rejection_json(&error, &source, color))),
     }
+}
+
+/// What [`plan`] does, on a thread of its own while `beside` (a callable without arguments)
+/// runs on this one: CPython's compile of the source, which the plan mostly needs as it is.
+/// Returns the plan and what `beside` returned; `Rejected` when the front end rejects the
+/// module, but first what `beside` raised (its callers raise only what must not be
+/// swallowed, as `KeyboardInterrupt`). Without a thread to be had, the plan is made on this
+/// one after `beside`.
+#[pyfunction]
+#[pyo3(signature = (path, data, beside, *, all_scopes = false, color = false, scope_line = None))]
+fn plan_beside<'py>(
+    py: Python<'py>,
+    path: &str,
+    data: &[u8],
+    beside: &Bound<'py, PyAny>,
+    all_scopes: bool,
+    color: bool,
+    scope_line: Option<usize>,
+) -> PyResult<(Plan, Bound<'py, PyAny>)> {
+    shapes(py)?;
+    let decoded = source(path, data)?;
+    let options = Options::new().all_scopes(all_scopes).scope_line(scope_line);
+    let work = move || {
+        let planned = plan_source(&decoded, options);
+        (decoded, planned)
+    };
+    // The plan's own work on a module nested too deeply for a new thread's stack moves to a
+    // thread of its own (`gotopy::depth`), as it does from the caller's thread.
+    let spawned = std::thread::Builder::new()
+        .name("gotopy-plan".to_owned())
+        .spawn(work);
+    let returned = beside.call0();
+    let (source, planned) = match spawned {
+        Ok(thread) => py
+            .detach(|| thread.join())
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        // No thread to be had: the plan is made here, after all.
+        Err(_) => {
+            let source = source(path, data)?;
+            let planned = plan_source(&source, options);
+            (source, planned)
+        }
+    };
+    let returned = returned?;
+    Ok((answer(source, planned, color)?, returned))
 }
 
 /// A CPython position as Python gives it: `(line, end_line, column, end_column)`.
@@ -392,7 +447,8 @@ mod _gotopy {
     #[pymodule_export]
     use super::{
         Checked, Plan, asks_all_scopes, check, decode_source, has_markers, misused_markers, plan,
-        reassemble, render, render_text, rewrite_without_source, serve, still_needed, translate,
+        plan_beside, reassemble, render, render_text, rewrite_without_source, serve, still_needed,
+        translate,
     };
 
     /// `FORMATS`: the names of the report formats, the default first; `VERSION`: the

@@ -5,7 +5,8 @@ package: plain ``python`` with the decorator, ``python -m gotopy run``, ``exec``
 ``gotopy.compile(text, "<generated>", "exec")``, and an IPython cell (where ``@with_goto``
 finds the cell's source in ``linecache``). The oracle: the same program written without goto
 (``NAME_plain.py``), run by the same interpreter. Also what ``gotopy.compile`` takes and
-raises, as the built-in ``compile()`` does.
+raises, as the built-in ``compile()`` does, and what it gives for a big module whose plan
+is made beside CPython's compile of its source: what the plan made first gives.
 
 Needs the package and IPython installed in the running interpreter (tests/cpython.rs
 installs both).
@@ -15,9 +16,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import traceback
+import types
 import unittest
+import warnings
 from pathlib import Path
+from typing import Literal
+from unittest import mock
 
 import gotopy
 
@@ -143,6 +149,152 @@ class Compile(unittest.TestCase):
             except NameError:
                 namespace["annotation"] = None
             self.assertEqual(namespace["annotation"], expected, dont_inherit)
+
+
+class PlanBeside(unittest.TestCase):
+    """A big module's plan is made on a thread of its own while CPython compiles its source
+    (``gotopy._compile.plan_beside``), which gives what the plan made first gives: the same
+    code objects, the same errors, and the warnings of the built-in ``compile()`` of the
+    source, each shown once, as it shows them."""
+
+    # An invalid escape: CPython's compiler warns of it (DeprecationWarning on 3.11,
+    # SyntaxWarning after).
+    WARNS = "pattern = '\\d+'\n"
+
+    def big(self, body: str) -> str:
+        """``body``, then functions enough to make the module plan beside its compile."""
+        from gotopy import _compile
+
+        filler = "def f{0}(a):\n    t{0} = a * {0} + 1\n    return t{0} % 65521\n\n"
+        parts, size = [body, self.WARNS], len(body) + len(self.WARNS)
+        while size < _compile.PLAN_BESIDE:
+            parts.append(filler.format(len(parts)))
+            size += len(parts[-1])
+        return "".join(parts)
+
+    def compiled(
+        self, text: str, beside: bool = True, action: Literal["always", "once"] = "always"
+    ) -> tuple[object, list[tuple[object, ...]]]:
+        """What ``gotopy.compile`` returns or raises for ``text``, and the warnings it
+        shows under the filter ``action``; planned first when ``beside`` is false, else
+        beside the compile whatever the plan does (as after a wrong guess of
+        ``may_edit_tree``)."""
+        from gotopy import _compile, _gotopy
+
+        threshold = _compile.PLAN_BESIDE if beside else len(text) + 1
+        called = mock.patch.object(_gotopy, "plan_beside", wraps=_gotopy.plan_beside)
+        threshold_set = mock.patch.object(_compile, "PLAN_BESIDE", threshold)
+        guess = mock.patch.object(_compile, "may_edit_tree", return_value=False)
+        with called as plan_beside, threshold_set, guess, warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter(action)
+            warnings.onceregistry.clear()  # type: ignore[attr-defined]
+            try:
+                result: object = gotopy.compile(text, "big.py")
+            except SyntaxError as error:
+                result = (type(error).__name__, getattr(error, "code", error.msg), error.lineno)
+        self.assertEqual(plan_beside.called, beside)
+        return result, [(w.category, str(w.message), w.lineno) for w in shown]
+
+    def builtin_warnings(self, text: str, action: Literal["always", "once"] = "always") -> list[tuple[object, ...]]:
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter(action)
+            warnings.onceregistry.clear()  # type: ignore[attr-defined]
+            compile(text, "big.py", "exec")
+        self.assertEqual(len(shown), 1)
+        return [(w.category, str(w.message), w.lineno) for w in shown]
+
+    def test_code_warnings_and_errors_are_those_of_the_plan_made_first(self) -> None:
+        switch = (
+            "from goto import goto, label, switch, case\n"
+            "@goto\n"
+            "def total(n):\n"
+            "    s = 0\n"
+            "    parity = n % 2\n"
+            "    while switch *parity:\n"
+            "        case[0]\n"
+            "        s += 1\n"
+            "        break\n"
+            "    label .top\n"
+            "    if n:\n"
+            "        s += n; n -= 1\n"
+            "        goto .top\n"
+            "    return s\n"
+        )
+        for name, body in [("no edit of the tree", Compile.TEXT), ("a switch", switch)]:
+            with self.subTest(name):
+                text = self.big(body)
+                beside, shown = self.compiled(text)
+                first, shown_first = self.compiled(text, beside=False)
+                self.assertEqual(code_objects(beside), code_objects(first))
+                self.assertEqual(shown, self.builtin_warnings(text))
+                self.assertEqual(shown_first, shown)
+                # Shown once a process: once, though two compiles of the source saw it.
+                self.assertEqual(self.compiled(text, action="once")[1], self.builtin_warnings(text, "once"))
+                assert isinstance(beside, types.CodeType)
+                namespace: dict[str, object] = {}
+                exec(beside, namespace)  # noqa: S102 - the code under test
+                self.assertEqual(namespace["total"](10), 55 + (name == "a switch"))  # type: ignore[operator]
+        # A goto error: gotopy's, and no warning of CPython's compile, as when the plan
+        # comes first.
+        wrong = self.big(Compile.TEXT.replace("goto .top", "goto .tip"))
+        self.assertEqual(self.compiled(wrong), (("GotoSyntaxError", "G002", 8), []))
+        self.assertEqual(self.compiled(wrong, beside=False), self.compiled(wrong))
+
+    def test_the_bytes_of_a_module_whose_plan_edits_the_tree_say_so(self) -> None:
+        """``may_edit_tree`` errs towards yes: every ``ok`` fixture whose plan edits the
+        tree, and a module of it made big, stay off the thread; a goto loop with
+        ``with_goto`` and returns after its last label goes on it."""
+        from gotopy import _compile
+
+        edits = 0
+        for path in sorted((PROGRAMS.parents[1] / "fixtures" / "ok").glob("*.py")):
+            data = path.read_bytes()
+            all_scopes = b"# gotopy: all-scopes" in data[:500]
+            if _compile.plan(data, str(path), all_scopes).edits_tree:
+                self.assertTrue(_compile.may_edit_tree(data), path.name)
+                big = self.big(data.decode()).encode()
+                self.assertFalse(_compile.beside_pays(big), path.name)
+                edits += 1
+        self.assertGreater(edits, 20)
+        self.assertTrue(_compile.beside_pays(self.big(Compile.TEXT).encode()))
+
+    def test_a_warning_filtered_into_an_error_is_compiles_error(self) -> None:
+        text = self.big(Compile.TEXT)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with self.assertRaises(SyntaxError) as builtin:
+                compile(text, "big.py", "exec")
+            with self.assertRaises(SyntaxError) as ours:
+                gotopy.compile(text, "big.py")
+        self.assertEqual((ours.exception.msg, ours.exception.lineno), (builtin.exception.msg, builtin.exception.lineno))
+
+    def test_the_plan_comes_first_while_another_thread_runs(self) -> None:
+        from gotopy import _gotopy
+
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait)
+        other.start()
+        try:
+            refused = mock.patch.object(_gotopy, "plan_beside", side_effect=AssertionError("planned beside"))
+            with refused, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                code = gotopy.compile(self.big(Compile.TEXT), "big.py")
+        finally:
+            stop.set()
+            other.join()
+        namespace: dict[str, object] = {}
+        exec(code, namespace)  # noqa: S102 - the code under test
+        self.assertEqual(namespace["total"](10), 55)  # type: ignore[operator]
+
+
+def code_objects(code: object) -> list[tuple[object, ...]]:
+    """What tells ``code``'s code objects apart, nested ones included, in order."""
+    assert isinstance(code, types.CodeType), code
+    found: list[tuple[object, ...]] = [(code.co_qualname, code.co_code, code.co_linetable, code.co_names, code.co_varnames)]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found.extend(code_objects(const))
+    return found
 
 
 if __name__ == "__main__":
