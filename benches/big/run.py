@@ -3,6 +3,8 @@ each against its baseline at the same size:
 
 - compile (CPython): ``gotopy.compile`` against ``compile()`` of the same bytes, in
   one process of each CPython given (the package installed there), best of 3, alternated;
+  and ``gotopy.compile`` with the plan made first, where it would be made beside the
+  compile (a module from ``gotopy._compile.PLAN_BESIDE`` bytes: docs/performance.md);
 - run time: the generated function rewritten by gotopy (``gotopy.compile``) against
   its ``gotopy translate`` output compiled by plain ``compile()``, both run in one process of
   CPython 3.13 for STEPS blocks (a jump in about one block of two; with ``--ways``, until
@@ -45,19 +47,24 @@ ROOT = HERE.parent.parent
 GEN = HERE / "gen.py"
 WAYS = HERE / "ways.py"
 
-# Runs in the measured interpreter: compile() against gotopy.compile.
+# Runs in the measured interpreter: compile() against gotopy.compile, and gotopy.compile
+# with the plan made first (PLAN_BESIDE past the module's size), each way in turn.
 COMPILE = """
 import sys, time, gotopy
+from gotopy import _compile
 data = open(sys.argv[1], "rb").read()
-best = {"plain": float("inf"), "gotopy": float("inf")}
+beside = _compile.PLAN_BESIDE
+best = {"plain": float("inf"), "gotopy": float("inf"), "first": float("inf")}
 for _ in range(3):
-    start = time.perf_counter()
-    compile(data, "big.py", "exec")
-    best["plain"] = min(best["plain"], time.perf_counter() - start)
-    start = time.perf_counter()
-    gotopy.compile(data, "big.py")
-    best["gotopy"] = min(best["gotopy"], time.perf_counter() - start)
-print(best["gotopy"], best["plain"])
+    for way in best:
+        _compile.PLAN_BESIDE = len(data) + 1 if way == "first" else beside
+        start = time.perf_counter()
+        if way == "plain":
+            compile(data, "big.py", "exec")
+        else:
+            gotopy.compile(data, "big.py")
+        best[way] = min(best[way], time.perf_counter() - start)
+print(best["gotopy"], best["plain"], best["first"])
 """
 
 # Runs in the measured interpreter: the rewritten function against the translated one.
@@ -207,8 +214,9 @@ def main() -> None:
                     text=True,
                 ).stdout.strip()
                 if "compile" in args.routes:
-                    gotopy, baseline = map(float, child(python, COMPILE, str(path)))
+                    gotopy, baseline, first = map(float, child(python, COMPILE, str(path)))
                     line(f"gotopy.compile {version}", blocks, gotopy, baseline)
+                    line(f"  planned first {version}", blocks, first, baseline)
                 if "steps" in args.routes:
                     *steps, baseline = map(float, child(python, STEPS, str(path), parts=4))
                     for step, took in zip(("plan", "unlowered", "lower"), steps):
