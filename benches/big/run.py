@@ -22,10 +22,12 @@ installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpytho
 
     python3 benches/big/run.py [--sizes 1000 4000 16000 64000] [--steps 2000000]
         [--gotopy target/release/gotopy] [--python PYTHON ...] [--runner PYTHON]
-        [--routes compile run memory steps] [--return-in-each | --ways]
+        [--routes compile run memory steps] [--return-in-each | --switch | --ways]
 
-``--return-in-each`` generates the module with ``gen.py --return-in-each`` (each procedure
-returns by a computed goto of its own), the run's expected result is the same. ``--ways``
+``--return-in-each`` generates the module with ``gen.py --return-in-each`` (each
+procedure returns by a computed goto of its own), the run's expected result is the same.
+``--switch`` appends a function holding a switch to gen.py's module, so that its plan edits
+CPython's tree (the compile route's ``planned first`` then costs what the default does). ``--ways``
 generates ``ways.py N --loops --jumps`` instead (N labels, a computed goto in each of N/16
 ``for`` loops that runs at each pass, over the labels after the loops), its result checked
 against ``ways.py --expect``; its sizes are multiples of 32, 1,024, 4,096, 16,384 and
@@ -112,8 +114,30 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
+# Appended with ``--switch``: a function whose switch makes the plan edit CPython's tree.
+SWITCH = """
+
+@goto
+def pick(x):
+    while switch *x:
+        case[1]
+        return "one"
+    return "other"
+"""
+SWITCH_PLAIN = """
+
+def pick(x):
+    return "one" if x == 1 else "other"
+"""
+
+
 def generate(
-    blocks: int, directory: Path, plain: bool = False, returns: bool = False, ways: bool = False
+    blocks: int,
+    directory: Path,
+    plain: bool = False,
+    returns: bool = False,
+    ways: bool = False,
+    switch: bool = False,
 ) -> Path:
     path = directory / f"big{blocks}{'_plain' if plain else ''}.py"
     if ways:
@@ -124,7 +148,7 @@ def generate(
     done = subprocess.run(args, capture_output=True)
     if done.returncode:
         sys.exit(f"run.py: {done.stderr.decode().strip()}")
-    path.write_bytes(done.stdout)
+    path.write_bytes(done.stdout + ((SWITCH_PLAIN if plain else SWITCH).encode() if switch else b""))
     return path
 
 
@@ -189,6 +213,11 @@ def main() -> None:
         help="each procedure returns by a computed goto of its own (gen.py's option)",
     )
     module.add_argument(
+        "--switch",
+        action="store_true",
+        help="gen.py's module and a function with a switch, whose plan edits the tree",
+    )
+    module.add_argument(
         "--ways",
         action="store_true",
         help="ways.py's computed gotos in many loops, which run, instead of gen.py's module",
@@ -203,7 +232,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         for blocks in args.sizes:
-            kinds = {"returns": args.return_in_each, "ways": args.ways}
+            kinds = {"returns": args.return_in_each, "ways": args.ways, "switch": args.switch}
             path = generate(blocks, directory, **kinds)
             plain = generate(blocks, directory, plain=True, **kinds)
             for python in args.python if {"compile", "steps"} & set(args.routes) else []:
