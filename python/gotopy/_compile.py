@@ -188,8 +188,8 @@ PLAN_BESIDE = 1 << 18
 def beside_pays(data: bytes) -> bool:
     """Whether to make the plan of the module ``data`` beside CPython's compile of its
     source: a big module whose plan needs that compile, as far as its bytes tell, and no
-    other thread running Python (:func:`plan_beside`)."""
-    return len(data) >= PLAN_BESIDE and not may_edit_tree(data) and threading.active_count() == 1
+    other thread running Python (:func:`plan_beside`); the search of the bytes last."""
+    return len(data) >= PLAN_BESIDE and threading.active_count() == 1 and not may_edit_tree(data)
 
 
 def may_edit_tree(data: bytes) -> bool:
