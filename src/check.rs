@@ -10,8 +10,8 @@ use ruff_text_size::{Ranged, TextRange};
 
 use crate::diagnostic::{Code, Diagnostic};
 use crate::scan::{
-    CaseKey, CaseValue, Frame, FrameKind, Marker, MarkerId, MarkerKind, Module, Scope, ScopeKind,
-    SwitchId,
+    CaseKey, CaseValue, Frame, FrameId, FrameKind, Marker, MarkerId, MarkerKind, Module, Scope,
+    ScopeKind, SwitchId,
 };
 use crate::source::Source;
 
@@ -35,6 +35,8 @@ fn rewritten_scope(module: &Module, scope: &Scope, source: &Source, out: &mut Ve
     bound_marker_names(scope, out);
     marker_rules(module, scope, source, out);
     label_rules(scope, out);
+    computed_goto_rules(scope, out);
+    constant_test_rules(scope, out);
 }
 
 /// Markers used inside an expression rather than as statements.
@@ -144,6 +146,141 @@ fn label_rules(scope: &Scope, out: &mut Vec<Diagnostic>) {
                     format!("label `.{}` is never used", entry.name),
                 )
                 .label("no goto names this label"),
+            );
+        }
+    }
+}
+
+/// Computed gotos that may leave a `try` statement with `finally` (G200): its `finally` body
+/// would have to go on to a label chosen at run time.
+fn computed_goto_rules(scope: &Scope, out: &mut Vec<Diagnostic>) {
+    let computed = (scope.markers.iter())
+        .filter(|marker| matches!(marker.kind, MarkerKind::ComputedGoto { .. }));
+    let mut left: HashMap<Option<FrameId>, Option<FrameId>> = HashMap::new();
+    let mut labels = None;
+    for marker in computed {
+        let labels = &*labels.get_or_insert_with(|| FreeLabels::of(scope));
+        let Some(finally) = *left
+            .entry(marker.frame)
+            .or_insert_with(|| finally_left(scope, labels, marker.frame))
+        else {
+            continue;
+        };
+        out.push(
+            Diagnostic::new(
+                Code::CannotRewrite,
+                marker.range,
+                "cannot rewrite: a computed goto that may leave a `try` statement with \
+                 `finally` is not supported",
+            )
+            .label("may jump to a label outside the `try` statement")
+            .related(scope.frame(finally).header, "the `try` statement")
+            .help(
+                "its `finally` body would have to go on to a label chosen at run time; \
+                 dispatch with `if`/`elif` and one `goto .name` per label, or move the \
+                 computed goto out of the `try` statement",
+            ),
+        );
+    }
+}
+
+/// How many labels each frame holds without a frame between (a computed goto may reach them
+/// from there without entering one): its own and those of the `try` bodies and switch
+/// bodies inside it, by frame, and the scope's own level's.
+struct FreeLabels {
+    in_frame: Vec<usize>,
+    at_scope_level: usize,
+}
+
+impl FreeLabels {
+    fn of(scope: &Scope) -> FreeLabels {
+        let mut free = FreeLabels {
+            in_frame: vec![0; scope.frames.len()],
+            at_scope_level: 0,
+        };
+        for entry in scope.labels.iter() {
+            let mut at = scope.marker(entry.definition).frame;
+            loop {
+                *free.at(at) += 1;
+                match at.map(|id| scope.frame(id)) {
+                    Some(frame) if !frame.kind.is_frame() => at = frame.parent,
+                    _ => break,
+                }
+            }
+        }
+        free
+    }
+
+    fn at(&mut self, frame: Option<FrameId>) -> &mut usize {
+        match frame {
+            Some(id) => &mut self.in_frame[id.0],
+            None => &mut self.at_scope_level,
+        }
+    }
+
+    fn get(&self, frame: Option<FrameId>) -> usize {
+        frame.map_or(self.at_scope_level, |id| self.in_frame[id.0])
+    }
+}
+
+/// The `try` statement with `finally` that a computed goto in `frame` may leave on its way
+/// to a label it may reach (SPEC 4), if any: going out from `frame` frame by frame (up to a
+/// `finally` body or `except*` handler, which no goto leaves), once a `try` is left, any
+/// label in the frames further out is one. Linear in the depth of `frame`, so a scope of G
+/// computed gotos over L labels costs G plus L.
+fn finally_left(scope: &Scope, free: &FreeLabels, frame: Option<FrameId>) -> Option<FrameId> {
+    let mut left = None;
+    let mut at = frame;
+    while let Some(id) = at {
+        let inner = scope.frame(id);
+        match inner.kind {
+            FrameKind::Finally | FrameKind::Except { is_star: true } => return None,
+            FrameKind::TryFinally => {
+                left.get_or_insert(id);
+            }
+            _ => {}
+        }
+        // The labels out there, but for those reached through the frame just left.
+        let through = if inner.kind.is_frame() { 0 } else { free.get(Some(id)) };
+        if left.is_some() && free.get(inner.parent) > through {
+            return left;
+        }
+        at = inner.parent;
+    }
+    None
+}
+
+/// Labels and cases in code a compiler may drop because of a test of constants it computes
+/// and gotopy does not (G200; `scan::ConstantTest`). A test that is a literal is no
+/// problem: `prepare` keeps what it guards.
+fn constant_test_rules(scope: &Scope, out: &mut Vec<Diagnostic>) {
+    for test in &scope.constant_tests {
+        for marker in &scope.markers {
+            let what = match &marker.kind {
+                MarkerKind::Label { name, .. } => format!("label `.{name}`"),
+                MarkerKind::Case { .. } => "this case".to_owned(),
+                _ => continue,
+            };
+            if !test.region.contains_range(marker.range) {
+                continue;
+            }
+            out.push(
+                Diagnostic::new(
+                    Code::CannotRewrite,
+                    marker.range,
+                    format!(
+                        "cannot rewrite: the compiler may compute the test that guards \
+                         {what} and remove it as unreachable"
+                    ),
+                )
+                .label("may be removed with the code around it")
+                .related(test.test, "a test of constants a compiler may compute")
+                .help(
+                    "compilers drop the code under a test they can compute, such as \
+                     `1 - 1`, `x and False` or `__debug__`; gotopy keeps labels under a \
+                     literal (`if False:`, `while 0:`) but cannot follow an expression: \
+                     write the literal, or test a variable",
+                ),
             );
         }
     }

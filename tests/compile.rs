@@ -1,8 +1,7 @@
 //! Compiling with goto: every `fixtures/ok` fixture compiles to code objects that pass the
 //! verifier, runs with exit status 0, and checks what it computes with its own assertions
-//! (snapshot: the rewritten disassembly and what `gotopy run` prints); every
-//! `fixtures/refused` fixture is refused by design with `G200`, whose help says what to write
-//! instead (snapshot: the refusal). An internal error (`G900`) fails every test. A module
+//! (snapshot: the rewritten disassembly and what `gotopy run` prints). An internal error
+//! (`G900`) fails every test. A module
 //! without markers in a rewritten scope compiles byte for byte as the plain RustPython
 //! compiler compiles it (the fixtures always; CPython's standard library in a test that is
 //! ignored unless asked for, `-- --include-ignored` as `.ci/run` runs it).
@@ -44,29 +43,6 @@ fn ok_fixtures_compile_and_run() {
         let (status, run) = run_output(path);
         assert_eq!(status, Some(0), "{}: {run}", path.display());
         insta::assert_snapshot!(format!("{listing}--- gotopy run ---\n{run}"));
-    });
-}
-
-#[test]
-fn refused_fixtures_are_refused_by_design() {
-    insta::glob!("../fixtures/refused", "*.py", |path| {
-        let text = std::fs::read_to_string(path).unwrap();
-        let source = Source::new(common::shown(path), text.clone());
-        let Err(CompileError::Rejected { diagnostics, .. }) =
-            compile_source(&source, common::fixture_options(&text))
-        else {
-            panic!("{}: a refused fixture must be refused", path.display());
-        };
-        let rendered = render_text(&diagnostics, &source, false);
-        let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
-        assert!(
-            !errors.is_empty()
-                && errors.iter().all(|d| d.code == Code::CannotRewrite
-                    && d.help.as_ref().is_some_and(|help| !help.contains("bug"))),
-            "{}: only G200 with advice may refuse a fixture:\n{rendered}",
-            path.display()
-        );
-        insta::assert_snapshot!(rendered);
     });
 }
 
@@ -135,20 +111,22 @@ fn labels_after_return_survive_and_guards_leave_nothing() {
 }
 
 #[test]
-fn a_label_the_compiler_removes_is_refused() {
-    // `if False:` bodies are dropped by the code generator; gotopy does not guard them.
+fn code_under_a_literal_test_survives_and_its_guard_leaves_a_jump() {
+    // The code generator drops the body of `if False:`; the guard `if not label:` keeps it,
+    // and the rewrite turns the guard into a jump over it.
     let source = Source::new(
         "t.py",
-        "@goto\ndef f():\n    goto .x\n    if False:\n        label .x\n    return 1\n",
+        "@goto\ndef f():\n    goto .x\n    if False:\n        label .x\n        return 2\n    return 1\n",
     );
-    match compile_source(&source, Options::default()) {
-        Err(CompileError::Rejected { diagnostics, .. }) => {
-            assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
-            assert_eq!(diagnostics[0].code, Code::CannotRewrite);
-            assert!(diagnostics[0].message.contains("`.x`"), "{diagnostics:?}");
-        }
-        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
-    }
+    let compiled = compile_source(&source, Options::default()).unwrap();
+    let listing = disassemble(&compiled.code).unwrap();
+    assert!(!listing.contains("label"), "{listing}");
+    assert!(!listing.contains("TO_BOOL"), "{listing}");
+    assert!(listing.contains("RETURN_VALUE"), "{listing}");
+    assert!(
+        listing.matches("LOAD_CONST").count() >= 2,
+        "both returns: {listing}"
+    );
 }
 
 /// Every file RustPython compiles compiles with gotopy to the same bytes; every file it

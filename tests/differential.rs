@@ -8,9 +8,9 @@
 //! the SPEC. A program gotopy refuses is never run; refusals are counted and printed, split
 //! into programs RustPython 0.5.0 cannot compile even without goto (its code generator
 //! panics on some nestings of loops, `try` and `finally`) and programs only gotopy refuses.
-//! Of those, an internal error (`G900`: the verifier rejected the rewrite, or an assumption
-//! about the compiled code failed) fails the test, as a wrong result does; a refusal by
-//! design (`G200`) is printed.
+//! Of those, any refusal fails the test, as a wrong result does: an internal error (`G900`:
+//! the verifier rejected the rewrite, or an assumption about the compiled code failed) or a
+//! refusal by design (`G200`), which `check` would have to report first.
 //!
 //! The seed is fixed; `GOTOPY_DIFF_SEED=N` replays seed N, `GOTOPY_DIFF_SEED=random` draws a
 //! new one, `GOTOPY_DIFF_PROGRAMS` sets how many (default 2,000).
@@ -109,19 +109,15 @@ fn random_programs_match_the_reference_interpreter() {
     for refusal in &gotopy_refused {
         eprintln!("  {refusal}");
     }
-    let internal: Vec<&String> = gotopy_refused
-        .iter()
-        .filter(|refusal| refusal.contains("G900"))
-        .collect();
+    // Every program the generator means to obey the SPEC passes `check` (the rule-breaking
+    // ones are rejected above, with their codes), so a refusal of one, by design (`G200`) or
+    // an internal error (`G900`), is a refusal `check` does not report: `check` tells the
+    // whole truth (issue 67, `tests/verdicts.rs`).
     assert!(
-        internal.is_empty(),
-        "seed {seed} ({}): internal errors in gotopy:\n{}",
+        gotopy_refused.is_empty(),
+        "seed {seed} ({}): gotopy refused programs that obey the SPEC:\n{}",
         dir.display(),
-        internal
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+        gotopy_refused.join("\n")
     );
     assert!(
         mismatches.is_empty(),

@@ -94,12 +94,7 @@ fn assert_unchanged(name: &str, files: &[(String, String)]) {
 #[test]
 fn fixtures_emit_the_recorded_code() {
     let mut files = Vec::new();
-    for dir in [
-        "fixtures/ok",
-        "fixtures/refused",
-        "fixtures/err",
-        "examples",
-    ] {
+    for dir in ["fixtures/ok", "fixtures/err", "examples"] {
         for path in common::python_files(dir) {
             let text = std::fs::read_to_string(&path).unwrap();
             files.push((common::shown(&path), text));

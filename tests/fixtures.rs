@@ -74,7 +74,7 @@ fn err_fixtures_give_the_errors_their_header_names() {
 
 #[test]
 fn every_fixture_says_what_it_checks() {
-    for kind in ["ok", "err", "refused"] {
+    for kind in ["ok", "err"] {
         for entry in std::fs::read_dir(common::root().join("fixtures").join(kind)).unwrap() {
             let path = entry.unwrap().path();
             let text = std::fs::read_to_string(&path).unwrap();
@@ -102,12 +102,11 @@ fn every_rule_has_a_fixture() {
             );
         }
     }
-    // G2xx codes come from compiling, not checking: tests/compile.rs covers them. G900 is a
-    // failure inside gotopy, which no fixture may show.
+    // G900 is a failure inside gotopy, which no fixture may show.
     let missing: Vec<_> = Code::ALL
         .iter()
         .map(|code| code.as_str())
-        .filter(|code| !code.starts_with("G2") && !code.starts_with("G9"))
+        .filter(|code| !code.starts_with("G9"))
         .filter(|code| !seen.contains(code))
         .collect();
     assert!(missing.is_empty(), "no fixture shows {missing:?}");
@@ -135,9 +134,6 @@ fn no_orphaned_snapshots() {
             }
             Some(("compile__ok_fixtures_compile_and_run", file)) => {
                 common::root().join("fixtures/ok").join(file)
-            }
-            Some(("compile__refused_fixtures_are_refused_by_design", file)) => {
-                common::root().join("fixtures/refused").join(file)
             }
             _ => continue,
         };

@@ -82,7 +82,7 @@ def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
     trampolines: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for trampoline in plan["trampolines"]:
         trampolines.setdefault(tuple(trampoline["try_at"]), []).append(trampoline)
-    placed = _Editor(guards, trampolines)
+    placed = _Editor(guards, {tuple(span) for span in plan["negated"]}, trampolines)
     for scope in plan["scopes"]:
         for switch in scope["switches"]:
             placed.switches[tuple(switch["at"])] = switch
@@ -164,8 +164,11 @@ def _switch(stmt: ast.While, plan: dict[str, Any]) -> ast.stmt:
 
 
 class _Editor:
-    def __init__(self, guards: set[Position], trampolines: dict[tuple[int, int], list[dict[str, Any]]]):
+    def __init__(
+        self, guards: set[Position], negated: set[Position], trampolines: dict[tuple[int, int], list[dict[str, Any]]]
+    ):
         self.guards = guards
+        self.negated = negated
         self.by_try = trampolines
         self.guarded: set[Position] = set()
         self.trampolines = 0
@@ -213,9 +216,13 @@ class _Editor:
             guard = ast.If(test=_name("label", span), body=stmt.body, orelse=[])
             stmt.body = [_at(guard, span)]  # type: ignore[attr-defined]
             self.guarded.add(span)
-        elif isinstance(stmt, ast.While) and _position(stmt.test) in self.guards:
-            self.guarded.add(_position(stmt.test))
-            stmt.test = _name("label", _position(stmt.test))
+        elif isinstance(stmt, (ast.If, ast.While)) and _position(stmt.test) in self.guards:
+            # A literal test: `label`, or `not label` where it was false.
+            test = _position(stmt.test)
+            self.guarded.add(test)
+            stmt.test = _name("label", test)
+            if test in self.negated:
+                stmt.test = _at(ast.UnaryOp(op=ast.Not(), operand=stmt.test), test)
         trampolines = self.by_try.get(start, [])
         if trampolines and isinstance(stmt, _TRY):
             copies = [_trampoline(stmt, t) for t in trampolines]

@@ -24,7 +24,7 @@ use crate::plan::cases::{
     Reachable, frame_chain, handler_name, labels_by_frame, no_such_label_text, search_levels,
     search_table, switch_cases,
 };
-use crate::plan::prepare::{Generator, frames_left, prepare};
+use crate::plan::prepare::{Generator, prepare};
 use crate::plan::{Checked, CompileError, checked, lost_track, rejected};
 use crate::scan::{
     CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
@@ -42,10 +42,13 @@ pub struct Plan {
     pub warnings: Vec<Diagnostic>,
     /// The statements (`return`, `raise`, `break`, `continue`) to compile as
     /// `if label: <statement>`, the `with` statements whose body to compile as
-    /// `if label: <body>` (those that may end abruptly), and the constant `while` tests to
-    /// compile as `label`, by the span of the statement or the test: the guard's load of
-    /// `label` carries that span.
+    /// `if label: <body>` (those that may end abruptly), and the literal `if`, `elif` and
+    /// `while` tests to compile as `label`, by the span of the statement or the test: the
+    /// guard's load of `label` carries that span.
     pub guards: Vec<Position>,
+    /// The literal tests among the guards to compile as `not label` instead: false ones
+    /// whose code a goto enters.
+    pub negated: Vec<Position>,
     /// The copies of `finally` bodies to insert after `try` statements.
     pub trampolines: Vec<TrampolinePlan>,
     /// Every rewritten scope that has markers.
@@ -335,6 +338,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
     let mut plan = Plan {
         warnings: diagnostics,
         guards: Vec::new(),
+        negated: Vec::new(),
         trampolines: Vec::new(),
         scopes: Vec::new(),
         withs: Vec::new(),
@@ -352,6 +356,11 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
     // again, and hand over its record of the edits.
     let prepared = prepare(&mut ast, &module, &rewritten, Generator::CPython);
     plan.guards = prepared.guards.iter().map(|&r| positions.span(r)).collect();
+    plan.negated = prepared
+        .negated
+        .iter()
+        .map(|&r| positions.span(r))
+        .collect();
     let mut trampolines = Trampolines::default();
     for (range, trampoline) in &prepared.trampolines {
         let scope = &module.scopes[trampoline.scope.0];
@@ -475,7 +484,7 @@ fn goto_plan(
 ) -> GotoPlan {
     // A goto outside every frame leaves none: no need to look its label up.
     let left = frame
-        .and_then(|_| frames_left(scope, frame, name))
+        .and_then(|_| scope.frames_left(frame, name))
         .unwrap_or_default();
     let mut plan = GotoPlan {
         name: name.to_owned(),

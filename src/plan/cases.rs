@@ -7,8 +7,7 @@ use std::rc::Rc;
 
 use crate::scan::{CaseKey, FrameId, FrameKind, Marker, MarkerId, Scope, SwitchId};
 
-use super::prepare::frames_left;
-use super::refuse;
+use super::lost_track;
 
 /// The start of the `ValueError` message of a computed goto's unknown label.
 pub(crate) const NO_SUCH_LABEL: &str = "goto *: no label named ";
@@ -81,16 +80,13 @@ impl<'s> Reachable<'s> {
             .or_insert_with(|| reachable_from(scope, goto));
         match found {
             Ok(names) => Ok(Rc::clone(names)),
-            Err(name) => Err(refuse(
-                scope,
-                marker,
-                format!(
+            // The checker refuses it (G200, `check::finally_left`) before any backend plans.
+            Err(name) => Err(lost_track(
+                goto.range,
+                &format!(
                     "a computed goto that may leave a `try` statement with `finally` (to \
-                     label `.{name}`) is not supported"
+                     label `.{name}`) got past the checker"
                 ),
-                "its `finally` body would have to go on to a label chosen at run time; \
-                 dispatch with `if`/`elif` and one `goto .name` per label, or move the \
-                 computed goto out of the `try` statement",
             )),
         }
     }
@@ -101,7 +97,7 @@ impl<'s> Reachable<'s> {
 fn reachable_from<'s>(scope: &'s Scope, goto: &Marker) -> Result<Rc<[&'s str]>, &'s str> {
     let mut names: Vec<&str> = Vec::new();
     for name in legal_labels(scope, goto) {
-        let left = frames_left(scope, goto.frame, name).unwrap_or_default();
+        let left = scope.frames_left(goto.frame, name).unwrap_or_default();
         if left
             .iter()
             .any(|&frame| scope.frame(frame).kind == FrameKind::TryFinally)
@@ -347,5 +343,50 @@ mod tests {
         assert_eq!(handler_name("except ValueError"), None);
         assert_eq!(handler_name("except alias"), None);
         assert_eq!(handler_name("except has"), None);
+    }
+
+    /// The checker's linear rule for computed gotos that may leave a `try` statement with
+    /// `finally` (`check::finally_left`, G200) refuses exactly where the targets of the
+    /// plan, decided label by label, would leave one, and the verdicts are those worked out
+    /// by hand.
+    #[test]
+    fn the_checker_refuses_exactly_the_computed_gotos_whose_targets_leave_a_try() {
+        let shapes: [(&str, bool); 9] = [
+            // Labels outside the `try`, inside it, before it.
+            ("try:\n goto *n\nfinally:\n pass\nlabel .out\n", true),
+            ("try:\n goto *n\n label .inside\nfinally:\n pass\n", false),
+            ("label .before\ntry:\n goto *n\nfinally:\n pass\n", true),
+            // In a `for` in the `try`: its own labels and the `try`'s, or one outside too.
+            ("try:\n for x in n:\n  goto *x\n  label .f\n label .t\nfinally:\n pass\n", false),
+            ("try:\n for x in n:\n  goto *x\nfinally:\n pass\nlabel .out\n", true),
+            // In the `finally` body, which no goto leaves; in a handler, whose `try` has one.
+            ("try:\n pass\nfinally:\n goto *n\n label .f\nlabel .out\n", false),
+            ("try:\n pass\nexcept E:\n goto *n\nfinally:\n pass\nlabel .out\n", true),
+            // Nested: a label between the two `try` statements, reached by leaving the inner.
+            ("try:\n try:\n  goto *n\n finally:\n  pass\n label .mid\nfinally:\n pass\n", true),
+            // A label in a `for` outside is entered, so never a target.
+            ("try:\n goto *n\nfinally:\n pass\nfor x in n:\n label .f\n", false),
+        ];
+        for (body, refused) in shapes {
+            let indented: String = body.lines().map(|line| format!("    {line}\n")).collect();
+            let text = format!("@goto\ndef f(n):\n{indented}");
+            let source = crate::Source::new("t.py", text.as_str());
+            let parsed = crate::parse::parse(&source).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let module = crate::scan::scan(
+                parsed.syntax(),
+                parsed.tokens(),
+                &source,
+                crate::Options::new(),
+            );
+            let scope = &module.scopes[1];
+            let checked = crate::check::check(&module, &source)
+                .iter()
+                .any(|d| d.message.contains("may leave a `try` statement"));
+            let goto = (scope.markers.iter())
+                .find(|m| matches!(m.kind, crate::scan::MarkerKind::ComputedGoto { .. }))
+                .expect("a computed goto");
+            let planned = reachable_from(scope, goto).is_err();
+            assert_eq!((checked, planned), (refused, refused), "{text}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::{self, Expr, ExprContext, ModModule, Stmt};
 
-use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, Scope, ScopeId, SwitchId};
+use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, ScopeId, SwitchId, truth};
 
 /// What preparing the AST added, for the rewrite to find again by source range.
 #[derive(Default)]
@@ -17,6 +17,9 @@ pub(crate) struct Prepared {
     /// The test of every guard: those that keep a label reachable, and those around the
     /// `with` bodies that may end abruptly.
     pub(crate) guards: Vec<TextRange>,
+    /// The guards among them whose test is `not label`: a false literal test, whose code a
+    /// goto enters ([`guard_constant_tests`]).
+    pub(crate) negated: Vec<TextRange>,
     /// Every trampoline, by the source range its instructions carry.
     pub(crate) trampolines: Vec<(TextRange, Trampoline)>,
     /// The marker after each `while switch` statement, where its default starts.
@@ -70,9 +73,9 @@ pub(crate) fn prepare(
     rewritten: &[ScopeId],
     generator: Generator,
 ) -> Prepared {
-    // Where the last label of each scope stands, by the start of its name (the module's at
-    // 0): a statement that ends before it has a label after it.
-    let mut last_labels: HashMap<TextSize, TextSize> = HashMap::new();
+    // Where the labels and cases of each scope stand, sorted, by the start of its name (the
+    // module's at 0): a statement that ends before the last has a label after it.
+    let mut targets: HashMap<TextSize, Vec<TextSize>> = HashMap::new();
     // Gotos leaving each `try` statement, by the statement's start.
     let mut leaving: HashMap<TextSize, Vec<Trampoline>> = HashMap::new();
     let mut dispatches = Dispatches::default();
@@ -94,20 +97,20 @@ pub(crate) fn prepare(
                 _ => {}
             }
         }
-        let last = (scope.markers.iter())
-            // Cases are jump targets too.
+        // Cases are jump targets too. Markers are in source order.
+        let starts: Vec<TextSize> = (scope.markers.iter())
             .filter(|m| matches!(m.kind, MarkerKind::Label { .. } | MarkerKind::Case { .. }))
             .map(|m| m.range.start())
-            .max();
-        if let Some(last) = last {
-            last_labels.insert(scope.name_range.start(), last);
+            .collect();
+        if !starts.is_empty() {
+            targets.insert(scope.name_range.start(), starts);
         }
         for (index, marker) in scope.markers.iter().enumerate() {
             // A goto outside every frame leaves none (most gotos of generated code).
             let (MarkerKind::Goto { name, .. }, Some(from)) = (&marker.kind, marker.frame) else {
                 continue;
             };
-            for frame in frames_left(scope, Some(from), name).unwrap_or_default() {
+            for frame in scope.frames_left(Some(from), name).unwrap_or_default() {
                 if scope.frame(frame).kind == FrameKind::TryFinally {
                     let trampoline = Trampoline {
                         scope: id,
@@ -129,17 +132,19 @@ pub(crate) fn prepare(
         for trampoline in trampolines {
             let scope = &module.scopes[trampoline.scope.0];
             if let Some(&end) = ends.get(start) {
-                let last = last_labels.entry(scope.name_range.start()).or_insert(end);
-                *last = (*last).max(end);
+                let starts = targets.entry(scope.name_range.start()).or_default();
+                if let Err(at) = starts.binary_search(&end) {
+                    starts.insert(at, end);
+                }
             }
         }
     }
     let mut prepared = Prepared::default();
     guard_body(
         &mut ast.body,
-        last_labels.get(&TextSize::default()).copied(),
-        &last_labels,
-        &mut prepared.guards,
+        targets.get(&TextSize::default()).map_or(&[], Vec::as_slice),
+        &targets,
+        &mut prepared,
     );
     if !dispatches.switches.is_empty() || !dispatches.markers.is_empty() {
         expand_dispatches(&mut ast.body, &dispatches, &mut prepared);
@@ -327,62 +332,115 @@ fn expression_statement(value: Expr) -> Stmt {
     })
 }
 
-/// The frames a goto at `from` leaves on its way to label `name`, innermost first (`None`
-/// if the scope has no such label, which the checker rules out).
-pub(crate) fn frames_left(
-    scope: &Scope,
-    from: Option<FrameId>,
-    name: &str,
-) -> Option<Vec<FrameId>> {
-    let entry = scope.labels.get(name)?;
-    let from = scope.frame_path(from);
-    let to = scope.frame_path(scope.marker(entry.definition).frame);
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    Some(from.iter().skip(common).rev().copied().collect())
-}
-
 /// Guards the statements of one scope's `body` (not of nested scopes, which get their own
-/// label lists) after which a label of that scope follows: one that ends before `last`, the
-/// scope's last label (or the end of a `try` statement a trampoline follows, which counts
-/// as one). `scopes`: the last label of each scope, by the start of its name.
+/// label lists) after which a label of that scope follows: one that ends before the last of
+/// `targets`, the scope's labels and cases in source order (the end of a `try` statement a
+/// trampoline follows counts as one); and the literal tests whose code holds a label
+/// ([`guard_constant_tests`]). `scopes`: the targets of each scope, by the start of its name.
 fn guard_body(
     body: &mut [Stmt],
-    last: Option<TextSize>,
-    scopes: &HashMap<TextSize, TextSize>,
-    guards: &mut Vec<TextRange>,
+    targets: &[TextSize],
+    scopes: &HashMap<TextSize, Vec<TextSize>>,
+    prepared: &mut Prepared,
 ) {
-    let label_after = |range: TextRange| last.is_some_and(|at| at >= range.end());
+    let label_after = |range: TextRange| targets.last().is_some_and(|&at| at >= range.end());
     for stmt in body.iter_mut() {
         match stmt {
             Stmt::FunctionDef(def) => {
-                let inner = scopes.get(&def.name.range.start()).copied();
-                guard_body(&mut def.body, inner, scopes, guards);
+                let inner = scopes
+                    .get(&def.name.range.start())
+                    .map_or(&[][..], Vec::as_slice);
+                guard_body(&mut def.body, inner, scopes, prepared);
             }
             Stmt::ClassDef(class) => {
-                let inner = scopes.get(&class.name.range.start()).copied();
-                guard_body(&mut class.body, inner, scopes, guards);
+                let inner = scopes
+                    .get(&class.name.range.start())
+                    .map_or(&[][..], Vec::as_slice);
+                guard_body(&mut class.body, inner, scopes, prepared);
             }
             Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_) => {
-                guard_statement(stmt, label_after(stmt.range()), guards);
+                guard_statement(stmt, label_after(stmt.range()), &mut prepared.guards);
             }
             Stmt::Assert(assert) if always_fails(assert) => {
-                guard_statement(stmt, label_after(stmt.range()), guards);
+                guard_statement(stmt, label_after(stmt.range()), &mut prepared.guards);
             }
-            Stmt::While(stmt) => {
-                if always_true(&stmt.test) && label_after(stmt.range) {
-                    let range = stmt.test.range();
-                    *stmt.test = guard_test(range);
-                    guards.push(range);
-                }
-                guard_body(&mut stmt.body, last, scopes, guards);
-                guard_body(&mut stmt.orelse, last, scopes, guards);
+            Stmt::While(stmt) if always_true(&stmt.test) && label_after(stmt.range) => {
+                let range = stmt.test.range();
+                *stmt.test = guard_test(range);
+                prepared.guards.push(range);
+                guard_body(&mut stmt.body, targets, scopes, prepared);
+                guard_body(&mut stmt.orelse, targets, scopes, prepared);
             }
             _ => {
+                guard_constant_tests(stmt, targets, prepared);
                 for inner in child_bodies(stmt) {
-                    guard_body(inner, last, scopes, guards);
+                    guard_body(inner, targets, scopes, prepared);
                 }
             }
         }
+    }
+}
+
+/// Keeps the code under the literal tests of `stmt` (an `if`, its `elif`s, a `while`) that a
+/// goto enters: both code generators drop the body of `if False:` or `while 0:`, and the
+/// clauses after `if True:` or the `else` of `while True:`, labels and all ([`truth`]). Such
+/// a test becomes `not label` (false) or `label` (true), which the rewrite turns into a
+/// jump over that code or into nothing: ordinary flow goes where the literal sent it, and a
+/// goto finds the code compiled. `targets`: the scope's labels and cases, sorted.
+fn guard_constant_tests(stmt: &mut Stmt, targets: &[TextSize], prepared: &mut Prepared) {
+    let holds_target = |range: TextRange| {
+        let first = targets.partition_point(|&at| at < range.start());
+        targets.get(first).is_some_and(|&at| at < range.end())
+    };
+    let mut guard = |test: &mut Expr, value: bool| {
+        let range = test.range();
+        *test = if value {
+            guard_test(range)
+        } else {
+            Expr::UnaryOp(ast::ExprUnaryOp {
+                node_index: Default::default(),
+                range,
+                op: ast::UnaryOp::Not,
+                operand: Box::new(guard_test(range)),
+            })
+        };
+        prepared.guards.push(range);
+        if !value {
+            prepared.negated.push(range);
+        }
+    };
+    match stmt {
+        Stmt::If(stmt) => {
+            let end = stmt.range.end();
+            let tests = std::iter::once((Some(&mut *stmt.test), &stmt.body))
+                .chain((stmt.elif_else_clauses.iter_mut()).map(|c| (c.test.as_mut(), &c.body)));
+            for (test, body) in tests {
+                let (Some(test), Some(last)) = (test, body.last()) else {
+                    continue;
+                };
+                let skipped = match truth(test) {
+                    Some(false) => TextRange::new(body[0].start(), last.end()),
+                    Some(true) => TextRange::new(last.end(), end),
+                    None => continue,
+                };
+                if holds_target(skipped) {
+                    let value = truth(test) == Some(true);
+                    guard(test, value);
+                }
+            }
+        }
+        Stmt::While(stmt) => {
+            let skipped = match (truth(&stmt.test), stmt.body.last(), stmt.orelse.last()) {
+                (Some(false), Some(last), _) => TextRange::new(stmt.body[0].start(), last.end()),
+                (Some(true), _, Some(last)) => TextRange::new(stmt.orelse[0].start(), last.end()),
+                _ => return,
+            };
+            if holds_target(skipped) {
+                let value = truth(&stmt.test) == Some(true);
+                guard(&mut stmt.test, value);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -527,47 +585,6 @@ fn guard_test(range: TextRange) -> Expr {
 /// replace one with an unconditional loop.
 fn always_true(test: &Expr) -> bool {
     truth(test) == Some(true)
-}
-
-/// The truth value of a literal, a tuple of them, or `not`, `-` or `+` applied to one (signs
-/// only to numbers, which keep their truth); `None` for anything else.
-fn truth(expr: &Expr) -> Option<bool> {
-    match expr {
-        Expr::BooleanLiteral(literal) => Some(literal.value),
-        Expr::NoneLiteral(_) => Some(false),
-        Expr::EllipsisLiteral(_) => Some(true),
-        Expr::NumberLiteral(number) => Some(match &number.value {
-            ast::Number::Int(int) => int.as_u64() != Some(0),
-            ast::Number::Float(value) => *value != 0.0,
-            ast::Number::Complex { real, imag } => *real != 0.0 || *imag != 0.0,
-        }),
-        Expr::StringLiteral(string) => Some(!string.value.is_empty()),
-        Expr::BytesLiteral(bytes) => Some(!bytes.value.is_empty()),
-        Expr::Tuple(tuple) => tuple
-            .elts
-            .iter()
-            .all(|element| truth(element).is_some())
-            .then_some(!tuple.elts.is_empty()),
-        Expr::UnaryOp(unary) => match unary.op {
-            ast::UnaryOp::Not => truth(&unary.operand).map(|operand| !operand),
-            ast::UnaryOp::USub | ast::UnaryOp::UAdd => {
-                truth(&unary.operand).filter(|_| numeric(&unary.operand))
-            }
-            ast::UnaryOp::Invert => None,
-        },
-        _ => None,
-    }
-}
-
-/// A number or boolean literal, possibly signed.
-fn numeric(expr: &Expr) -> bool {
-    match expr {
-        Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
-        Expr::UnaryOp(unary) => {
-            matches!(unary.op, ast::UnaryOp::USub | ast::UnaryOp::UAdd) && numeric(&unary.operand)
-        }
-        _ => false,
-    }
 }
 
 #[cfg(test)]

@@ -19,10 +19,12 @@ use rustpython_compiler::ast::{
 
 use crate::source::Source;
 
+mod constant;
 mod labels;
 mod pragma;
 mod shape;
 
+pub(crate) use constant::{Folding, folding, truth};
 pub use labels::LabelTable;
 pub use pragma::{ALL_SCOPES, asks_all_scopes};
 pub(crate) use shape::is_goto_decorator;
@@ -135,6 +137,9 @@ pub struct Scope {
     pub misplaced: Vec<Misplaced>,
     /// Local bindings of `goto`, `label`, `switch` or `case`, in source order.
     pub bindings: Vec<Binding>,
+    /// Tests of constants whose value gotopy does not compute ([`Folding::Unknown`]), in
+    /// source order.
+    pub constant_tests: Vec<ConstantTest>,
 }
 
 /// A region of a scope's body that holds run-time state or unwinds, innermost last on a path.
@@ -276,6 +281,18 @@ pub struct Misplaced {
     pub computed_target: Option<TextRange>,
 }
 
+/// The test of an `if`, `elif`, `while` or `assert` made of constants that a compiler may
+/// compute though gotopy does not (`if 1 - 1:`, `while x or 1:`, `if __debug__:`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConstantTest {
+    pub test: TextRange,
+    /// The code a compiler may drop as unreachable because of it: for an `if` or `elif`,
+    /// from the test to the end of the statement (its body, or the clauses after it); for a
+    /// `while` or an `assert`, from the test to the end of the scope (the loop may never
+    /// end, the assertion always fail).
+    pub region: TextRange,
+}
+
 /// A local binding of one of [`MARKER_NAMES`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binding {
@@ -317,6 +334,16 @@ impl Scope {
         }
         path.reverse();
         path
+    }
+
+    /// The frames a goto at `from` leaves on its way to label `name`, innermost first (`None`
+    /// if the scope has no such label, which the checker rules out).
+    pub fn frames_left(&self, from: Option<FrameId>, name: &str) -> Option<Vec<FrameId>> {
+        let entry = self.labels.get(name)?;
+        let from = self.frame_path(from);
+        let to = self.frame_path(self.marker(entry.definition).frame);
+        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        Some(from.iter().skip(common).rev().copied().collect())
     }
 
     /// How diagnostics name the scope: "function `f`", "class `C`", "the module".
@@ -417,6 +444,7 @@ impl<'a> Scanner<'a> {
             labels: LabelTable::default(),
             misplaced: Vec::new(),
             bindings: Vec::new(),
+            constant_tests: Vec::new(),
         });
         ScopeId(self.scopes.len() - 1)
     }
@@ -516,6 +544,7 @@ impl<'a> Scanner<'a> {
                 Some(subject) => self.switch(stmt, subject),
                 None => {
                     self.visit_expr(&stmt.test);
+                    self.constant_test(&stmt.test, None);
                     self.looped(Loop::Plain, |this| this.body(&stmt.body));
                     self.body(&stmt.orelse);
                 }
@@ -534,10 +563,12 @@ impl<'a> Scanner<'a> {
             Stmt::Try(stmt) => self.try_statement(stmt),
             Stmt::If(stmt) => {
                 self.visit_expr(&stmt.test);
+                self.constant_test(&stmt.test, Some(stmt.end()));
                 self.body(&stmt.body);
                 for clause in &stmt.elif_else_clauses {
                     if let Some(test) = &clause.test {
                         self.visit_expr(test);
+                        self.constant_test(test, Some(stmt.end()));
                     }
                     self.body(&clause.body);
                 }
@@ -575,9 +606,28 @@ impl<'a> Scanner<'a> {
                 }
             }
             Stmt::Import(_) => {}
+            Stmt::Assert(assert) => {
+                self.constant_test(&assert.test, None);
+                visitor::walk_stmt(self, stmt);
+            }
             // The remaining statements hold expressions only, no bodies.
             _ => visitor::walk_stmt(self, stmt),
         }
+    }
+
+    /// Records `test` if it is made of constants gotopy does not compute: the code from it to
+    /// `end`, or to the end of the scope for `None`, may be dropped.
+    fn constant_test(&mut self, test: &Expr, end: Option<TextSize>) {
+        if folding(test) != Folding::Unknown {
+            return;
+        }
+        let scope = self.scope();
+        let end = end.unwrap_or(scope.range.end());
+        let region = TextRange::new(test.start(), end);
+        scope.constant_tests.push(ConstantTest {
+            test: test.range(),
+            region,
+        });
     }
 
     fn looped(&mut self, kind: Loop, scan: impl FnOnce(&mut Self)) {

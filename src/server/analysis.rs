@@ -8,7 +8,6 @@ use rustpython_compiler::ast::token::{TokenKind, Tokens};
 
 use crate::diagnostic::Diagnostic;
 use crate::plan::cases::{computed_targets, handler_name};
-use crate::plan::prepare::frames_left;
 use crate::scan::{
     FrameKind, MARKER_NAMES, MarkerId, MarkerKind, Module, Options, Scope, ScopeId, ScopeKind,
     SwitchId,
@@ -347,7 +346,9 @@ impl Analysis {
             text.push_str(&format!(", which is refused: {}", refused.message));
             return text;
         }
-        let left = frames_left(scope, scope.marker(goto).frame, name).unwrap_or_default();
+        let left = scope
+            .frames_left(scope.marker(goto).frame, name)
+            .unwrap_or_default();
         let left: Vec<String> = left
             .iter()
             .filter_map(|&frame| self.leaving(scope.frame(frame)))

@@ -126,7 +126,7 @@ def main(argv: list[str]) -> None:
     root = Path(argv[0])
     print(f"# CPython {sys.version.split()[0]}")
     print("# fixtures")
-    for directory in ("fixtures/ok", "fixtures/refused", "fixtures/err", "examples"):
+    for directory in ("fixtures/ok", "fixtures/err", "examples"):
         for path in sorted((root / directory).glob("*.py")):
             print(line(f"{directory}/{path.name}", path.read_bytes()))
     print(f"# programs {SEED} {COUNT}")

@@ -12,7 +12,7 @@ use super::targets::Target;
 use super::{REMOVED_AS_UNREACHABLE, Site, broken, jump_op, refuse};
 use crate::diagnostic::Diagnostic;
 use crate::plan::cases::handler_name;
-use crate::plan::prepare::{Trampoline, frames_left};
+use crate::plan::prepare::Trampoline;
 use crate::rustpython::bytecode::{Instr, Item, Label};
 use crate::rustpython::shapes;
 use crate::scan::{Frame, FrameId, FrameKind, MarkerId};
@@ -38,7 +38,7 @@ impl Lowering<'_, '_> {
         goto: GotoAt,
     ) -> Result<Vec<Item>, Diagnostic> {
         let scope = self.scope;
-        let Some(left) = frames_left(scope, goto.from, goto.label) else {
+        let Some(left) = scope.frames_left(goto.from, goto.label) else {
             return Err(broken(
                 scope,
                 goto.marker,
