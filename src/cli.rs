@@ -773,7 +773,13 @@ fn shown(path: &Path) -> String {
 }
 
 fn read_source(input: &Input) -> Result<Source, String> {
-    let (path, bytes) = match input {
+    let (path, bytes) = read_bytes(input)?;
+    Source::from_bytes(path.as_str(), &bytes).map_err(|error| format!("{path}: {error}"))
+}
+
+/// The path an input is shown under, and its bytes; why it cannot be read.
+fn read_bytes(input: &Input) -> Result<(String, Vec<u8>), String> {
+    Ok(match input {
         Input::Stdin => {
             let mut bytes = Vec::new();
             std::io::stdin()
@@ -786,8 +792,7 @@ fn read_source(input: &Input) -> Result<Source, String> {
                 .map_err(|error| format!("{}: cannot read: {}", shown(path), io_reason(&error)))?;
             (shown(path), bytes)
         }
-    };
-    Source::from_bytes(path.as_str(), &bytes).map_err(|error| format!("{path}: {error}"))
+    })
 }
 
 /// An I/O error in words, without the OS error number.

@@ -718,3 +718,62 @@ fn run_dash_m_names_modules_it_cannot_run() {
         );
     }
 }
+
+/// `run` takes a code object `compile` wrote (`.rpyc`), told by its content: its first
+/// byte is a NUL, which no Python source holds. A goto program (`tests/programs/`) compiled
+/// then run, from a file and from standard input, prints what python3 prints for the same
+/// program written without goto, and a program sees `sys.argv` and `__file__` as python3
+/// gives them for a `.pyc` file; a file that starts like one but is cut short is bad input
+/// (exit status 2).
+#[test]
+fn run_runs_the_code_objects_compile_writes() {
+    let dir = Scratch::dir("cli-rpyc");
+    let programs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    for name in ["basic_game.py", "basic_game_plain.py"] {
+        std::fs::copy(programs.join(name), dir.join(name)).unwrap();
+    }
+    let show = "import sys, os\nprint(sys.argv, __file__ == os.path.abspath(sys.argv[0]))\n";
+    std::fs::write(dir.join("show.py"), show).unwrap();
+    for name in ["basic_game", "show"] {
+        let compiled = gotopy()
+            .current_dir(&dir)
+            .args([
+                "compile",
+                &format!("{name}.py"),
+                "-o",
+                &format!("{name}.rpyc"),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            compiled.status.code(),
+            Some(0),
+            "{}",
+            text(&compiled.stderr)
+        );
+    }
+    let (python, _) = python_and_gotopy(&dir, "basic_game_plain.py");
+    assert!(text(&python.stdout).contains("sticks"));
+    let (_, from_file) = python_and_gotopy(&dir, "basic_game.rpyc");
+    assert_eq!(outcome(&from_file), outcome(&python));
+    let bytes = std::fs::read(dir.join("basic_game.rpyc")).unwrap();
+    let from_stdin = output_with_stdin(gotopy().current_dir(&dir).args(["run", "-"]), &bytes);
+    assert_eq!(outcome(&from_stdin), outcome(&python));
+    // As `python3 show.pyc` does: its path as given, and `__file__` absolute.
+    let shown = gotopy()
+        .current_dir(&dir)
+        .args(["run", "show.rpyc", "a", "-b"])
+        .output()
+        .unwrap();
+    let python = Command::new("python3")
+        .current_dir(&dir)
+        .args(["show.py", "a", "-b"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&shown.stdout),
+        text(&python.stdout).replace("show.py", "show.rpyc")
+    );
+    std::fs::write(dir.join("cut.rpyc"), &bytes[..bytes.len() / 2]).unwrap();
+    assert_cmd_snapshot!(gotopy().current_dir(&dir).args(["run", "cut.rpyc"]));
+}

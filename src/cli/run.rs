@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use gotopy::{Options, Source};
 
-use super::{BAD_INPUT, Input, Styles, Warnings, compile_input, compiled_or_reported};
+use super::{BAD_INPUT, Input, Styles, Warnings, compile_input, compiled_or_reported, read_bytes};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct RunArgs {
@@ -33,7 +33,8 @@ pub(super) struct RunArgs {
         allow_hyphen_values = true
     )]
     module: Option<Vec<String>>,
-    /// The Python file; `-` reads the program from standard input.
+    /// The Python file, or a code object `gotopy compile` wrote (`.rpyc`); `-` reads the
+    /// program from standard input.
     #[arg(
         value_name = "FILE",
         required_unless_present_any = ["command", "module"],
@@ -91,16 +92,17 @@ pub(super) fn run_program(args: RunArgs, styles: Styles) -> u8 {
             .collect()
     };
     match program {
-        Program::Input(input) => match compile(&input) {
-            Ok((source, compiled)) => {
-                let (main, first) = match input {
-                    Input::Stdin => (Main::Stdin, "-"),
-                    Input::File(_) => (Main::File(source.path()), source.path()),
-                };
-                run_main(compiled.code, main, argv(first))
-            }
-            Err(status) => status,
-        },
+        Program::Input(input) => {
+            let (path, code) = match program_code(&input, options, styles) {
+                Ok(found) => found,
+                Err(status) => return status,
+            };
+            let (main, first) = match input {
+                Input::Stdin => (Main::Stdin, "-"),
+                Input::File(_) => (Main::File(&path), path.as_str()),
+            };
+            run_main(code, main, argv(first))
+        }
         Program::Code(code) => {
             // `python -c` names its code `<string>`.
             let source = Source::new("<string>", code);
@@ -119,4 +121,35 @@ pub(super) fn run_program(args: RunArgs, styles: Styles) -> u8 {
             })
         }
     }
+}
+
+/// The code a file (or standard input) holds, with the path it is shown under: a code
+/// object `gotopy compile` wrote, told by its first byte, a NUL (the marshalled module's
+/// argument count is a zero `u32`, and no Python source holds a NUL byte: CPython refuses
+/// it), else source compiled with goto. The exit status when it cannot be read (2), is no
+/// code object though it starts like one (2), or has errors (1).
+fn program_code(
+    input: &Input,
+    options: Options,
+    styles: Styles,
+) -> Result<(String, rustpython_compiler::CodeObject), u8> {
+    let bad = |message: String| {
+        eprintln!("gotopy: error: {message}");
+        BAD_INPUT
+    };
+    let (path, bytes) = read_bytes(input).map_err(bad)?;
+    if bytes.first() == Some(&0) {
+        return match gotopy::bytecode::unmarshal(&bytes) {
+            Some(code) => Ok((path, code)),
+            None => Err(bad(format!(
+                "{path}: not a code object `gotopy compile` wrote, though it starts with a \
+                 NUL byte as one does (no Python source does): cut short, or written by \
+                 another version of gotopy"
+            ))),
+        };
+    }
+    let source = Source::from_bytes(path.as_str(), &bytes)
+        .map_err(|error| bad(format!("{path}: {error}")))?;
+    let compiled = compiled_or_reported(&source, options, Warnings::Hidden, styles)?;
+    Ok((path, compiled.code))
 }

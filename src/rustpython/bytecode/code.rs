@@ -165,6 +165,19 @@ pub fn marshal(code: &CodeObject) -> Vec<u8> {
     bytes
 }
 
+/// The code object [`marshal`] wrote into `bytes`, all of them; `None` when they hold
+/// anything else.
+pub fn unmarshal(bytes: &[u8]) -> Option<CodeObject> {
+    use rustpython_compiler::core::bytecode::BasicBag;
+    use rustpython_compiler::core::marshal::{Cursor, deserialize_code};
+    let mut cursor = Cursor {
+        data: bytes,
+        position: 0,
+    };
+    let code = deserialize_code(&mut cursor, BasicBag).ok()?;
+    (cursor.position == bytes.len()).then_some(code)
+}
+
 #[cfg(test)]
 mod tests {
     use rustpython_compiler::{CompileOpts, Mode, compile};
@@ -175,6 +188,16 @@ mod tests {
 
     fn nested() -> CodeObject {
         compile(NESTED, Mode::Exec, "<nested>", CompileOpts::default()).unwrap()
+    }
+
+    #[test]
+    fn unmarshal_reads_what_marshal_wrote_and_nothing_else() {
+        let bytes = marshal(&nested());
+        let read = unmarshal(&bytes).expect("a code object");
+        assert_eq!(marshal(&read), bytes);
+        assert!(unmarshal(&bytes[..bytes.len() - 1]).is_none());
+        assert!(unmarshal(&[bytes.as_slice(), b"x"].concat()).is_none());
+        assert!(unmarshal(NESTED.as_bytes()).is_none());
     }
 
     #[test]

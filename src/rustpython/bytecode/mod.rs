@@ -35,7 +35,7 @@ mod lines;
 mod listing;
 mod stack;
 
-pub use code::{code_objects, for_each_code_mut, marshal};
+pub use code::{code_objects, for_each_code_mut, marshal, unmarshal};
 pub use flow::{Edge, EdgeKind, Flow};
 pub use instr::{Body, Handler, Instr, Item, Label, LabelMap};
 pub use line_table::LineEntry;
