@@ -1,7 +1,7 @@
 //! The Python package on CPython 3.11 to 3.15: `python/tests/test_check.py` (the package's
 //! `check` against the binary, with `GOTOPY_BIN` set to this build's `gotopy`),
 //! `test_run.py` (the CPython backend), `test_pyc.py` (standalone `.pyc` files),
-//! `test_tools.py`, `test_deep.py`, `test_programs.py` (the old libraries' programs on
+//! `test_cli.py` (errors without gotopy's frames), `test_tools.py`, `test_deep.py`, `test_programs.py` (the old libraries' programs on
 //! every route, an IPython cell among them), `test_installed.py` (the `gotopy` command) and
 //! `test_server.py` (`gotopy server`, and pytest-lsp's client on one version)
 //! on each interpreter `tools/pythons` gives, with the wheel `tools/dist` builds installed
@@ -30,10 +30,11 @@ fn all_python_package_tests_pass_on_every_version() {
     // runs pre-commit, which builds the package, on 3.13), taken by two workers in turn:
     // the machines have two cores, and whole versions in pairs left one idle while the
     // other finished (and for the whole fifth version).
-    const MODULES: [&str; 8] = [
+    const MODULES: [&str; 9] = [
         "test_tools",
         "test_run",
         "test_pyc",
+        "test_cli",
         "test_programs",
         "test_deep",
         "test_check",

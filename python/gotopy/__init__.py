@@ -8,10 +8,14 @@ FILE`` (or the ``gotopy`` command) runs a program with goto and ``python -m goto
 PATH...`` checks files without running them.
 """
 
-from gotopy._compile import GotoSyntaxError, compile
+from gotopy import _compile, _gotopy
+from gotopy._compile import GotoSyntaxError
 from gotopy._hook import install
 from gotopy._gotopy import VERSION as __version__
 from gotopy._runtime import case, goto, label, switch, with_goto
+
+# Its errors are raised from native code, below the caller's frame (`_gotopy.frameless`).
+compile = _gotopy.frameless(_compile.compile)
 
 __all__ = [
     "GotoSyntaxError",

@@ -58,6 +58,8 @@ def rejected(path: str, data: bytes, answer: str) -> SyntaxError:
     )
     exc.code = error["code"]
     exc.report = found["report"]
+    if error.get("help"):
+        exc.add_note(f"help: {error['help']}")  # as `check` prints it, under the caret
     return exc
 
 
@@ -95,7 +97,8 @@ def compile(
     line ``# gotopy: all-scopes`` among its first five. ``mode``, ``flags`` (``__future__``
     features), ``dont_inherit`` and ``optimize`` are the built-in's; ``"eval"`` compiles an
     expression, which holds no marker. Errors are ``SyntaxError`` (``GotoSyntaxError`` for
-    gotopy's own), raised without gotopy's frames below this call."""
+    gotopy's own), raised without gotopy's frames below the caller's (``gotopy.compile`` is
+    this function called through ``_gotopy.frameless``)."""
     if mode not in ("exec", "eval", "single"):
         raise ValueError("gotopy.compile() mode must be 'exec', 'eval' or 'single'")
     if flags & ast.PyCF_ONLY_AST:
@@ -118,16 +121,10 @@ def compile(
     if mode == "eval":
         expression: types.CodeType = builtins.compile(text, path, mode, flags, True, optimize)
         return expression
-    try:
-        data = text if isinstance(text, bytes) else source_bytes(text, path)
-        if all_scopes is None:
-            all_scopes = _gotopy.asks_all_scopes(data)
-        return compile_source(
-            data, path, all_scopes=all_scopes, optimize=optimize, mode=mode, flags=flags
-        )
-    except SyntaxError as error:
-        # The caller can act on the message and its place, not on gotopy's frames.
-        raise error.with_traceback(None) from None
+    data = text if isinstance(text, bytes) else source_bytes(text, path)
+    if all_scopes is None:
+        all_scopes = _gotopy.asks_all_scopes(data)
+    return compile_source(data, path, all_scopes=all_scopes, optimize=optimize, mode=mode, flags=flags)
 
 
 def source_bytes(text: str, path: str) -> bytes:

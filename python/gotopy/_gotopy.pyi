@@ -2,9 +2,10 @@
 
 import types
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 _T = TypeVar("_T")
+_F = TypeVar("_F", bound=Callable[..., Any])
 _Position = tuple[int | None, int | None, int | None, int | None]
 
 # The report formats of `check` (the library's list), the default first.
@@ -60,3 +61,8 @@ def rewrite_without_source(code: types.CodeType) -> types.CodeType: ...
 def still_needed(module: types.CodeType, names: list[str]) -> tuple[str, _Position] | None: ...
 def reassemble(code: types.CodeType) -> types.CodeType: ...
 def serve(*, all_scopes: bool = False) -> None: ...
+# `function` called so that its errors carry no frame of gotopy (python/src/frames.rs); a
+# `Frameless` object that binds as a method, typed as the function itself.
+def frameless(function: _F, *, importing: bool = False) -> _F: ...
+
+class Frameless: ...

@@ -80,8 +80,19 @@ def _valid(cached: bytes, data: bytes | None, stats: Mapping[str, Any], loader: 
     return cached[8:12] == mtime.to_bytes(4, "little") and cached[12:16] == size.to_bytes(4, "little")
 
 
+def _exec_module(loader: GotopyLoader, module: Any) -> None:
+    exec(loader.get_code(module.__name__), module.__dict__)
+
+
 class GotopyLoader(importlib.machinery.SourceFileLoader):
-    """CPython's source loader, with gotopy's compile path for modules with markers."""
+    """CPython's source loader, with gotopy's compile path for modules with markers.
+
+    ``exec_module`` runs through ``_gotopy.frameless`` and importlib's
+    ``_call_with_frames_removed``: an error in compiling the module (a ``GotoSyntaxError``)
+    or in running it then shows the user's ``import`` line and the module's own place, as
+    CPython shows them for any module, and no frame of gotopy or importlib."""
+
+    exec_module = _gotopy.frameless(_exec_module, importing=True)
 
     def get_code(self, fullname: str) -> Any:
         path = self.get_filename(fullname)
@@ -99,11 +110,7 @@ class GotopyLoader(importlib.machinery.SourceFileLoader):
                 return marshal.loads(cached[16:])
             except (EOFError, ValueError, TypeError):
                 pass
-        try:
-            code = _compile.compile_source(data, path, all_scopes=asks_all_scopes(data))
-        except SyntaxError as error:
-            # The module's place is what the user acts on, not gotopy's frames under this.
-            raise error.with_traceback(None) from None
+        code = _compile.compile_source(data, path, all_scopes=asks_all_scopes(data))
         if not sys.dont_write_bytecode:
             try:
                 # CPython's own writer: the source file's mode, atomic replace.

@@ -35,11 +35,7 @@ class Marker:
                 f"@{self._name} applies to functions, methods and code objects, "
                 f"not {type(function).__name__}"
             )
-        try:
-            rewritten = self._rewrite(code, getattr(function, "__globals__", None))
-        except SyntaxError as error:
-            # The place in the program is what the user acts on, not gotopy's frames.
-            raise error.with_traceback(None) from None
+        rewritten = self._rewrite(code, getattr(function, "__globals__", None))
         if code is function:
             return rewritten
         if rewritten is not code:

@@ -175,8 +175,15 @@ def code_objects(code: types.CodeType) -> list[types.CodeType]:
     return found
 
 
-goto = Marker("goto", rewrite_code)
+class _Marker(Marker):
+    """A marker whose decorator raises its errors from native code (``_gotopy.frameless``),
+    so that their tracebacks end at the user's decorator, not in gotopy."""
+
+    __call__ = _gotopy.frameless(Marker.__call__)
+
+
+goto = _Marker("goto", rewrite_code)
 with_goto = goto
-label = Marker("label", rewrite_code)
-switch = Marker("switch", rewrite_code)
-case = Marker("case", rewrite_code)
+label = _Marker("label", rewrite_code)
+switch = _Marker("switch", rewrite_code)
+case = _Marker("case", rewrite_code)

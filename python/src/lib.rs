@@ -24,6 +24,7 @@ use pyo3::prelude::*;
 
 mod code;
 pub mod embed;
+mod frames;
 
 create_exception!(
     _gotopy,
@@ -442,6 +443,8 @@ fn serve(py: Python<'_>, all_scopes: bool) -> PyResult<()> {
 
 #[pymodule]
 mod _gotopy {
+    #[pymodule_export]
+    use super::frames::{Frameless, frameless};
     #[pymodule_export]
     use super::{BytecodeError, Refused, Rejected};
     #[pymodule_export]

@@ -298,8 +298,8 @@ pub fn late_error(source: &Source, error: &LateError) -> Diagnostic {
     }
 }
 
-/// `{"errors": [...], "report": text}`: each error with its code, message and one-based line
-/// and character column, and all the diagnostics rendered.
+/// `{"errors": [...], "report": text}`: each error with its code, message, one-based line
+/// and character column and help (or `null`), and all the diagnostics rendered.
 fn rejected_json(diagnostics: &[Diagnostic], source: &Source, color: bool) -> serde_json::Value {
     let errors: Vec<_> = diagnostics
         .iter()
@@ -314,6 +314,7 @@ fn rejected_json(diagnostics: &[Diagnostic], source: &Source, color: bool) -> se
                 "column": start.column,
                 "end_line": end.line,
                 "end_column": end.column,
+                "help": d.help,
             })
         })
         .collect();
