@@ -1,13 +1,14 @@
 //! The Python package on CPython 3.11 to 3.15: `python/tests/test_check.py` (the package's
 //! `check` against the binary, with `GOTOPY_BIN` set to this build's `gotopy`),
 //! `test_run.py` (the CPython backend), `test_pyc.py` (standalone `.pyc` files),
-//! `test_cli.py` (errors without gotopy's frames), `test_tools.py`, `test_deep.py`, `test_programs.py` (the old libraries' programs on
-//! every route, an IPython cell among them), `test_installed.py` (the `gotopy` command) and
-//! `test_server.py` (`gotopy server`, and pytest-lsp's client on one version)
-//! on each interpreter `tools/pythons` gives, with the wheel `tools/dist` builds installed
-//! by `common/cpython.rs` and no Rust on `PATH` (but for `test_tools`, whose pre-commit hook
-//! builds the package from source); and `gotopy compile --python` with interpreters that do
-//! not have the package.
+//! `test_cli.py` (`run`'s forms and `dis` against CPython itself, the error paths against the
+//! binary, errors without gotopy's frames), `test_tools.py`, `test_deep.py`,
+//! `test_programs.py` (the old libraries' programs on every route, an IPython cell among
+//! them), `test_installed.py` (the `gotopy` command) and `test_server.py` (`gotopy server`,
+//! and pytest-lsp's client on one version) on each interpreter `tools/pythons` gives, with
+//! the wheel `tools/dist` builds installed by `common/cpython.rs` and no Rust on `PATH` (but
+//! for `test_tools`, whose pre-commit hook builds the package from source); and `gotopy
+//! compile --python` with interpreters that do not have the package.
 
 use std::process::{Command, Stdio};
 use std::sync::Mutex;

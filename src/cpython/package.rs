@@ -4,7 +4,7 @@
 //! built in). One list, so that a module added to the package is added to both.
 
 /// Each module's qualified name and source, packages first.
-pub const MODULES: [(&str, &str); 10] = [
+pub const MODULES: [(&str, &str); 11] = [
     ("gotopy", include_str!("../../python/gotopy/__init__.py")),
     ("goto", include_str!("../../python/goto/__init__.py")),
     (
@@ -17,6 +17,7 @@ pub const MODULES: [(&str, &str); 10] = [
         include_str!("../../python/gotopy/_compile.py"),
     ),
     ("gotopy._hook", include_str!("../../python/gotopy/_hook.py")),
+    ("gotopy._main", include_str!("../../python/gotopy/_main.py")),
     (
         "gotopy._marker",
         include_str!("../../python/gotopy/_marker.py"),
