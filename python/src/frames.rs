@@ -20,7 +20,7 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 /// trims importlib's frames down to that call (`remove_importlib_frames` in
 /// Python/import.c), so an error in a module the hook compiles or executes shows the
 /// user's `import` line and then the error's own place, as for any module.
-#[pyclass(frozen, module = "gotopy._gotopy")]
+#[pyclass(frozen, dict, module = "gotopy._gotopy")]
 pub struct Frameless {
     function: Py<PyAny>,
     /// The object it is bound to, as a method: the first argument.
@@ -76,33 +76,29 @@ impl Frameless {
         };
         Ok(Bound::new(py, bound)?.into_any().unbind())
     }
-
-    /// The function itself, for `inspect.signature` and `help`.
-    #[getter]
-    fn __wrapped__(&self, py: Python<'_>) -> Py<PyAny> {
-        self.function.clone_ref(py)
-    }
-
-    #[getter]
-    fn __doc__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        Ok(self.function.bind(py).getattr("__doc__")?.unbind())
-    }
-
-    /// `__name__`, `__qualname__`, `__module__` and the rest are the function's.
-    fn __getattr__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.function.bind(py).getattr(name)
-    }
 }
 
-/// `function` as a [`Frameless`]; `importing` calls it through `_call_with_frames_removed`.
+/// `function` as a [`Frameless`] with its name, qualified name, module, docstring and
+/// `__wrapped__` (`functools.update_wrapper`), for `help` and `inspect.signature`;
+/// `importing` calls it through `_call_with_frames_removed`.
 #[pyfunction]
 #[pyo3(signature = (function, *, importing = false))]
-pub fn frameless(function: Py<PyAny>, importing: bool) -> Frameless {
-    Frameless {
-        function,
-        instance: None,
-        importing,
-    }
+pub fn frameless<'py>(
+    py: Python<'py>,
+    function: Bound<'py, PyAny>,
+    importing: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let wrapper = Bound::new(
+        py,
+        Frameless {
+            function: function.clone().unbind(),
+            instance: None,
+            importing,
+        },
+    )?;
+    py.import("functools")?
+        .getattr("update_wrapper")?
+        .call1((wrapper, function))
 }
 
 /// `error` without the frames of gotopy's own modules at the head of its traceback. An

@@ -22,6 +22,7 @@ only.
 from __future__ import annotations
 
 import dis
+import inspect
 import io
 import os
 import re
@@ -247,6 +248,11 @@ class Tracebacks(unittest.TestCase):
             # Bad arguments are the caller's too, as for the built-in.
             result = self.run_program(directory, "args.py", "import gotopy\ngotopy.compile(1, 'x.py')\n")
             self.assertEqual(self.frames(result.stderr), [("args.py", "2")])
+        # Still the function for `help` and `inspect`.
+        from gotopy import _compile
+
+        self.assertEqual((gotopy.compile.__doc__, gotopy.compile.__name__), (_compile.compile.__doc__, "compile"))
+        self.assertEqual(inspect.signature(gotopy.compile), inspect.signature(_compile.compile))
 
     def test_the_hook_shows_the_import_line_and_the_place_as_cpython_does(self) -> None:
         """Beside the same program importing a module with a plain syntax error on the same
