@@ -37,14 +37,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "gotopy") -> int:
     """Runs the command line and returns the exit status: as the ``gotopy`` command the
     package installs, or with ``prog="python -m gotopy"`` (``__main__``)."""
     parser = argparse.ArgumentParser(prog=prog, description="goto, label and switch for Python")
-    parser.add_argument("--version", action="version", version=f"gotopy {_gotopy.VERSION}")
+    parser.add_argument("-V", "--version", action="version", version=f"gotopy {_gotopy.VERSION}")
     _add(parser, _COLOR)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, about, handler, arguments in _COMMANDS:
         summary = about[0].lower() + about[1:].split(". ")[0].rstrip(".")
         command = commands.add_parser(name, help=summary, description=about, usage=_USAGE.get(name))
         command.set_defaults(handler=handler, parser=command)
-        for argument in ([] if name == "server" else [_COLOR]) + [_ALL_SCOPES, *arguments]:
+        for argument in (_COLOR, _ALL_SCOPES, *arguments):
             _add(command, argument)
     args = parser.parse_args(argv)
     if args.command is None:
@@ -465,7 +465,7 @@ def _paths(what: str) -> _Argument:
 
 # The subcommands: each one's name, what it does (its description, whose first sentence
 # is its line in the list), its function and its own arguments. Every one also takes
-# `--all-scopes`, and `--color` but `server`.
+# `--color` (which `server` ignores, as the binary's) and `--all-scopes`.
 _COMMANDS: list[tuple[str, str, Callable[[argparse.Namespace], int], list[Any]]] = [
     ("check", "Check Python files for goto, label and switch errors without running them.", _check, [
         _paths("check (directories recursively, *.py); - reads stdin"),
