@@ -241,7 +241,11 @@ fn finally_left(scope: &Scope, free: &FreeLabels, frame: Option<FrameId>) -> Opt
             _ => {}
         }
         // The labels out there, but for those reached through the frame just left.
-        let through = if inner.kind.is_frame() { 0 } else { free.get(Some(id)) };
+        let through = if inner.kind.is_frame() {
+            0
+        } else {
+            free.get(Some(id))
+        };
         if left.is_some() && free.get(inner.parent) > through {
             return left;
         }

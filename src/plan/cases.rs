@@ -357,15 +357,33 @@ mod tests {
             ("try:\n goto *n\n label .inside\nfinally:\n pass\n", false),
             ("label .before\ntry:\n goto *n\nfinally:\n pass\n", true),
             // In a `for` in the `try`: its own labels and the `try`'s, or one outside too.
-            ("try:\n for x in n:\n  goto *x\n  label .f\n label .t\nfinally:\n pass\n", false),
-            ("try:\n for x in n:\n  goto *x\nfinally:\n pass\nlabel .out\n", true),
+            (
+                "try:\n for x in n:\n  goto *x\n  label .f\n label .t\nfinally:\n pass\n",
+                false,
+            ),
+            (
+                "try:\n for x in n:\n  goto *x\nfinally:\n pass\nlabel .out\n",
+                true,
+            ),
             // In the `finally` body, which no goto leaves; in a handler, whose `try` has one.
-            ("try:\n pass\nfinally:\n goto *n\n label .f\nlabel .out\n", false),
-            ("try:\n pass\nexcept E:\n goto *n\nfinally:\n pass\nlabel .out\n", true),
+            (
+                "try:\n pass\nfinally:\n goto *n\n label .f\nlabel .out\n",
+                false,
+            ),
+            (
+                "try:\n pass\nexcept E:\n goto *n\nfinally:\n pass\nlabel .out\n",
+                true,
+            ),
             // Nested: a label between the two `try` statements, reached by leaving the inner.
-            ("try:\n try:\n  goto *n\n finally:\n  pass\n label .mid\nfinally:\n pass\n", true),
+            (
+                "try:\n try:\n  goto *n\n finally:\n  pass\n label .mid\nfinally:\n pass\n",
+                true,
+            ),
             // A label in a `for` outside is entered, so never a target.
-            ("try:\n goto *n\nfinally:\n pass\nfor x in n:\n label .f\n", false),
+            (
+                "try:\n goto *n\nfinally:\n pass\nfor x in n:\n label .f\n",
+                false,
+            ),
         ];
         for (body, refused) in shapes {
             let indented: String = body.lines().map(|line| format!("    {line}\n")).collect();
