@@ -15,15 +15,14 @@ use crate::source::Source;
 
 /// Parses a whole module, or says where and why it is not Python.
 ///
-/// Nesting beyond CPython's limits is a syntax error too, found before the parser runs
-/// ([`depth`](crate::depth)); the caller runs on [`depth::on_deep_stack`](crate::depth).
+/// Nesting beyond the bounds of [`depth`](crate::depth) is a syntax error too (CPython's
+/// tokenizer's, found before the parser runs, and gotopy's own of the tree); the caller runs
+/// on [`depth::on_deep_stack`](crate::depth).
 pub fn parse(source: &Source) -> Result<Parsed<ModModule>, Diagnostic> {
     let deepest = crate::depth::reach(source)?;
     let parsed = parse_unlimited(source.text());
     let Some(error) = parsed.errors().first() else {
-        if deepest > crate::depth::MAX_DEPTH {
-            crate::depth::too_deep(parsed.syntax())?;
-        }
+        crate::depth::too_deep(parsed.syntax(), deepest)?;
         return Ok(parsed);
     };
     let message = lowercase_first(&error.error.to_string());

@@ -199,10 +199,10 @@ def _compiled(args: argparse.Namespace, data: bytes, shown: str, warnings: bool 
         return _compile.compile_source(data, shown, the_plan=plan)
     except ValueError as error:  # bytes the file's encoding cannot decode
         raise _Stop(BAD_INPUT, f"{shown}: {error}") from None
-    except SyntaxError as error:
+    except _compile.CPYTHON_ERRORS as error:
         if getattr(error, "report", ""):
             _write(sys.stderr, getattr(error, "report"))
-        else:  # CPython's own, shown as `python` shows it
+        else:  # CPython's own (a module it cannot compile too), shown as `python` shows it
             sys.excepthook(type(error), error, None)
         raise _Stop(FOUND_ERRORS) from None
 

@@ -41,6 +41,10 @@ class GotoSyntaxError(SyntaxError):
 
 GotoSyntaxError.__module__ = "gotopy"  # where users import it from, and how tracebacks name it
 
+# What compiling a module raises: gotopy's errors (`GotoSyntaxError`), and CPython's own where
+# it cannot compile the source, as `compile()` raises them (`_prepare.compiled`).
+CPYTHON_ERRORS = (SyntaxError, RecursionError, MemoryError)
+
 
 def rejected(path: str, data: bytes, answer: str) -> SyntaxError:
     """The ``SyntaxError`` of a module the front end or the rewrite rejects, from the JSON of
@@ -97,8 +101,9 @@ def compile(
     line ``# gotopy: all-scopes`` among its first five. ``mode``, ``flags`` (``__future__``
     features), ``dont_inherit`` and ``optimize`` are the built-in's; ``"eval"`` compiles an
     expression, which holds no marker. Errors are ``SyntaxError`` (``GotoSyntaxError`` for
-    gotopy's own), raised without gotopy's frames below the caller's (``gotopy.compile`` is
-    this function called through ``_gotopy.frameless``)."""
+    gotopy's own) or, where CPython cannot compile the source, what ``compile()`` raises
+    (``RecursionError``, ``MemoryError``), raised without gotopy's frames below the caller's
+    (``gotopy.compile`` is this function called through ``_gotopy.frameless``)."""
     if mode not in ("exec", "eval", "single"):
         raise ValueError("gotopy.compile() mode must be 'exec', 'eval' or 'single'")
     if flags & ast.PyCF_ONLY_AST:
@@ -254,7 +259,8 @@ def unlowered(
 ) -> types.CodeType:
     """CPython's code of the module, markers not yet lowered: ``compile()`` of its source as
     it is when neither the plan nor ``edit`` edits the tree, else of CPython's own tree of
-    the source with those edits made (the round trip through `ast` objects)."""
+    the source with those edits made (the round trip through `ast` objects). Where CPython
+    cannot compile the source, what ``compile()`` raises (``_prepare.compiled``)."""
     if edit is None and not the_plan.edits_tree:
         # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
         # same code objects as compiling the prepared tree, without the round trip through
@@ -263,19 +269,17 @@ def unlowered(
             data, path, mode, flags, dont_inherit=True, optimize=optimize
         )
         return code
+    def edited(tree: ast.Module) -> None:
+        _prepare.apply(tree, json.loads(the_plan.json))
+        if edit is not None:
+            edit(tree)
+
     try:
-        with _prepare.tree_round_trip():
-            tree = builtins.compile(data, path, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True)
-            _prepare.apply(tree, json.loads(the_plan.json))
-            if edit is not None:
-                edit(tree)
-            code = builtins.compile(tree, path, mode, flags, dont_inherit=True, optimize=optimize)
-            del tree  # freed while the collector is off
+        code = _prepare.compiled(
+            data, path, edited, deep=the_plan.deep, mode=mode, flags=flags, optimize=optimize
+        )
     except _prepare.PlanMismatch as mismatch:
         raise _late(path, data, the_plan.late_error(str(mismatch), None)) from None
-    except (RecursionError, MemoryError) as error:
-        late = the_plan.late_error(_prepare.too_deep(error), None, _prepare.TOO_DEEP_HELP)
-        raise _late(path, data, late) from None
     return code
 
 

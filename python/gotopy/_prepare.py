@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import contextlib
 import gc
 import sys
-from collections.abc import Iterator
+import types
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 # A source position as CPython's code objects give it (``gotopy::tables::Position``):
@@ -35,27 +37,31 @@ class PlanMismatch(Exception):
     """An edit of the plan names a place that CPython's tree does not have."""
 
 
-# The recursion limit while CPython converts between its tree and `ast` objects (a long
-# `elif` chain nests one level per `elif`).
+# The least recursion limit while CPython converts between its tree and `ast` objects and
+# compiles the tree (a long `elif` chain nests one level per `elif`): 3.11 counts both
+# against it, the conversions one a level and the compiler up to three (its
+# `COMPILER_STACK_FRAME_SCALE`), so the round trip takes at least four times the caller's
+# limit, and holds what `compile()` of the source holds (3.12 and later bound them by C
+# recursion instead, which no limit changes).
 AST_DEPTH = 20_000
-# What to do when CPython's `ast` module cannot hold a module (``too_deep``).
-TOO_DEEP_HELP = (
-    "gotopy compiles CPython's own syntax tree: split the deepest statement (a long "
-    "`elif` chain nests one level per `elif`)"
-)
+# The stack of the thread on which a deep module's tree makes its round trip: it starts with
+# the whole of C recursion's allowance (3.12, 3.13) and with a stack that 3.14 and later
+# measure their allowance by, so that the round trip holds what the compiler held on the
+# caller's thread (3.14's main thread, 8 MB: 52,000 subscripts). Mapped only as it is used.
+DEEP_STACK = 256 << 20
 
 
 @contextlib.contextmanager
 def tree_round_trip() -> Iterator[None]:
     """What a module's round trip through `ast` objects needs, for what runs inside: a
-    recursion limit of at least ``AST_DEPTH`` (CPython's conversions count against it,
-    which a long `elif` chain reaches on 3.11), and the cyclic collector off. The tree's
-    objects hold no cycles, yet a large module's millions of them set off the collector
-    again and again as they are made (a function of 16,000 blocks: the round trip took 2.5
-    times `compile()` on 3.11 with it, 1.6 without); free the tree inside, or the first
-    allocation after would start a collection over every node (0.6 s on 3.13)."""
+    recursion limit of at least ``AST_DEPTH`` and four times the caller's, and the cyclic
+    collector off. The tree's objects hold no cycles, yet a large module's millions of them
+    set off the collector again and again as they are made (a function of 16,000 blocks:
+    the round trip took 2.5 times `compile()` on 3.11 with it, 1.6 without); free the tree
+    inside, or the first allocation after would start a collection over every node (0.6 s on
+    3.13)."""
     limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, AST_DEPTH))
+    sys.setrecursionlimit(max(4 * limit, AST_DEPTH))
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -66,14 +72,124 @@ def tree_round_trip() -> Iterator[None]:
             gc.enable()
 
 
-def too_deep(error: BaseException) -> str:
-    """The message for a module CPython's `ast` module cannot hold (``error``: the
-    ``RecursionError`` or ``MemoryError`` it raised); ``TOO_DEEP_HELP`` says what to do."""
-    version = "{}.{}".format(*sys.version_info[:2])
-    return (
-        f"CPython {version}'s `ast` module cannot hold this module, which nests too deeply "
-        f"({type(error).__name__}: {error})"
-    )
+def compiled(
+    data: bytes,
+    path: str,
+    edit: Callable[[ast.Module], None],
+    *,
+    deep: bool,
+    mode: str = "exec",
+    flags: int = 0,
+    optimize: int = -1,
+) -> types.CodeType:
+    """CPython's code of its own tree of the source ``data`` with ``edit`` made to it: what
+    ``compile(data, path, mode, flags, optimize=optimize)`` gives, with the front end's
+    edits. Where CPython cannot compile the source, this raises what that ``compile()``
+    raises (``RecursionError``, ``MemoryError``, ``SyntaxError``), and nothing else stops
+    what it compiles.
+
+    ``deep`` is the front end's word that the module nests deeply enough for CPython's own
+    limits to be near (``Plan.deep``). The source is then compiled first, as it is, so that
+    the verdict is CPython's on the source: the round trip may hold more than the compiler
+    (3.11's raised limit) or less (the conversions recurse too), and it runs on a thread
+    with ``DEEP_STACK``, where it holds what the compiler held on this one. Without,
+    ``compile()`` of the source is asked only when the round trip fails."""
+
+    # gotopy's own frames, which plain Python would not have, count against no limit of
+    # CPython's (3.11 and 3.12.0 to 3.12.1 compile three levels less per frame of the caller).
+    own = _own_frames()
+
+    def source_code() -> types.CodeType:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + own)
+        try:
+            code: types.CodeType = builtins.compile(data, path, mode, flags, dont_inherit=True, optimize=optimize)
+        finally:
+            sys.setrecursionlimit(limit)
+        return code
+
+    def round_trip() -> types.CodeType:
+        with tree_round_trip():
+            tree = builtins.compile(data, path, mode, flags | ast.PyCF_ONLY_AST, dont_inherit=True)
+            edit(tree)
+            code: types.CodeType = builtins.compile(tree, path, mode, flags, dont_inherit=True, optimize=optimize)
+            del tree  # freed while the collector is off
+        return code
+
+    if deep:
+        # Its warnings are the round trip's to show, which its compile gives again.
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            source_code()
+    try:
+        return _on_deep_stack(round_trip) if deep else round_trip()
+    except (RecursionError, MemoryError) as error:
+        if not deep:
+            try:
+                source_code()
+            except (RecursionError, MemoryError, SyntaxError) as theirs:
+                raise theirs.with_traceback(None) from None
+        # The compiler takes the source, the `ast` module not its tree: CPython 3.12.0 and
+        # 3.12.1 convert at most 1,500 levels (their C recursion limit, 8,000 from 3.12.2).
+        version = "{}.{}.{}".format(*sys.version_info[:3])
+        error.add_note(
+            f"CPython {version} compiles this module's source, but its `ast` module cannot hold "
+            "the module's tree, which gotopy compiles with its edits: split the deepest "
+            "statement (a long `elif` chain nests one level per `elif`)"
+        )
+        raise
+
+
+def _own_frames() -> int:
+    """How many frames from the caller's out are gotopy's own: its package's (or, for
+    ``gotopy compile --python``, the script beside this module), and ``runpy``'s running
+    ``python -m gotopy``; so that ``compile()`` has the room it has without gotopy, in the
+    frame that asked (``python FILE`` compiles before any frame)."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    count = 0
+    frame = sys._getframe(1)
+    while frame is not None and (
+        os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here
+        or frame.f_globals.get("__name__") == "runpy"
+    ):
+        count += 1
+        frame = frame.f_back
+    return count
+
+
+def _on_deep_stack(work: Callable[[], types.CodeType]) -> types.CodeType:
+    """``work()`` on a thread of its own with ``DEEP_STACK``, or on this one where no such
+    thread can be had; what it raises is raised here."""
+    import threading
+
+    done: list[types.CodeType] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as error:  # noqa: BLE001 - raised again on the caller's thread
+            failed.append(error)
+
+    try:
+        previous = threading.stack_size(DEEP_STACK)
+    except (ValueError, RuntimeError):
+        return work()
+    try:
+        thread = threading.Thread(target=run, name="gotopy-tree", daemon=True)
+        thread.start()
+    except RuntimeError:
+        return work()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+    if failed:
+        raise failed[0].with_traceback(None)
+    return done[0]
 
 
 def apply(tree: ast.Module, plan: dict[str, Any]) -> None:

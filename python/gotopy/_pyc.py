@@ -96,6 +96,10 @@ def compile_job(job: Job, all_scopes: bool, mode: py_compile.PycInvalidationMode
     except SyntaxError as error:
         report = getattr(error, "report", "") or f"{job.source}:{error.lineno}: error: {error.msg}\n"
         return Outcome(report=report, failed=True)
+    except (RecursionError, MemoryError) as error:
+        # CPython cannot compile the source: its own error, as `compile()` raises it.
+        notes = "".join(f"\n{note}" for note in getattr(error, "__notes__", ()))
+        return Outcome(report=f"{job.source}: error: {type(error).__name__}: {error}{notes}\n", failed=True)
     except Exception as error:  # noqa: BLE001 - a failure inside gotopy stops this file only
         report = f"{job.source}: error[G900]: internal error: {type(error).__name__}: {error} ({_compile.REPORT})\n"
         return Outcome(report=report, failed=True)

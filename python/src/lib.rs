@@ -199,6 +199,13 @@ impl Plan {
         self.plan.edits_tree()
     }
 
+    /// Whether the module nests deeply enough for CPython's own limits to be near: its
+    /// source is then compiled as it is before the edited tree (`_prepare.compiled`).
+    #[getter]
+    fn deep(&self) -> bool {
+        self.plan.deep
+    }
+
     /// The qualified names of the functions it rewrites.
     #[getter]
     fn functions(&self) -> Vec<String> {

@@ -1,20 +1,41 @@
-"""Deep input never crashes the interpreter (issue 39): the shapes of ``tests/deep/shapes.py``
-through the package's routes, each in a child process, so that a crash shows as a signal.
+"""Deep input through the package's routes on this CPython (issues 39 and 67): the shapes of
+``tests/deep/shapes.py``, each in a child process, so that a crash shows as a signal.
 
-- Just under each bound, ``python -m gotopy run`` runs the module and its assertions hold,
-  and this interpreter runs the same module without goto the same way (the oracle).
-- Just over, ``python -m gotopy check`` reports CPython's words with status 1.
-- Far beyond (10^5 levels; 1,000 of indentation), the import hook and ``gotopy.compile``
-  raise ``SyntaxError`` (or CPython's ``MemoryError``/``RecursionError``), and the process
-  goes on; ``python -m gotopy check`` and ``run`` exit with status 1.
+The depth of the tree and the nesting of scopes are gotopy's own bounds, above what any
+CPython compiles, so each of those shapes meets this interpreter's own limit first, which
+varies by version, shape and stack: the tests find it (the deepest module plain ``compile()``
+takes, in a child process) and hold the package to it.
 
-Needs the package installed in the running interpreter (tests/cpython.rs). Standard library
-only.
+- Just under this CPython's limit, ``python -m gotopy run`` runs the module and its
+  assertions hold, as ``python`` runs it without goto (the oracle): the round trip through
+  `ast` objects, which the module's guard asks for, holds what the compiler holds. (But on
+  CPython 3.12.0 and 3.12.1, whose `ast` module converts at most about 1,500 levels: there
+  it raises CPython's own ``RecursionError``, with a note that says why.)
+- Just over it, ``gotopy.compile`` raises exactly what ``compile()`` of the same source
+  raises (type and message), ``python -m gotopy run`` prints what ``python`` prints for the
+  program without goto, ``python -m gotopy compile`` and ``gotopy compile --python`` report
+  it, and ``python -m gotopy check`` reports nothing: an interpreter's own limit is not
+  gotopy's.
+- Just under the tokenizer's bounds (CPython's on every version), the module runs as
+  ``python`` runs it; just over gotopy's bounds and the tokenizer's, ``python -m gotopy
+  check`` reports gotopy's words with status 1.
+- At 10^5 levels (1,000 of indentation), the import hook and ``gotopy.compile`` raise
+  (``SyntaxError``, or CPython's ``MemoryError``/``RecursionError``), and the process goes
+  on; ``python -m gotopy check`` and ``run`` exit with status 1.
+- A 4,096-branch ``elif`` chain in a goto function: on 3.13 and later ``python -m gotopy
+  run`` prints what ``python`` prints for the program without goto; on 3.11 and 3.12
+  ``gotopy.compile`` raises what ``compile()`` raises.
+
+Needs the package installed in the running interpreter (tests/cpython.rs), and
+``GOTOPY_BIN`` for ``gotopy compile --python``. Standard library only.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -23,15 +44,98 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+BINARY = os.environ.get("GOTOPY_BIN")
 
 _spec = importlib.util.spec_from_file_location("shapes", ROOT / "tests" / "deep" / "shapes.py")
 assert _spec is not None and _spec.loader is not None
 shapes = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(shapes)
 
+# The shapes whose bound is the tree's (its depth, its scopes), gotopy's own.
+TREE = [name for name, (limit, *_) in shapes.SHAPES.items() if limit.startswith(shapes.COMPLEX)]
+# CPython 3.12.0 and 3.12.1 convert trees at most about 1,500 levels deep between their
+# compiler and `ast` objects (their C recursion limit; 8,000 from 3.12.2).
+AST_HOLDS_LESS = (3, 12) <= sys.version_info[:3] < (3, 12, 2)
+
 
 def far(name: str) -> int:
     return 1_000 if shapes.SHAPES[name][0] == shapes.INDENTATION else 100_000
+
+
+# Finds, in a child process, the deepest module of each shape (without goto) that this
+# CPython's `compile()` takes, and one it does not take: doubling from 1,000, then bisecting
+# to a two-hundredth.
+_LIMITS = """
+import json, sys, importlib.util
+spec = importlib.util.spec_from_file_location("shapes", sys.argv[1])
+shapes = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(shapes)
+
+def compiles(name, depth):
+    try:
+        compile(shapes.module(name, depth, plain=True), "deep.py", "exec")
+    except (RecursionError, MemoryError, SyntaxError):
+        return False
+    return True
+
+limits = {}
+for name in sys.argv[2:]:
+    low, high = 0, 1_000
+    while compiles(name, high):
+        low, high = high, 2 * high
+    while high - low > max(1, high // 200):
+        middle = (low + high) // 2
+        low, high = (middle, high) if compiles(name, middle) else (low, middle)
+    limits[name] = [low, high]
+print(json.dumps(limits))
+"""
+
+
+@functools.cache
+def cpython_limits() -> dict[str, tuple[int, int]]:
+    """For each shape of the tree, a depth this CPython compiles and a deeper one it does not,
+    at most half a percent apart, found in a child process, where nothing but the search is
+    on the stack."""
+    run = subprocess.run(
+        [sys.executable, "-c", _LIMITS, str(ROOT / "tests" / "deep" / "shapes.py"), *TREE],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return {name: (low, high) for name, (low, high) in json.loads(run.stdout).items()}
+
+
+def under(name: str) -> int:
+    """A depth just under this CPython's own limit, and gotopy's: the package compiles a dozen
+    frames deeper than the search (3.11 and 3.12 take three levels of nesting a frame)."""
+    low, _ = cpython_limits()[name]
+    return min(low - max(100, low // 50), shapes.SHAPES[name][1])
+
+
+def over(name: str) -> int:
+    """A depth just over this CPython's own limit, and under gotopy's: also over what
+    ``python FILE`` compiles, before any frame (3.11 and 3.12 take three levels a frame)."""
+    _, high = cpython_limits()[name]
+    return min(high + max(50, high // 100), shapes.SHAPES[name][2] - 1)
+
+
+# Compiles each file with `compile()` and with `gotopy.compile` in one interpreter, and
+# prints what each raised (type and message), one JSON line per file.
+_BOTH = """
+import json, sys
+import gotopy
+
+def raised(compiler, data, path):
+    try:
+        compiler(data, path, "exec")
+    except (SyntaxError, RecursionError, MemoryError) as error:
+        return [type(error).__name__, str(error)]
+    return None
+
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    print(json.dumps([raised(compile, data, path), raised(gotopy.compile, data, path)]))
+"""
 
 
 class Deep(unittest.TestCase):
@@ -55,18 +159,71 @@ class Deep(unittest.TestCase):
     def gotopy(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "gotopy", *args], capture_output=True, text=True)
 
+    def python(self, path: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+
+    def both(self, *paths: Path) -> list[list[list[str] | None]]:
+        """What ``compile()`` and ``gotopy.compile`` raise for each file, in one child."""
+        run = subprocess.run(
+            [sys.executable, "-c", _BOTH, *map(str, paths)], capture_output=True, text=True
+        )
+        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
+        return [json.loads(line) for line in run.stdout.splitlines()]
+
+    def assert_runs_as_cpython_runs_it(self, name: str, depth: int) -> None:
+        ours = self.gotopy("run", str(self.write(name, depth)))
+        self.assertEqual((ours.returncode, ours.stdout), (0, "ok\n"), ours.stderr[-2000:])
+        theirs = self.python(self.write(name, depth, plain=True))
+        self.assertEqual((theirs.returncode, theirs.stdout), (0, "ok\n"), theirs.stderr[-2000:])
+
     def test_just_under_each_bound_the_module_runs_as_cpython_runs_it(self) -> None:
         for name, (_, under, _, _) in shapes.SHAPES.items():
-            if name == "f-strings" and sys.version_info < (3, 12):
+            if name in TREE or name == "f-strings" and sys.version_info < (3, 12):
                 continue  # 3.11 compiles no f-string nested in one of the same quote
             with self.subTest(name):
-                ours = self.gotopy("run", str(self.write(name, under)))
-                self.assertEqual((ours.returncode, ours.stdout), (0, "ok\n"), ours.stderr[-2000:])
-                plain = self.write(name, under, plain=True)
-                theirs = subprocess.run([sys.executable, str(plain)], capture_output=True, text=True)
-                self.assertEqual((theirs.returncode, theirs.stdout), (0, "ok\n"), theirs.stderr[-2000:])
+                self.assert_runs_as_cpython_runs_it(name, under)
 
-    def test_just_over_each_bound_check_gives_cpythons_words(self) -> None:
+    def test_just_under_cpythons_own_limit_the_module_runs_as_cpython_runs_it(self) -> None:
+        for name in TREE:
+            depth = under(name)
+            with self.subTest(name, depth=depth):
+                if AST_HOLDS_LESS and depth > 1_400:
+                    # CPython's own error of its `ast` module, which says why.
+                    ours = self.gotopy("run", str(self.write(name, depth)))
+                    self.assertEqual(ours.returncode, 1, ours.stderr[-2000:])
+                    self.assertIn("RecursionError: maximum recursion depth exceeded", ours.stderr)
+                    self.assertIn("cannot hold the module's tree", ours.stderr)
+                    depth = 1_400
+                self.assert_runs_as_cpython_runs_it(name, depth)
+
+    def test_just_over_cpythons_own_limit_the_error_is_cpythons(self) -> None:
+        paths = {name: self.write(name, over(name)) for name in TREE}
+        for (name, path), (plain, ours) in zip(paths.items(), self.both(*paths.values())):
+            with self.subTest(name, depth=over(name)):
+                self.assertIsNotNone(plain, "compile() takes it")
+                assert plain is not None
+                self.assertEqual(ours, plain)
+                error = f"{plain[0]}: {plain[1]}" if plain[1] else plain[0]
+                # What `python` prints for the program without goto: the error alone.
+                theirs = self.python(self.write(name, over(name), plain=True))
+                run = self.gotopy("run", str(path))
+                self.assertEqual((run.returncode, run.stderr), (theirs.returncode, theirs.stderr))
+                self.assertEqual(run.stderr.strip().splitlines()[-1], error)
+                check = self.gotopy("check", str(path))
+                self.assertEqual(check.returncode, 0, check.stdout[-2000:])
+                compiled = self.gotopy("compile", str(path))
+                self.assertEqual(compiled.returncode, 1, compiled.stderr[-2000:])
+                self.assertIn(f"error: {error}", compiled.stderr)
+                if BINARY:
+                    binary = subprocess.run(
+                        [BINARY, "compile", "--python", sys.executable, str(path)],
+                        capture_output=True,
+                        text=True,
+                    )
+                    self.assertEqual(binary.returncode, 1, binary.stderr[-2000:])
+                    self.assertIn(f"error: {error}", binary.stdout + binary.stderr)
+
+    def test_just_over_each_bound_check_gives_gotopys_words(self) -> None:
         for name, (limit, _, over, _) in shapes.SHAPES.items():
             with self.subTest(name):
                 result = self.gotopy("check", str(self.write(name, over)))
@@ -113,6 +270,21 @@ class Deep(unittest.TestCase):
                     result = self.gotopy(command, str(paths[name]))
                     self.assertEqual(result.returncode, 1, result.stderr[-2000:])
                     self.assertIn("syntax error", result.stdout + result.stderr)
+
+    def test_a_chain_of_4096_elifs_runs_where_cpython_compiles_it(self) -> None:
+        path = self.write("elif", 4_096)
+        plain = self.write("elif", 4_096, plain=True)
+        theirs = self.python(plain)
+        ours = self.gotopy("run", str(path))
+        [(compiled, gotopy_compiled)] = self.both(path)
+        self.assertEqual(gotopy_compiled, compiled)
+        if sys.version_info >= (3, 13):
+            self.assertIsNone(compiled)
+            self.assertEqual((theirs.returncode, theirs.stdout), (0, "ok\n"), theirs.stderr[-2000:])
+        else:
+            # 3.11 and 3.12 compile no `elif` chain this long.
+            self.assertIsNotNone(compiled)
+        self.assertEqual((ours.returncode, ours.stdout, ours.stderr), (theirs.returncode, theirs.stdout, theirs.stderr))
 
 
 if __name__ == "__main__":

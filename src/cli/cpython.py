@@ -15,7 +15,6 @@ writes the file as `py_compile` does.
 The edits to the tree are the package's own (`_prepare`, the module next to this script).
 """
 
-import ast
 import importlib.util
 import json
 import os
@@ -101,20 +100,23 @@ def compile_module(request):
     """The module compiled from the prepared tree, and its description for the binary."""
     data = bytes.fromhex(request["data"])
     path = request["path"]
+    removed = set()
+
+    def edit(tree):
+        if request["plan"] is not None:
+            _prepare.apply(tree, request["plan"])
+        removed.update(_prepare.standalone(tree, request["functions"]))
+
     try:
-        with _prepare.tree_round_trip():
-            tree = ast.parse(data, path)
-            if request["plan"] is not None:
-                _prepare.apply(tree, request["plan"])
-            removed = _prepare.standalone(tree, request["functions"])
-            module = compile(tree, path, "exec", dont_inherit=True)
-            del tree  # freed while the collector is off
+        module = _prepare.compiled(data, path, edit, deep=request["deep"])
     except _prepare.PlanMismatch as mismatch:
         return None, {"late": str(mismatch), "help": None}
-    except (RecursionError, MemoryError) as error:
-        return None, {"late": _prepare.too_deep(error), "help": _prepare.TOO_DEEP_HELP}
     except SyntaxError as error:
         return None, {"syntax_error": [error.lineno or 1, str(error.msg)]}
+    except (RecursionError, MemoryError) as error:
+        # CPython cannot compile the source: its own error, as `compile()` raises it.
+        notes = "".join(f"\n{note}" for note in getattr(error, "__notes__", ()))
+        return None, {"raised": f"{type(error).__name__}: {error}{notes}"}
     scopes = set(request["scopes"])
     codes = []
     for code, parent in tree_of(module):

@@ -368,6 +368,7 @@ impl Compiler<'_> {
             "path": shown_source,
             "data": hex(&data),
             "plan": if plan.edits_tree() { serde_json::to_value(&plan).map_err(|e| e.to_string())? } else { Value::Null },
+            "deep": plan.deep,
             "functions": plan.scopes.iter().filter(|scope| scope.kind == "function").map(|scope| &scope.qualname).collect::<Vec<_>>(),
             "scopes": plan.scopes.iter().map(|scope| &scope.qualname).collect::<Vec<_>>(),
         }}))?;
@@ -468,11 +469,15 @@ impl Compiler<'_> {
     }
 
     /// Stops on an answer that says the interpreter failed on this file: a syntax error of
-    /// CPython's own, or an error inside the script (`G900`).
+    /// CPython's own, CPython's own error of a module it cannot compile (`RecursionError`,
+    /// `MemoryError`), or an error inside the script (`G900`).
     fn failure(&self, answer: &Value, shown_source: &str) -> Result<(), Stop> {
         if let Some([line, message]) = answer["syntax_error"].as_array().map(Vec::as_slice) {
             let message = message.as_str().unwrap_or_default();
             return Err(failed(format!("{shown_source}:{line}: error: {message}\n")));
+        }
+        if let Some(error) = answer["raised"].as_str() {
+            return Err(failed(format!("{shown_source}: error: {error}\n")));
         }
         if let Some(error) = answer["error"].as_str() {
             return Err(failed(format!(

@@ -40,6 +40,12 @@ pub struct Plan {
     /// The warnings the checker found; never an error.
     #[serde(skip)]
     pub warnings: Vec<Diagnostic>,
+    /// Whether the module nests deeply enough for CPython's own limits to be near (the
+    /// front end moved to its deep stack for it): then the shell asks CPython to compile the
+    /// source as it is before it compiles the edited tree, so that where CPython cannot, the
+    /// error is CPython's own (`gotopy._prepare.compiled`).
+    #[serde(skip)]
+    pub deep: bool,
     /// The statements (`return`, `raise`, `break`, `continue`) to compile as
     /// `if label: <statement>`, the `with` statements whose body to compile as
     /// `if label: <body>` (those that may end abruptly), and the literal `if`, `elif` and
@@ -338,6 +344,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
     let positions = Positions::new(source.text());
     let mut plan = Plan {
         warnings: diagnostics,
+        deep: crate::depth::is_deep(source),
         guards: Vec::new(),
         negated: Vec::new(),
         trampolines: Vec::new(),

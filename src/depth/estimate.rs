@@ -6,20 +6,29 @@ use ruff_text_size::{TextRange, TextSize};
 use rustpython_compiler::ast::token::TokenKind;
 use rustpython_compiler::parser::{Mode, lexer};
 
-use super::{Limit, MAX_BRACKETS, MAX_ESTIMATE, MAX_FSTRINGS, MAX_INDENT, mostly_elifs};
+#[cfg(doc)]
+use super::MAX_ESTIMATE;
+use super::{Limit, MAX_BRACKETS, MAX_FSTRINGS, MAX_INDENT, mostly_elifs};
 use crate::diagnostic::Diagnostic;
 
-/// [`reach`](super::reach), for a text.
+/// [`reach`](super::reach), for a text, with `bound` on the estimate ([`MAX_ESTIMATE`], or
+/// `usize::MAX` for the token-level limits alone).
 ///
 /// The lexer gives token kinds without their places, so a broken limit is placed by
 /// bisecting: the shortest prefix of the text that breaks a limit ends with the token that
-/// broke it. That costs a logarithmic number of passes, on the error path only.
-pub(super) fn measure(text: &str) -> Result<usize, Diagnostic> {
+/// broke it. Each pass lexes up to that token, so the bisection starts from the line the
+/// first pass counted (a generated `elif` chain past the estimate's bound is millions of
+/// bytes long, but its clauses are short lines).
+pub(super) fn measure(text: &str, bound: usize) -> Result<usize, Diagnostic> {
     let mut deepest = 0;
-    let Some(mut limit) = estimate(text, &mut deepest) else {
+    let mut lines = 0;
+    let Some(mut limit) = estimate(text, &mut deepest, bound, &mut lines) else {
         return Ok(deepest);
     };
     let (mut short, mut long) = (0, text.len());
+    if let Some((start, end, broken)) = line_of(text, lines, bound) {
+        (short, long, limit) = (start, end, broken);
+    }
     // Invariant: `text[..long]` breaks `limit` first and `text[..short]` breaks none.
     while long - short > 1 {
         let mut middle = short + (long - short) / 2;
@@ -29,7 +38,7 @@ pub(super) fn measure(text: &str) -> Result<usize, Diagnostic> {
         if middle >= long {
             break;
         }
-        match first_limit(&text[..middle]) {
+        match first_limit(&text[..middle], bound) {
             Some(broken) => (long, limit) = (middle, broken),
             None => short = middle,
         }
@@ -40,6 +49,33 @@ pub(super) fn measure(text: &str) -> Result<usize, Diagnostic> {
     Err(limit.diagnostic(TextRange::new(start, end)))
 }
 
+/// Where the limit broke, to a line: from the start of line `line` (0-based, as the first
+/// pass counted the lexer's ends of lines, which a string over several lines hides, so the
+/// true line is no earlier) to the end of the first line from there whose prefix breaks a
+/// limit, with that limit; `None` where the prefixes say otherwise (the whole text is then
+/// bisected).
+fn line_of(text: &str, line: usize, bound: usize) -> Option<(usize, usize, Limit)> {
+    let start = match line {
+        0 => 0,
+        _ => text.match_indices('\n').nth(line - 1)?.0 + 1,
+    };
+    if start > 0 && first_limit(&text[..start], bound).is_some() {
+        return None;
+    }
+    // The end of the line, then of ever more lines after it.
+    let mut lines = 1;
+    loop {
+        let end = (text[start..].match_indices('\n').nth(lines - 1))
+            .map_or(text.len(), |(at, _)| start + at + 1);
+        if let Some(broken) = first_limit(&text[..end], bound) {
+            return Some((start, end, broken));
+        }
+        if end == text.len() {
+            return None;
+        }
+        lines *= 2;
+    }
+}
 /// Precedence levels of the operators the estimate counts, lowest first. An operator resets
 /// the chains of the levels above its own (what follows it is its operand, no longer inside
 /// theirs); a prefix operator resets nothing (what follows is inside it).
@@ -158,11 +194,11 @@ impl Group {
         }
     }
 
-    /// Whether the statement, as far as this group has read it, goes past the bound; keeps
+    /// Whether the statement, as far as this group has read it, goes past `bound`; keeps
     /// the largest estimate in `deepest`.
-    fn too_deep(&self, blocks: &Blocks, deepest: &mut usize) -> bool {
+    fn too_deep(&self, blocks: &Blocks, deepest: &mut usize, bound: usize) -> bool {
         *deepest = (*deepest).max(self.base + self.depth() + blocks.depth);
-        *deepest > MAX_ESTIMATE
+        *deepest > bound
     }
 
     fn end_element(&mut self) {
@@ -191,8 +227,8 @@ impl Group {
 }
 
 /// The first limit `text` breaks.
-fn first_limit(text: &str) -> Option<Limit> {
-    estimate(text, &mut 0)
+fn first_limit(text: &str, bound: usize) -> Option<Limit> {
+    estimate(text, &mut 0, bound, &mut 0)
 }
 
 /// The first limit `text` breaks, read token by token without recursion, keeping in
@@ -203,8 +239,9 @@ fn first_limit(text: &str) -> Option<Limit> {
 /// operators of rising precedence, except where a prefix operator starts a new chain; so the
 /// sum over precedence levels of the longest chain of each is at least its depth. A bracket
 /// is a leaf whose own depth adds to its element's; a statement adds its blocks, an `elif`
-/// chain one more level per clause.
-fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
+/// chain one more level per clause. `bound` is the estimate's own limit; `lines` counts the
+/// ends of lines the lexer saw before the token that broke a limit.
+fn estimate(text: &str, deepest: &mut usize, bound: usize, lines: &mut usize) -> Option<Limit> {
     let mut lexer = lexer::lex(text, Mode::Module);
     let mut groups = vec![Group::default()];
     let mut brackets = 0;
@@ -213,6 +250,9 @@ fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
     let mut previous = TokenKind::Newline;
     loop {
         let kind = lexer.next_token();
+        if matches!(kind, TokenKind::Newline | TokenKind::NonLogicalNewline) {
+            *lines += 1;
+        }
         let after_operand = ends_operand(previous);
         let outermost = groups.len() == 1;
         let group = groups
@@ -338,7 +378,7 @@ fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
         let group = groups
             .last()
             .expect("the statement's group is never closed");
-        if group.too_deep(&blocks, deepest) {
+        if group.too_deep(&blocks, deepest, bound) {
             return Some(Limit::Estimate {
                 chain: mostly_elifs(&blocks.clauses, *deepest),
             });
@@ -347,7 +387,7 @@ fn estimate(text: &str, deepest: &mut usize) -> Option<Limit> {
     }
     // The end of the text closes what is still open, as the parser's recovery does.
     while let Some(group) = groups.pop() {
-        if group.too_deep(&blocks, deepest) {
+        if group.too_deep(&blocks, deepest, bound) {
             return Some(Limit::Estimate {
                 chain: mostly_elifs(&blocks.clauses, *deepest),
             });
@@ -495,10 +535,13 @@ mod tests {
                 continue;
             };
             compared += 1;
-            let mut walk = Walk::default();
+            let mut walk = Walk::new(usize::MAX, usize::MAX);
             walk.visit_body(&parsed.syntax().body);
             let mut estimate = 0;
-            assert_eq!(super::estimate(&text, &mut estimate), None);
+            assert_eq!(
+                super::estimate(&text, &mut estimate, usize::MAX, &mut 0),
+                None
+            );
             assert!(
                 estimate >= walk.most,
                 "{estimate} < {} for {text}",

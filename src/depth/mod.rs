@@ -3,20 +3,23 @@
 //!
 //! The parser, the scanner, the checker, both code generators, `translate` and even the drop
 //! of a syntax tree recurse once per level of nesting, so a file nested deeply enough would
-//! overflow any stack. CPython bounds the same nesting, and gotopy takes its bounds as the
-//! language's (a file CPython cannot compile is not Python gotopy should accept):
+//! overflow any stack. Two kinds of bound keep them within one:
 //!
 //! - [`reach`], one pass over the tokens with no recursion, before the parser runs:
 //!   at most [`MAX_BRACKETS`] brackets open at once ("too many nested parentheses"), fewer
 //!   than [`MAX_INDENT`] levels of indentation ("too many levels of indentation"), fewer than
-//!   [`MAX_FSTRINGS`] f-strings inside one another ("too many nested f-strings"), all three as
-//!   CPython's tokenizer counts them; and an upper bound of how deep each statement's tree
-//!   can be ([`MAX_ESTIMATE`]), which also bounds how deep the parser recurses.
+//!   [`MAX_FSTRINGS`] f-strings inside one another ("too many nested f-strings"), all three
+//!   CPython's tokenizer's, the same on every version, and taken as the language's; and an
+//!   upper bound of how deep each statement's tree can be ([`MAX_ESTIMATE`]), which also
+//!   bounds how deep the parser recurses.
 //! - [`too_deep`], over the parsed tree (its depth is now bounded, so a recursive walk is
 //!   safe): no path longer than [`MAX_DEPTH`] nodes, an `elif` counting as one level deeper
-//!   than the clause before it, as in CPython's tree ("too complex").
+//!   than the clause before it, as in CPython's tree, and no more than [`MAX_SCOPES`] scopes
+//!   inside one another ("too complex"). These are gotopy's own bounds, what its passes can
+//!   process on the deep stack, well above what any CPython compiles: an interpreter's own
+//!   limits are that interpreter's errors, on its route.
 //! - [`on_deep_stack`] runs the front end and the backends on a thread whose stack holds
-//!   everything those two bounds let through.
+//!   everything those bounds let through.
 //!
 //! This module knows nothing of markers, and nothing of it depends on the target.
 
@@ -42,18 +45,50 @@ pub const MAX_INDENT: usize = 100;
 /// level of nesting (`MAXFSTRINGLEVEL`).
 pub const MAX_FSTRINGS: usize = 150;
 
-/// The longest path from the module to a leaf of its tree that gotopy accepts. CPython 3.11
-/// and 3.12 stop compiling at about 3,000 (their compiler's recursion limit, less what the
-/// caller's own frames use), and 3.13 to 3.15 parse at most about 2,980 levels of `lambda`,
-/// `**` or conditional expressions (the parser's stack of 6,000), so every file within this
-/// compiles on every supported CPython.
-pub const MAX_DEPTH: usize = 2_900;
+/// The longest path from the module to a leaf of its tree that gotopy accepts.
+///
+/// gotopy's own bound, from the stack its passes take on [`STACK`]. Each recurses once per
+/// level of an expression; in a debug build (which takes more than a release build), bytes
+/// of stack a level, from 20,000 to 60,000 levels of each shape of `tests/deep/shapes.py`:
+///
+/// | shape                        | parse | walk | check | compile | translate | plan  |
+/// |------------------------------|-------|------|-------|---------|-----------|-------|
+/// | `-`, `not`                   | 879   | 879  | 1,328 | 1,328   | 1,328     | 1,328 |
+/// | `**`, conditional            | 527   | 527  | 1,328 | 1,328   | 1,328     | 1,328 |
+/// | `+`, attributes              | 47    | 463  | 1,328 | 1,328   | 1,328     | 1,328 |
+/// | calls, subscripts            | 47    | 448  | 1,327 | 1,360   | 1,328     | 1,328 |
+/// | `elif` (one list in ruff's)  | 0     | 0    | 0     | 0       | 0         | 0     |
+///
+/// (`walk` is [`too_deep`]'s, `check` the scanner's walk; nested `lambda`s take 2,527 in
+/// RustPython's code generator, but [`MAX_SCOPES`] bounds them.) Measured by
+///
+/// ```text
+/// GOTOPY_STACK_PER_LEVEL=20000,60000 cargo test --lib depth::measure -- --nocapture
+/// ```
+///
+/// So 100,000 levels take 136 MB of the deep stack. The bound is above every CPython's own
+/// limit on its 8 MB main thread (3.11 and 3.12 compile about 3,000 levels, 3.13 up to
+/// 10,000 and 3.14 up to 52,000 subscripts, each raising its own `RecursionError` or
+/// `MemoryError` past that), so that on CPython the interpreter's limit, not gotopy's, is
+/// the one a program meets.
+pub const MAX_DEPTH: usize = 100_000;
+
+/// The most scopes (functions, `lambda`s, classes, comprehensions) inside one another that
+/// gotopy accepts. Only `lambda`s nest this deep (functions and classes nest by indentation,
+/// comprehensions in brackets), and RustPython's code generator takes memory and time
+/// quadratic in their nesting (debug build: 1.5 GB and 8 s for 3,000 `lambda:`s, 3.8 GB and
+/// 75 s for 3,000 with parameters and defaults; its stack, 2,527 bytes a level, is no
+/// concern). Every CPython's parser stops at about 2,980 nested `lambda`s, so gotopy refuses
+/// none that CPython compiles.
+pub const MAX_SCOPES: usize = 3_000;
 
 /// The bound [`reach`] puts on its estimate of one statement's depth. The estimate can
 /// exceed the true depth several times over (it counts operators of a chain rather than
-/// building the tree), so this is well above [`MAX_DEPTH`]: only statements far beyond what
-/// CPython compiles reach it.
-pub const MAX_ESTIMATE: usize = 20_000;
+/// building the tree: twice a conditional expression's depth, three to four times a chain
+/// of `lambda`s'), so this is twice [`MAX_DEPTH`]: a chain of conditional expressions at
+/// the bound is still measured by [`too_deep`]. The parser recurses by at most 876 bytes a
+/// level (`-` and `not`), 175 MB of [`STACK`] here.
+pub const MAX_ESTIMATE: usize = 2 * MAX_DEPTH;
 
 /// Why a module nests too deeply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,8 +143,8 @@ fn too_complex_help(chain: bool) -> String {
         "; split the expression with intermediate variables"
     };
     format!(
-        "CPython cannot compile code nested more than about {} levels deep (it raises \
-         MemoryError or RecursionError){advice}",
+        "gotopy compiles code nested at most {} levels deep, far deeper than any CPython \
+         compiles{advice}",
         thousands(MAX_DEPTH)
     )
 }
@@ -120,7 +155,8 @@ fn mostly_elifs(clauses: &[usize], depth: usize) -> bool {
     clauses.iter().sum::<usize>() * 2 > depth
 }
 
-fn thousands(n: usize) -> String {
+/// `n` with a comma between each three digits, as the messages write numbers.
+pub(crate) fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, digit) in digits.chars().enumerate() {
@@ -136,20 +172,33 @@ fn thousands(n: usize) -> String {
 /// statement's depth, or says where the first limit is broken. Read once per source, and
 /// kept with it.
 pub(crate) fn reach(source: &Source) -> Result<usize, Diagnostic> {
-    source.depth.get_or_init(|| measure(source.text())).clone()
+    (source.depth)
+        .get_or_init(|| measure(source.text(), MAX_ESTIMATE))
+        .clone()
 }
 
-/// The first node deeper than [`MAX_DEPTH`], as a "too complex" syntax error.
+/// The token-level limits of `text` alone (brackets, indentation, f-strings, which are
+/// CPython's on every version), with its largest estimate however large: for `translate`'s
+/// output, which nests a few levels deeper than a source [`reach`] accepted.
+pub(crate) fn tokens(text: &str) -> Result<usize, Diagnostic> {
+    measure(text, usize::MAX)
+}
+
+/// The first node deeper than [`MAX_DEPTH`], or the first scope inside more than
+/// [`MAX_SCOPES`] others, as a "too complex" syntax error.
 ///
-/// Called on a tree [`reach`] accepted, whose depth is bounded by [`MAX_ESTIMATE`], and only
-/// when its estimate is above [`MAX_DEPTH`] (below, the tree cannot be deeper); the walk
-/// stops descending at the first node past the limit anyway.
-pub(crate) fn too_deep(module: &ModModule) -> Result<(), Diagnostic> {
-    let mut walk = Walk::default();
+/// `estimate` is what [`reach`] gave for the tree's text, which bounds its depth: the tree is
+/// walked only when that is above a limit (scopes are nodes of it, so they nest no deeper),
+/// and the walk stops descending at the first node past a limit anyway.
+pub(crate) fn too_deep(module: &ModModule, estimate: usize) -> Result<(), Diagnostic> {
+    if estimate <= MAX_SCOPES.min(MAX_DEPTH) {
+        return Ok(());
+    }
+    let mut walk = Walk::new(MAX_DEPTH, MAX_SCOPES);
     walk.visit_body(&module.body);
     match walk.deepest {
         None => Ok(()),
-        Some((at, chain)) => Err(Diagnostic::new(
+        Some((at, Past::Depth { chain })) => Err(Diagnostic::new(
             Code::SyntaxError,
             TextRange::empty(at),
             format!(
@@ -159,23 +208,72 @@ pub(crate) fn too_deep(module: &ModModule) -> Result<(), Diagnostic> {
         )
         .label(format!("level {} starts here", thousands(MAX_DEPTH + 1)))
         .help(too_complex_help(chain))),
+        Some((at, Past::Scopes)) => Err(Diagnostic::new(
+            Code::SyntaxError,
+            TextRange::empty(at),
+            format!(
+                "syntax error: too complex: scopes nested more than {} deep",
+                thousands(MAX_SCOPES)
+            ),
+        )
+        .label(format!("scope {} starts here", thousands(MAX_SCOPES + 1)))
+        .help(format!(
+            "each function, `lambda`, class and comprehension is a scope, and gotopy compiles at \
+             most {} inside one another (no CPython parses more than about 2,980 nested \
+             `lambda`s); define the inner functions outside the outer ones",
+            thousands(MAX_SCOPES)
+        ))),
     }
 }
 
-/// The depth of every node, stopping at the first past the limit.
-#[derive(Default)]
+/// Where the tree first goes deeper than `depth` levels: the start of that node, or `None`
+/// when it does not. For `translate`, which holds its output to CPython's depth where the
+/// source keeps it.
+pub(crate) fn deeper_than(module: &ModModule, depth: usize) -> Option<TextSize> {
+    let mut walk = Walk::new(depth, usize::MAX);
+    walk.visit_body(&module.body);
+    walk.deepest.map(|(at, _)| at)
+}
+
+/// Which limit a node goes past.
+#[derive(Clone, Copy)]
+enum Past {
+    /// The depth, `chain` when `elif`s make most of it.
+    Depth { chain: bool },
+    /// The scopes inside one another.
+    Scopes,
+}
+
+/// The depth of every node and how many scopes are around it, stopping at the first past
+/// a limit.
 struct Walk {
     depth: usize,
     /// The clauses of each open `if` statement seen so far: the k-th adds k to the depth
     /// (an `elif` is one level deeper than the clause before it).
     clauses: Vec<usize>,
-    /// The first node past the limit, and whether `elif`s made most of its depth.
-    deepest: Option<(TextSize, bool)>,
+    scopes: usize,
+    /// The limits.
+    max_depth: usize,
+    max_scopes: usize,
+    /// The first node past a limit, and which.
+    deepest: Option<(TextSize, Past)>,
     /// The largest depth reached.
     most: usize,
 }
 
 impl Walk {
+    fn new(max_depth: usize, max_scopes: usize) -> Walk {
+        Walk {
+            depth: 0,
+            clauses: Vec::new(),
+            scopes: 0,
+            max_depth,
+            max_scopes,
+            deepest: None,
+            most: 0,
+        }
+    }
+
     /// What `node` adds to the depth: one, or k for the k-th clause of an `if` (its count is
     /// the innermost open `if`'s both when the clause is entered and when it is left).
     fn added(&self, node: AnyNodeRef<'_>) -> usize {
@@ -184,6 +282,20 @@ impl Walk {
             _ => 1,
         }
     }
+}
+
+/// Whether `node` is a scope of its own: a code object, in RustPython as in CPython 3.11.
+fn is_scope(node: AnyNodeRef<'_>) -> bool {
+    matches!(
+        node,
+        AnyNodeRef::StmtFunctionDef(_)
+            | AnyNodeRef::StmtClassDef(_)
+            | AnyNodeRef::ExprLambda(_)
+            | AnyNodeRef::ExprListComp(_)
+            | AnyNodeRef::ExprSetComp(_)
+            | AnyNodeRef::ExprDictComp(_)
+            | AnyNodeRef::ExprGenerator(_)
+    )
 }
 
 impl<'a> SourceOrderVisitor<'a> for Walk {
@@ -198,12 +310,18 @@ impl<'a> SourceOrderVisitor<'a> for Walk {
             _ => {}
         }
         self.depth += self.added(node);
+        self.scopes += usize::from(is_scope(node));
         self.most = self.most.max(self.depth);
         if self.deepest.is_some() {
             return TraversalSignal::Skip;
         }
-        if self.depth > MAX_DEPTH {
-            self.deepest = Some((node.start(), mostly_elifs(&self.clauses, self.depth)));
+        if self.depth > self.max_depth {
+            let chain = mostly_elifs(&self.clauses, self.depth);
+            self.deepest = Some((node.start(), Past::Depth { chain }));
+            return TraversalSignal::Skip;
+        }
+        if self.scopes > self.max_scopes {
+            self.deepest = Some((node.start(), Past::Scopes));
             return TraversalSignal::Skip;
         }
         TraversalSignal::Traverse
@@ -211,6 +329,7 @@ impl<'a> SourceOrderVisitor<'a> for Walk {
 
     fn leave_node(&mut self, node: AnyNodeRef<'a>) {
         self.depth -= self.added(node);
+        self.scopes -= usize::from(is_scope(node));
         if matches!(node, AnyNodeRef::StmtIf(_)) {
             self.clauses.pop();
         }
@@ -228,9 +347,11 @@ impl<'a> SourceOrderVisitor<'a> for Walk {
 /// about 0.2 ms to start: more than parsing many files.
 const SHALLOW: usize = 200;
 
-/// The stack [`on_deep_stack`] gives its work: enough for RustPython's code generator (the
-/// deepest recursion, in a debug build) at [`MAX_DEPTH`], and for the parser and the drop of
-/// a tree at [`MAX_ESTIMATE`]. Only the pages a deep file touches are ever mapped.
+/// The stack [`on_deep_stack`] gives its work: in a debug build, 136 MB holds every pass at
+/// [`MAX_DEPTH`] (1,359 bytes a level at most) and 175 MB the parser and the drop of a tree
+/// at [`MAX_ESTIMATE`] (876), so this is over five times what the deepest module takes, for
+/// what the measurement's shapes do not show (a level that mixes kinds of node). Only the
+/// pages a deep file touches are ever mapped.
 const STACK: usize = 1 << 30;
 
 thread_local! {
@@ -242,10 +363,26 @@ thread_local! {
 /// and nothing will recurse) or this already is such a thread: then on this one. A panic of
 /// `work` goes on in the caller's thread.
 pub(crate) fn on_deep_stack<T: Send>(source: &Source, work: impl FnOnce() -> T + Send) -> T {
-    if DEEP.get() || !matches!(reach(source), Ok(deepest) if deepest > SHALLOW) {
-        return work();
+    match reach(source) {
+        Ok(deepest) => on_stack_for(deepest, work),
+        Err(_) => work(),
     }
-    on_big_stack(work)
+}
+
+/// Whether `source` nests deeply enough to run on the deep stack: its estimate is above
+/// [`SHALLOW`] (or past [`MAX_ESTIMATE`]).
+pub(crate) fn is_deep(source: &Source) -> bool {
+    !matches!(reach(source), Ok(deepest) if deepest <= SHALLOW)
+}
+
+/// Runs `work` on a thread with the deep stack when `estimate` is above [`SHALLOW`] (and this
+/// is not such a thread already), else on this one: for a text whose estimate is known.
+pub(crate) fn on_stack_for<T: Send>(estimate: usize, work: impl FnOnce() -> T + Send) -> T {
+    if estimate > SHALLOW {
+        on_big_stack(work)
+    } else {
+        work()
+    }
 }
 
 /// Runs `work` on a thread with the stack [`on_deep_stack`] gives, whatever it works on
@@ -289,7 +426,9 @@ pub(crate) fn drop_aside<T: Send + 'static>(value: T, source: &Source) {
         return;
     }
     let mut thread = std::thread::Builder::new().name("gotopy-drop".to_owned());
-    if matches!(reach(source), Ok(deepest) if deepest > SHALLOW) {
+    // A text whose estimate went past its bound (`translate`'s output) may still have a deep
+    // tree.
+    if is_deep(source) {
         thread = thread.stack_size(STACK);
     }
     // A failed spawn drops the closure, and `value` with it, on this thread.
@@ -318,7 +457,7 @@ mod tests {
     }
 
     #[test]
-    fn each_limit_is_cpythons_and_is_placed_where_cpython_places_it() {
+    fn each_tokenizer_limit_is_cpythons_and_is_placed_where_cpython_places_it() {
         let nested = |n: usize| format!("x = {}1{}\n", "(".repeat(n), ")".repeat(n));
         assert_eq!(first(&nested(200)), "");
         // CPython: line 1, column 206 (one-based) of `x = ` and 201 brackets.
@@ -344,14 +483,27 @@ mod tests {
             first(&fstrings(150)),
             "G000 1:453 syntax error: too many nested f-strings"
         );
+    }
+
+    /// The depth of the tree and the nesting of scopes are gotopy's own bounds, placed at the
+    /// first node past them.
+    #[test]
+    fn the_trees_bounds_are_gotopys_own() {
         // `x = -...-1` is the assignment, n unary operations and the constant.
         let chain = |n: usize| format!("x = {}1\n", "-".repeat(n));
         assert_eq!(first(&chain(MAX_DEPTH - 2)), "");
         assert_eq!(
             first(&chain(MAX_DEPTH - 1)),
-            "G000 1:2904 syntax error: too complex: nested more than 2,900 levels deep"
+            "G000 1:100004 syntax error: too complex: nested more than 100,000 levels deep"
         );
         assert!(first(&chain(1_000_000)).contains("too complex"));
+        let lambdas = |n: usize| format!("x = {}1\n", "lambda: ".repeat(n));
+        assert_eq!(first(&lambdas(MAX_SCOPES)), "");
+        // The 3,001st `lambda` starts at column 5 + 3,000 * 8.
+        assert_eq!(
+            first(&lambdas(MAX_SCOPES + 1)),
+            "G000 1:24005 syntax error: too complex: scopes nested more than 3,000 deep"
+        );
     }
 
     #[test]
@@ -364,7 +516,7 @@ mod tests {
             format!("x = f({})\n", "-b, ".repeat(50_000)),
             format!("x = {{{}}}\n", "1: -2, ".repeat(50_000)),
             "x = 1\n".repeat(100_000),
-            format!("if a:\n    pass\n{}", "elif a:\n    pass\n".repeat(2_800)),
+            format!("if a:\n    pass\n{}", "elif a:\n    pass\n".repeat(4_096)),
         ];
         for text in accepted {
             assert_eq!(first(&text), "", "{}", &text[..80.min(text.len())]);
@@ -407,7 +559,7 @@ mod tests {
         for (name, shape) in shapes {
             let mut n = 1;
             while n < MAX_DEPTH
-                && matches!(measure(&shape(n + 1)), Ok(deepest) if deepest <= SHALLOW)
+                && matches!(measure(&shape(n + 1), MAX_ESTIMATE), Ok(deepest) if deepest <= SHALLOW)
             {
                 n += 1;
             }
@@ -422,6 +574,142 @@ mod tests {
                 .join()
                 .expect("no panic");
             assert!(compiled, "{name} at {n}");
+        }
+    }
+}
+
+/// How much stack each level of nesting costs gotopy's deepest passes: the figures behind
+/// [`MAX_DEPTH`] and [`STACK`]. Slow (it compiles every shape twice, tens of thousands deep)
+/// and Linux's (it reads the stack's resident size from `/proc/self/smaps`), so it runs only
+/// when asked, with the two depths to compare and, if not all, the shapes:
+///
+///     GOTOPY_STACK_PER_LEVEL=20000,60000 cargo test --lib depth::measure -- --nocapture
+///     GOTOPY_STACK_PER_LEVEL=1000,2000,lambdas cargo test --lib depth::measure -- --nocapture
+#[cfg(test)]
+mod measure {
+    use super::DEEP;
+    use crate::{Options, Source};
+
+    /// The resident size of the mapping that holds this thread's stack.
+    fn stack_resident() -> usize {
+        // A local of this frame (a constant's address would be promoted to a static).
+        let local = 0u8;
+        let here = std::hint::black_box(&local) as *const u8 as usize;
+        let maps = std::fs::read_to_string("/proc/self/smaps").expect("Linux's /proc");
+        let mut inside = false;
+        for line in maps.lines() {
+            if let Some((range, _)) = line.split_once(' ')
+                && let Some((start, end)) = range.split_once('-')
+                && let (Ok(start), Ok(end)) = (
+                    usize::from_str_radix(start, 16),
+                    usize::from_str_radix(end, 16),
+                )
+            {
+                inside = start <= here && here < end;
+            } else if inside && let Some(kb) = line.strip_prefix("Rss:") {
+                let kb = kb.trim().trim_end_matches("kB").trim();
+                return kb.parse::<usize>().expect("a size in kB") * 1024;
+            }
+        }
+        panic!("no mapping holds the stack");
+    }
+
+    /// The stack `pass` touches on `text`, on a fresh thread (a stack of its own, mapped as
+    /// it is touched), as the deep stack runs it.
+    fn stack_of(text: &str, pass: fn(&Source) -> bool) -> usize {
+        let text = text.to_owned();
+        std::thread::Builder::new()
+            .stack_size(4 << 30)
+            .spawn(move || {
+                DEEP.set(true);
+                let source = Source::new("deep.py", text);
+                let before = stack_resident();
+                let passed = pass(&source);
+                let touched = stack_resident() - before;
+                let start: String = source.text().chars().take(200).collect();
+                assert!(passed, "the pass refused {start}");
+                touched
+            })
+            .expect("a thread")
+            .join()
+            .expect("no panic")
+    }
+
+    /// What `tests/deep/shapes.py ARGS` prints.
+    fn shapes(args: &[&str]) -> String {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/deep/shapes.py");
+        let output = std::process::Command::new("python3")
+            .arg(script)
+            .args(args)
+            .output()
+            .expect("python3 runs tests/deep/shapes.py");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    }
+
+    #[test]
+    fn stack_per_level() {
+        let Ok(depths) = std::env::var("GOTOPY_STACK_PER_LEVEL") else {
+            eprintln!("skipped: set GOTOPY_STACK_PER_LEVEL=LOW,HIGH[,SHAPE...] to measure");
+            return;
+        };
+        // Two depths, then the shapes to measure (all by default).
+        let mut fields = depths.split(',');
+        let mut depth = || fields.next().and_then(|d| d.parse::<usize>().ok());
+        let (Some(low), Some(high)) = (depth(), depth()) else {
+            panic!("GOTOPY_STACK_PER_LEVEL=LOW,HIGH[,SHAPE...]");
+        };
+        let wanted: Vec<String> = depths.split(',').skip(2).map(str::to_owned).collect();
+        // Each pass, and whether it went through (no error).
+        let passes: [(&str, fn(&Source) -> bool); 6] = [
+            ("parse", |s| {
+                crate::parse::parse_unlimited(s.text()).errors().is_empty()
+            }),
+            ("walk", |s| {
+                let parsed = crate::parse::parse_unlimited(s.text());
+                super::too_deep(parsed.syntax(), usize::MAX).is_ok()
+            }),
+            ("check", |s| {
+                !(crate::check_source(s, Options::new()).iter()).any(|d| d.is_error())
+            }),
+            ("compile", |s| {
+                crate::compile::compile_source(s, Options::new()).is_ok()
+            }),
+            ("translate", |s| {
+                crate::translate::translate_source(s, Options::new()).is_ok()
+            }),
+            ("plan", |s| {
+                crate::cpython::plan::plan_source(s, Options::new()).is_ok()
+            }),
+        ];
+        let list = shapes(&["--list"]);
+        println!("bytes of stack per level, from {low} to {high} levels (debug build)");
+        for line in list.lines() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            if !fields[1].starts_with("too complex")
+                || !(wanted.is_empty() || wanted.iter().any(|w| w == fields[0]))
+            {
+                continue;
+            }
+            let (shallow, deep) = (
+                shapes(&[fields[0], &low.to_string()]),
+                shapes(&[fields[0], &high.to_string()]),
+            );
+            let estimate = |text: &str| super::tokens(text).unwrap_or_default();
+            let mut row = format!(
+                "{:<24} estimate {:.2}",
+                fields[0],
+                (estimate(&deep) - estimate(&shallow)) as f64 / (high - low) as f64
+            );
+            for (name, pass) in passes {
+                let started = std::time::Instant::now();
+                let grown = stack_of(&deep, pass).saturating_sub(stack_of(&shallow, pass));
+                row.push_str(&format!(
+                    " {name} {:>6} ({:.1} s)",
+                    grown / (high - low),
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+            println!("{row}");
         }
     }
 }

@@ -149,20 +149,56 @@ fn copy_of(code: &CodeObject, with_code: bool) -> CodeObject {
 
 /// Every code object in `code`, itself first, depth first.
 pub fn code_objects(code: &CodeObject) -> Vec<&CodeObject> {
-    let mut found = vec![code];
-    for constant in code.constants.iter() {
-        if let ConstantData::Code { code } = constant {
-            found.extend(code_objects(code));
-        }
+    let mut found = Vec::new();
+    // Without recursion: `lambda`s nest thousands deep. The last constant is pushed first,
+    // so that the first comes out first.
+    let mut work = vec![code];
+    while let Some(code) = work.pop() {
+        found.push(code);
+        work.extend(
+            code.constants
+                .iter()
+                .rev()
+                .filter_map(|constant| match constant {
+                    ConstantData::Code { code } => Some(&**code),
+                    _ => None,
+                }),
+        );
     }
     found
 }
 
+/// How many code objects nest in one another in `code`, itself included.
+pub(crate) fn nesting(code: &CodeObject) -> usize {
+    let mut deepest = 0;
+    let mut work = vec![(code, 1)];
+    while let Some((code, depth)) = work.pop() {
+        deepest = deepest.max(depth);
+        work.extend(code.constants.iter().filter_map(|constant| match constant {
+            ConstantData::Code { code } => Some((&**code, depth + 1)),
+            _ => None,
+        }));
+    }
+    deepest
+}
+
+/// The most code objects nested in one another that RustPython's marshal (which recurses
+/// into each, by up to 10 KB of stack in a debug build) reads or writes on the caller's
+/// stack, 2 MiB for a new thread; deeper ones move to gotopy's deep stack.
+pub(crate) const SHALLOW_NESTING: usize = 64;
+
 /// A code object in RustPython's marshal format.
 pub fn marshal(code: &CodeObject) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    rustpython_compiler::core::marshal::serialize_code(&mut bytes, code);
-    bytes
+    let serialize = || {
+        let mut bytes = Vec::new();
+        rustpython_compiler::core::marshal::serialize_code(&mut bytes, code);
+        bytes
+    };
+    if nesting(code) > SHALLOW_NESTING {
+        crate::depth::on_big_stack(serialize)
+    } else {
+        serialize()
+    }
 }
 
 /// The code object [`marshal`] wrote into `bytes`, all of them; `None` when they hold
@@ -170,13 +206,26 @@ pub fn marshal(code: &CodeObject) -> Vec<u8> {
 pub fn unmarshal(bytes: &[u8]) -> Option<CodeObject> {
     use rustpython_compiler::core::bytecode::BasicBag;
     use rustpython_compiler::core::marshal::{Cursor, deserialize_code};
-    let mut cursor = Cursor {
-        data: bytes,
-        position: 0,
+    let read = || {
+        let mut cursor = Cursor {
+            data: bytes,
+            position: 0,
+        };
+        let code = deserialize_code(&mut cursor, BasicBag).ok()?;
+        (cursor.position == bytes.len()).then_some(code)
     };
-    let code = deserialize_code(&mut cursor, BasicBag).ok()?;
-    (cursor.position == bytes.len()).then_some(code)
+    // The reader recurses into each nested code object; how deeply they nest is unknown
+    // until they are read, but each takes more than `SMALLEST_CODE` bytes.
+    if bytes.len() > SHALLOW_NESTING * SMALLEST_CODE {
+        crate::depth::on_big_stack(read)
+    } else {
+        read()
+    }
 }
+
+/// Fewer bytes than any code object takes in RustPython's marshal format (its name, file
+/// name, flags and counts alone take more).
+const SMALLEST_CODE: usize = 32;
 
 #[cfg(test)]
 mod tests {
@@ -240,5 +289,55 @@ mod tests {
         });
         assert_eq!(result, Err(()));
         assert_eq!(marshal(&code), marshal(&original));
+    }
+
+    /// Code objects nested as deeply as gotopy accepts scopes (`depth::MAX_SCOPES`, only
+    /// `lambda`s nest so deep) are walked, marshalled, read back, rewritten by the run-time
+    /// decorator and dropped on a new thread's 2 MiB stack: the marshal, which recurses
+    /// into each, moves to the deep stack. (Built by hand: RustPython's code generator takes
+    /// memory quadratic in such nesting.)
+    #[test]
+    fn code_objects_nested_as_deeply_as_gotopy_accepts_fit_a_small_stack() {
+        let depth = crate::depth::MAX_SCOPES + 1;
+        let module = compile(
+            "x = lambda: 1\n",
+            Mode::Exec,
+            "<deep>",
+            CompileOpts::default(),
+        )
+        .unwrap();
+        let lambda = (module.constants.iter())
+            .find_map(|constant| match constant {
+                ConstantData::Code { code } => Some(code),
+                _ => None,
+            })
+            .expect("the lambda's code");
+        let mut code = (**lambda).clone();
+        for _ in 1..depth {
+            let mut outer = (**lambda).clone();
+            outer.constants = (outer.constants.iter())
+                .map(|constant| match constant {
+                    ConstantData::Code { .. } => unreachable!("a lambda's body has no code"),
+                    other => other.clone(),
+                })
+                .chain([ConstantData::Code {
+                    code: Box::new(code),
+                }])
+                .collect();
+            code = outer;
+        }
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || {
+                assert_eq!(nesting(&code), depth);
+                assert_eq!(code_objects(&code).len(), depth);
+                let bytes = marshal(&code);
+                let rewritten = crate::rustpython::rewrite::rewrite_marshalled(&bytes, depth);
+                assert!(matches!(rewritten, Ok(Ok(None))), "{rewritten:?}");
+                drop(code);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 }
