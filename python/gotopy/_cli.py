@@ -203,7 +203,7 @@ def _compiled(args: argparse.Namespace, data: bytes, shown: str, warnings: bool 
         if getattr(error, "report", ""):
             _write(sys.stderr, getattr(error, "report"))
         else:  # CPython's own (a module it cannot compile too), shown as `python` shows it
-            sys.excepthook(type(error), error, None)
+            sys.excepthook(type(error), error.with_traceback(None), None)
         raise _Stop(FOUND_ERRORS) from None
 
 

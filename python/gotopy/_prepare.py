@@ -162,7 +162,7 @@ def _own_frames() -> int:
         )
 
     count = 0
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None and own(frame):
         count += 1
         frame = frame.f_back
