@@ -646,6 +646,9 @@ mod measure {
         String::from_utf8(output.stdout).expect("UTF-8")
     }
 
+    /// A pass over a source, and whether it went through (no error).
+    type Pass = fn(&Source) -> bool;
+
     #[test]
     fn stack_per_level() {
         let Ok(depths) = std::env::var("GOTOPY_STACK_PER_LEVEL") else {
@@ -660,7 +663,7 @@ mod measure {
         };
         let wanted: Vec<String> = depths.split(',').skip(2).map(str::to_owned).collect();
         // Each pass, and whether it went through (no error).
-        let passes: [(&str, fn(&Source) -> bool); 6] = [
+        let passes: [(&str, Pass); 6] = [
             ("parse", |s| {
                 crate::parse::parse_unlimited(s.text()).errors().is_empty()
             }),
