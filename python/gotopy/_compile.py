@@ -303,7 +303,10 @@ def lower(code: types.CodeType, the_plan: _gotopy.Plan, path: str, data: bytes) 
 
 
 # The code objects gotopy rewrote and that are still alive, by identity: the decorator
-# leaves them as they are without looking into them.
+# leaves them as they are without looking into them. Threads share it without a lock: it is
+# never iterated, each of its dict's operations is atomic, and a dead entry's removal
+# (`_remove_dead_weakref`) removes only an entry that is still dead, not one a thread put in
+# under the same identity since.
 _REWRITTEN: weakref.WeakValueDictionary[int, types.CodeType] = weakref.WeakValueDictionary()
 
 

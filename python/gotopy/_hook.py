@@ -21,6 +21,7 @@ import importlib.machinery
 import importlib.util
 import marshal
 import sys
+import threading
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
@@ -43,15 +44,18 @@ def _revision() -> str:
     return digest.hexdigest()[:12]
 
 
+# Worked out on first use, without a lock: threads that ask at once each work out the same
+# string, and one of them is kept.
 _REVISION: str | None = None
 
 
 def cache_path(source_path: str) -> str:
     """Where gotopy caches the compiled module for this source file."""
     global _REVISION
-    if _REVISION is None:
-        _REVISION = _revision()
-    tag = f"gotopy{_REVISION}o{sys.flags.optimize}"
+    revision = _REVISION
+    if revision is None:
+        revision = _REVISION = _revision()
+    tag = f"gotopy{revision}o{sys.flags.optimize}"
     return importlib.util.cache_from_source(source_path, optimization=tag)
 
 
@@ -140,13 +144,19 @@ class GotopyFinder:
         importlib.machinery.PathFinder.invalidate_caches()
 
 
+# Held while `install` looks for the finder and puts it in: threads that install at once would
+# otherwise each find it missing and each put it in.
+_installing = threading.Lock()
+
+
 def install() -> None:
     """Makes every module imported afterwards that contains markers compile through gotopy.
     Calling it again does nothing."""
-    if GotopyFinder in sys.meta_path:
-        return
-    at = next(
-        (i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder),
-        len(sys.meta_path),
-    )
-    sys.meta_path.insert(at, GotopyFinder)
+    with _installing:
+        if GotopyFinder in sys.meta_path:
+            return
+        at = next(
+            (i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder),
+            len(sys.meta_path),
+        )
+        sys.meta_path.insert(at, GotopyFinder)

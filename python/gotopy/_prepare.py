@@ -17,6 +17,7 @@ import builtins
 import contextlib
 import gc
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -51,6 +52,18 @@ AST_DEPTH = 20_000
 DEEP_STACK = 256 << 20
 
 
+# The recursion limit and the collector are the process's, and threads compile at once. The
+# round trips share theirs: the first of overlapping round trips saves them and changes them,
+# the last puts them back (each saving and restoring its own left the limit raised for good,
+# or ran a thread's round trip under the caller's limit, whenever two overlapped). A compile
+# of the source as it is (``compiled``'s ``source_code``) needs the caller's own limit, which
+# no round trip may raise meanwhile: it waits for them to end, and they for it.
+_settings = threading.Condition()
+_round_trips = 0
+_exact = False  # a compile of the source holds the limit (``exact_limit``)
+_saved: tuple[int, bool] = (0, False)
+
+
 @contextlib.contextmanager
 def tree_round_trip() -> Iterator[None]:
     """What a module's round trip through `ast` objects needs, for what runs inside: a
@@ -59,17 +72,48 @@ def tree_round_trip() -> Iterator[None]:
     set off the collector again and again as they are made (a function of 16,000 blocks:
     the round trip took 2.5 times `compile()` on 3.11 with it, 1.6 without); free the tree
     inside, or the first allocation after would start a collection over every node (0.6 s on
-    3.13)."""
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(4 * limit, AST_DEPTH))
-    collecting = gc.isenabled()
-    gc.disable()
+    3.13). Round trips that overlap, on any threads, share these settings: the caller's limit
+    is the one the first of them found."""
+    global _round_trips, _saved
+    with _settings:
+        _settings.wait_for(lambda: not _exact)
+        if _round_trips == 0:
+            limit = sys.getrecursionlimit()
+            _saved = (limit, gc.isenabled())
+            sys.setrecursionlimit(max(4 * limit, AST_DEPTH))
+            gc.disable()
+        _round_trips += 1
     try:
         yield
     finally:
-        sys.setrecursionlimit(limit)
-        if collecting:
-            gc.enable()
+        with _settings:
+            _round_trips -= 1
+            if _round_trips == 0:
+                limit, collecting = _saved
+                sys.setrecursionlimit(limit)
+                if collecting:
+                    gc.enable()
+                _settings.notify_all()
+
+
+@contextlib.contextmanager
+def exact_limit(more: int) -> Iterator[None]:
+    """The caller's recursion limit and ``more`` levels for what runs inside, with no round
+    trip raising it meanwhile (on another thread): it waits for those under way to end, and
+    those that start wait for it."""
+    global _exact
+    with _settings:
+        _settings.wait_for(lambda: not _exact and _round_trips == 0)
+        _exact = True
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + more)
+    try:
+        yield
+    finally:
+        with _settings:
+            sys.setrecursionlimit(limit)
+            _exact = False
+            _settings.notify_all()
 
 
 def compiled(
@@ -100,12 +144,8 @@ def compiled(
     own = _own_frames()
 
     def source_code() -> types.CodeType:
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(limit + own)
-        try:
+        with exact_limit(own):
             code: types.CodeType = builtins.compile(data, path, mode, flags, dont_inherit=True, optimize=optimize)
-        finally:
-            sys.setrecursionlimit(limit)
         return code
 
     def round_trip() -> types.CodeType:
@@ -169,11 +209,14 @@ def _own_frames() -> int:
     return count
 
 
+# Held while ``_on_deep_stack`` sets the process's stack size for new threads, starts its
+# thread and puts the size back.
+_stack_size = threading.Lock()
+
+
 def _on_deep_stack(work: Callable[[], types.CodeType]) -> types.CodeType:
     """``work()`` on a thread of its own with ``DEEP_STACK``, or on this one where no such
     thread can be had; what it raises is raised here."""
-    import threading
-
     done: list[types.CodeType] = []
     failed: list[BaseException] = []
 
@@ -183,17 +226,25 @@ def _on_deep_stack(work: Callable[[], types.CodeType]) -> types.CodeType:
         except BaseException as error:  # noqa: BLE001 - raised again on the caller's thread
             failed.append(error)
 
-    try:
-        previous = threading.stack_size(DEEP_STACK)
-    except (ValueError, RuntimeError):
+    # The stack size is the process's, for every thread started after: set, start and put
+    # back by one thread at a time, or another's thread would start with the default (and
+    # overflow it), and the size left for every thread after could be the deep one.
+    thread: threading.Thread | None = None
+    with _stack_size:
+        try:
+            previous = threading.stack_size(DEEP_STACK)
+        except (ValueError, RuntimeError):
+            pass
+        else:
+            try:
+                thread = threading.Thread(target=run, name="gotopy-tree", daemon=True)
+                thread.start()
+            except RuntimeError:
+                thread = None
+            finally:
+                threading.stack_size(previous)
+    if thread is None:
         return work()
-    try:
-        thread = threading.Thread(target=run, name="gotopy-tree", daemon=True)
-        thread.start()
-    except RuntimeError:
-        return work()
-    finally:
-        threading.stack_size(previous)
     thread.join()
     if failed:
         raise failed[0].with_traceback(None)

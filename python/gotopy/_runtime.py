@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import threading
 import time
 import types
 from typing import Any, NoReturn
@@ -24,15 +25,28 @@ from typing import Any, NoReturn
 from gotopy import _compile, _gotopy
 from gotopy._marker import Marker
 
-# The module last compiled for each way of asking (`_module_code`), with its code objects by
-# qualified name and first line: a module of thousands of decorated functions is compiled
-# once, and each decorator finds its function without a walk over all of them.
 _ByName = dict[tuple[str, int], list[types.CodeType]]
-_modules: dict[tuple[str, bytes, int | None], tuple[types.CodeType, _ByName]] = {}
+
+
+class _Recent(threading.local):
+    """What this thread's decorators compiled last (``_module_code``): the module for each way
+    of asking, with its code objects by qualified name and first line, so that a module of
+    thousands of decorated functions is compiled once and each decorator finds its function
+    without a walk over all of them. One per thread: decorators run while a module loads, and
+    threads load modules at once (a dict shared by them was iterated, cleared and read by
+    several at a time)."""
+
+    def __init__(self) -> None:
+        self.modules: dict[tuple[str, bytes, int | None], tuple[types.CodeType, _ByName]] = {}
+
+
+_recent = _Recent()
 
 # The source `_source` read last: its path, what says it is unchanged (a file's identity,
 # size and time of change, or the list `linecache` holds; `None`: nothing does) and its
 # bytes, so that the decorators of one module do not each read, decode and hash all of it.
+# Shared by the threads: one tuple, replaced whole, so that a thread reads one source's
+# three parts together.
 _last_source: tuple[str, object, bytes] | None = None
 
 # A file changed this recently may change again without its status showing it (its time
@@ -46,17 +60,18 @@ def _module_code(path: str, data: bytes, scope_line: int | None = None) -> tuple
     function or class) rewritten too, decorated or not; ``0`` rewrites every scope. With it,
     its code objects by qualified name and first line, outermost first."""
     key = (path, data, scope_line)
-    if key not in _modules:
-        if not any(k[:2] == (path, data) for k in _modules):
-            _modules.clear()  # one module at a time: decorators run while a module loads
+    modules = _recent.modules
+    if key not in modules:
+        if not any(k[:2] == (path, data) for k in modules):
+            modules.clear()  # one module at a time: decorators run while a module loads
         module = _compile.compile_source(
             data, path, all_scopes=scope_line == 0, scope_line=scope_line or None
         )
         by_name: _ByName = {}
         for inner in code_objects(module):
             by_name.setdefault((inner.co_qualname, inner.co_firstlineno), []).append(inner)
-        _modules[key] = (module, by_name)
-    return _modules[key]
+        modules[key] = (module, by_name)
+    return modules[key]
 
 
 def _same_function(new: types.CodeType, old: types.CodeType) -> bool:
@@ -77,7 +92,9 @@ def _source(code: types.CodeType, module_globals: dict[str, Any] | None) -> byte
     loader, text a code generator registered); ``None`` when there is none."""
     global _last_source
     path = code.co_filename
-    last = _last_source if _last_source is not None and _last_source[0] == path else None
+    last = _last_source  # read once: another thread may replace it meanwhile
+    if last is not None and last[0] != path:
+        last = None
     try:
         status = os.stat(path)
         seen: object = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
