@@ -4,7 +4,7 @@
 //! `test_cli.py` (`run`'s forms and `dis` against CPython itself, the error paths against the
 //! binary, errors without gotopy's frames), `test_tools.py`, `test_deep.py`,
 //! `test_programs.py` (the old libraries' programs on every route, an IPython cell among
-//! them), `test_installed.py` (the `gotopy` command) and `test_server.py` (`gotopy server`,
+//! them), `test_threads.py` (16 threads at once on every route), `test_installed.py` (the `gotopy` command) and `test_server.py` (`gotopy server`,
 //! and pytest-lsp's client on one version) on each interpreter `tools/pythons` gives, with
 //! the wheel `tools/dist` builds installed by `common/cpython.rs` and no Rust on `PATH` (but
 //! for `test_tools`, whose pre-commit hook builds the package from source); and `gotopy
@@ -31,12 +31,13 @@ fn all_python_package_tests_pass_on_every_version() {
     // runs pre-commit, which builds the package, on 3.13), taken by two workers in turn:
     // the machines have two cores, and whole versions in pairs left one idle while the
     // other finished (and for the whole fifth version).
-    const MODULES: [&str; 9] = [
+    const MODULES: [&str; 10] = [
         "test_tools",
         "test_run",
         "test_pyc",
         "test_cli",
         "test_programs",
+        "test_threads",
         "test_deep",
         "test_check",
         "test_installed",
