@@ -22,30 +22,60 @@ mod common;
 #[path = "common/cpython.rs"]
 mod cpython;
 
+/// The package's test modules (`python/tests/`), the slowest first (`test_tools` runs
+/// pre-commit, which builds the package, on 3.13).
+const PACKAGE_TESTS: [&str; 10] = [
+    "test_tools",
+    "test_run",
+    "test_pyc",
+    "test_cli",
+    "test_programs",
+    "test_threads",
+    "test_deep",
+    "test_check",
+    "test_installed",
+    "test_server",
+];
+
 /// The package's own tests. Its name sorts first on purpose: the harness runs tests in the
 /// order of their names on two threads, and these jobs (14 minutes in CI) ended the step
 /// when they started after the `.pyc` test (5 minutes); the others now run beside them.
 #[test]
 fn all_python_package_tests_pass_on_every_version() {
-    // Each test module on each version is a job, the slowest modules first (`test_tools`
-    // runs pre-commit, which builds the package, on 3.13), taken by two workers in turn:
-    // the machines have two cores, and whole versions in pairs left one idle while the
-    // other finished (and for the whole fifth version).
-    const MODULES: [&str; 10] = [
-        "test_tools",
-        "test_run",
-        "test_pyc",
-        "test_cli",
-        "test_programs",
-        "test_threads",
-        "test_deep",
-        "test_check",
-        "test_installed",
-        "test_server",
-    ];
-    let jobs = MODULES
+    // Each test module on each version is a job, taken by two workers in turn: the machines
+    // have two cores, and whole versions in pairs left one idle while the other finished
+    // (and for the whole fifth version).
+    let jobs = PACKAGE_TESTS
         .iter()
         .flat_map(|module| cpython::installed().iter().map(move |run| (run, *module)));
+    run_package_tests(jobs, &[]);
+}
+
+/// The package's tests on CPython 3.13 built without the GIL (`tools/pythons
+/// --free-threaded`), with the `cp313t` wheel (`tools/dist --free-threaded`) installed as
+/// for the other versions, `test_threads` for 50 rounds (`test_threads` also holds that the
+/// GIL stays off once gotopy is imported). Only with `GOTOPY_FREE_THREADED=1`: on a machine
+/// that has not built that interpreter yet (its build outlives the clone), the build takes
+/// 10 to 50 minutes of two cores.
+#[test]
+fn python_package_tests_pass_without_the_gil() {
+    if std::env::var_os("GOTOPY_FREE_THREADED").is_none() {
+        eprintln!(
+            "skipped: GOTOPY_FREE_THREADED=1 runs the package's tests on free-threaded CPython 3.13"
+        );
+        return;
+    }
+    let run = ("3.13t".to_owned(), cpython::free_threaded().to_path_buf());
+    let jobs = PACKAGE_TESTS.iter().map(|module| (&run, *module));
+    run_package_tests(jobs, &[("GOTOPY_THREAD_ROUNDS", "50")]);
+}
+
+/// Runs each `(version and interpreter, test module)` of `jobs` as `python -m unittest`
+/// with `env` set, on two workers; fails with the output of those that failed.
+fn run_package_tests<'a>(
+    jobs: impl Iterator<Item = (&'a (String, std::path::PathBuf), &'a str)> + Send,
+    env: &[(&str, &str)],
+) {
     let queue = Mutex::new(jobs);
     let failures = Mutex::new(Vec::new());
     let started = Instant::now();
@@ -68,7 +98,8 @@ fn all_python_package_tests_pass_on_every_version() {
                         .env("GOTOPY_BIN", env!("CARGO_BIN_EXE_gotopy"))
                         // The differential test's programs and their expected calls, made
                         // by the first version that needs them and read by the others.
-                        .env("GOTOPY_DIFF_CACHE", cpython::work_dir().join("generated"));
+                        .env("GOTOPY_DIFF_CACHE", cpython::work_dir().join("generated"))
+                        .envs(env.iter().copied());
                     // As a user who installed the wheel: no Rust. Only pre-commit's hook
                     // (in `test_tools`) builds the package from source, as pre-commit does.
                     if module != "test_tools" {

@@ -52,8 +52,11 @@ class Installed(unittest.TestCase):
         for module in (gotopy, goto, _gotopy):
             path = Path(module.__file__ or "").resolve()
             self.assertTrue(any(parent in site for parent in path.parents), f"{module.__name__} is at {path}")
-        # One abi3 extension for every version, and the marker of a typed package.
-        self.assertTrue(Path(_gotopy.__file__ or "").name.endswith(".abi3.so"), _gotopy.__file__)
+        # One abi3 extension for every version with the GIL; without it, the extension of
+        # this version (a free-threaded build cannot load abi3 before 3.15's abi3t). And the
+        # marker of a typed package.
+        suffix = sysconfig.get_config_var("EXT_SUFFIX") if sysconfig.get_config_var("Py_GIL_DISABLED") else ".abi3.so"
+        self.assertTrue(Path(_gotopy.__file__ or "").name.endswith(suffix), _gotopy.__file__)
         self.assertTrue(Path(gotopy.__file__ or "").with_name("py.typed").is_file())
 
     def test_the_version_is_the_metadata_one(self) -> None:

@@ -150,6 +150,34 @@ fn other(option: &str, name: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("tools/pythons --{option} must print a {name} line"))
 }
 
+/// CPython 3.13 built without the GIL (`tools/pythons --free-threaded`), with the package's
+/// `cp313t` wheel (`tools/dist --free-threaded`, into `dist-free-threaded/`) and the tools
+/// installed in `venv-3.13t/` as for the other versions; set up once, its interpreter.
+pub fn free_threaded() -> &'static Path {
+    static INSTALLED: OnceLock<PathBuf> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let work = work_dir();
+        let python = other("free-threaded", "3.13t");
+        let started = Instant::now();
+        let output = run(
+            "tools/dist --free-threaded",
+            Command::new(root().join("tools/dist"))
+                .arg("--free-threaded")
+                .arg("--out")
+                .arg(work.join("dist-free-threaded"))
+                .env("CARGO_TARGET_DIR", work.join("cargo")),
+        );
+        println!("free-threaded wheel built in {:.1?}", started.elapsed());
+        let printed = String::from_utf8_lossy(&output.stdout);
+        let wheel = (printed.lines().nth(2))
+            .filter(|line| line.ends_with(".whl"))
+            .unwrap_or_else(|| {
+                panic!("tools/dist --free-threaded must print a third wheel:\n{printed}")
+            });
+        install(&work, "3.13t", &python, Path::new(wheel))
+    })
+}
+
 /// A venv made by `python` at `dir`, unless it is there already; its interpreter.
 fn venv(python: &Path, dir: &Path) -> PathBuf {
     let interpreter = dir.join("bin/python");
