@@ -4,17 +4,18 @@ the programs print what their plain twins print.
 Each round starts 16 threads together (a barrier) and each thread, in an order of its own:
 installs the import hook (``gotopy.install()``, every thread at once); imports two goto
 programs through the hook, one that three other threads import at once and one of its own;
-compiles the programs and a share of ``fixtures/ok`` with ``gotopy.compile``; and runs the
-programs as CPython compiled them, so that their ``@with_goto`` decorators rewrite them at
-run time. The oracles: the code objects one thread got from ``gotopy.compile`` and from the
-decorators before the round (CPython's equality of code objects, nested ones included),
-and the output of each program's twin written without goto (``tests/programs/NAME_plain.py``)
-as CPython runs it. After a round the hook is on ``sys.meta_path`` once, and the process's
-recursion limit and collector are as they were. A round that has not ended within
-``GOTOPY_THREAD_TIMEOUT`` seconds (300) fails, with every thread's stack: a deadlock.
+compiles the programs, a share of ``fixtures/ok`` and a deep module (``DEEP``) with
+``gotopy.compile``; and runs the programs as CPython compiled them, so that their
+``@with_goto`` decorators rewrite them at run time. The oracles: the code objects one thread
+got from ``gotopy.compile`` and from the decorators before the round (CPython's equality of
+code objects, nested ones included), and the output of each program's twin written without
+goto (``tests/programs/NAME_plain.py``) as CPython runs it. After a round the hook is on
+``sys.meta_path`` once, and the process's recursion limit and collector are as they were. A
+round that has not ended within ``GOTOPY_THREAD_TIMEOUT`` seconds (300) fails, with every
+thread's stack: a deadlock.
 
-``GOTOPY_THREAD_ROUNDS`` rounds (2 by default; the free-threaded build's run in
-docs/performance.md takes 50). Needs the package installed in the running interpreter.
+``GOTOPY_THREAD_ROUNDS`` rounds (2 by default; ``tests/cpython.rs`` asks for 50 on the
+free-threaded build). Needs the package installed in the running interpreter.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import gotopy
-from gotopy import _hook
+from gotopy import _compile, _hook
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "programs"
@@ -48,6 +49,18 @@ ROUNDS = int(os.environ.get("GOTOPY_THREAD_ROUNDS", "2"))
 TIMEOUT = float(os.environ.get("GOTOPY_THREAD_TIMEOUT", "300"))
 # The module the imported programs print through (their first line binds `print` to it).
 CAPTURE = "gotopy_threads_capture"
+# A module that nests deeply enough for the front end's word (`Plan.deep`: 300 levels of
+# `elif`) and whose plan edits CPython's tree (the label after `return`): its source is
+# compiled first under the caller's own recursion limit, then its tree makes the round trip
+# on a thread of its own (`gotopy-tree`) under the raised limit, while other threads' round
+# trips and compiles of their sources overlap it (`_prepare.compiled`).
+DEEP = (
+    "from goto import goto, label\n\n\n@goto\ndef pick(k):\n    if k == 0:\n        x = 0\n"
+    + "".join(f"    elif k == {i}:\n        x = {i}\n" for i in range(1, 300))
+    + "    else:\n        x = -1\n    if x < 0:\n        goto .late\n    return x\n    label .late\n"
+    + '    return "late"\n\n\nprint(pick(-1), pick(299))\n'
+)
+DEEP_PRINTS = "late 299\n"
 
 
 def printer(lines: list[str]) -> Callable[..., None]:
@@ -117,6 +130,9 @@ class Oracle:
             self.compiled[name] = gotopy_compiled(self.text[name], PROGRAMS / f"{name}.py")
             self.decorated[name] = self.decorate(name)[1]
         self.fixture_code = {path.name: gotopy_compiled(path.read_bytes(), path) for path in self.fixtures}
+        self.deep_path = Path(tempfile.gettempdir(), "gotopy_threads_deep.py")
+        self.deep_plan = _compile.plan(DEEP.encode(), str(self.deep_path))
+        self.deep_code = gotopy_compiled(DEEP, self.deep_path)
 
     def decorate(self, name: str) -> tuple[str, dict[str, types.CodeType]]:
         """The program compiled by CPython and run: its decorators rewrite it."""
@@ -168,6 +184,10 @@ class Round:
         for path in oracle.fixtures[index % 4 :: 4]:
             code = gotopy_compiled(path.read_bytes(), path)
             self.expect(f"gotopy.compile of {path.name} in thread {index}", code, oracle.fixture_code[path.name])
+        code = gotopy_compiled(DEEP, oracle.deep_path)
+        self.expect(f"gotopy.compile of the deep module in thread {index}", code, oracle.deep_code)
+        printed, _ = run_program(code, oracle.deep_path)
+        self.expect(f"the deep module compiled in thread {index} printed", printed, DEEP_PRINTS)
 
     def import_two(self, index: int) -> None:
         """Imports through the hook the module of the thread's program that every fourth
@@ -213,6 +233,8 @@ class Threads(unittest.TestCase):
             # Fixtures that warn (markers left as plain Python) would print from every thread.
             warnings.simplefilter("ignore")
             oracle = Oracle()
+            self.assertEqual((oracle.deep_plan.deep, oracle.deep_plan.edits_tree), (True, True), "the deep module")
+            self.assertEqual(run_program(oracle.deep_code, oracle.deep_path)[0], DEEP_PRINTS)
             started = time.perf_counter()
             for number in range(ROUNDS):
                 self.round(oracle, number)
