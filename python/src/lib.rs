@@ -448,7 +448,15 @@ fn serve(py: Python<'_>, all_scopes: bool) -> PyResult<()> {
         .map_err(|error| pyo3::exceptions::PyOSError::new_err(error.to_string()))
 }
 
-#[pymodule]
+/// Free of the GIL (PEP 703): on a free-threaded CPython the module keeps the GIL off. Every
+/// class is frozen (`Checked`, `Plan`, `Frameless`: their Rust fields set once when made, then
+/// only read; `Frameless`'s `__dict__` is a Python dict, which CPython locks), the only
+/// statics are `OnceLock`s (the shapes and opcode tables of a version) and thread-locals,
+/// the front end forbids `unsafe` (this crate's one `unsafe` call, `embed::register`, runs
+/// before any interpreter does), and `plan_beside` and `serve` detach from the interpreter
+/// while only Rust runs. The Python modules' shared state has its own locks or none to need
+/// (docs/python.md, "Threads").
+#[pymodule(gil_used = false)]
 mod _gotopy {
     #[pymodule_export]
     use super::frames::{Frameless, frameless};

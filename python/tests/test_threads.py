@@ -26,7 +26,9 @@ import importlib
 import inspect
 import os
 import shutil
+import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -217,6 +219,18 @@ def program_of(oracle: Oracle, index: int) -> str:
 
 
 class Threads(unittest.TestCase):
+    def test_the_gil_stays_off_on_a_free_threaded_cpython(self) -> None:
+        """The native module declares itself free of the GIL: a free-threaded CPython would
+        otherwise turn the GIL on when importing it, and warn."""
+        if not sysconfig.get_config_var("Py_GIL_DISABLED"):
+            self.skipTest("this CPython is built with the GIL")
+        check = "import sys, goto, gotopy, gotopy._gotopy; sys.exit(sys._is_gil_enabled())"
+        environment = {name: value for name, value in os.environ.items() if name != "PYTHON_GIL"}
+        done = subprocess.run(
+            [sys.executable, "-W", "error", "-c", check], capture_output=True, text=True, env=environment, check=False
+        )
+        self.assertEqual((done.returncode, done.stderr), (0, ""))
+
     def setUp(self) -> None:
         self.hooked = _hook.GotopyFinder in sys.meta_path
         self.limit = sys.getrecursionlimit()
