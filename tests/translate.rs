@@ -343,9 +343,12 @@ asyncio.run(main())
 /// 2026-11-30, 89 more inside, all in the fixture of computed gotos that leave an `async
 /// for`, a switch body and loops at module level
 /// (`computed_gotos_leaving_async_for_switch_and_module_loops.py`: two scopes of 65
-/// numbered labels, whose guards nest as a balanced tree). A change that moves fewer
-/// lowers them.
-const OFF_INSIDE_AT_MOST: usize = 525;
+/// numbered labels, whose guards nest as a balanced tree); 2026-12-01, 6 more inside, all
+/// in the fixture of gotos into code under literal tests
+/// (`goto_into_code_under_a_literal_test.py`: each `if` and `while` that a dispatch loop
+/// splits gives its label's line to the loop's guard). A change that moves fewer lowers
+/// them.
+const OFF_INSIDE_AT_MOST: usize = 531;
 const OFF_AFTER_AT_MOST: usize = 182;
 
 /// Every statement of the `ok` fixtures and of `tests/programs`, found by Python's `ast` in
