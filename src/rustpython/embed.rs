@@ -165,29 +165,12 @@ mod _gotopy {
         super::compile_for_python(&source, &path, options, vm)
     }
 
-    /// How many code objects nest in one another in `code`, itself included (counted
-    /// without recursion: `lambda`s nest thousands deep).
-    fn nesting(code: &PyCode) -> usize {
-        let mut deepest = 0;
-        let mut work = vec![(code, 1)];
-        while let Some((code, depth)) = work.pop() {
-            deepest = deepest.max(depth);
-            for constant in code.code.constants.iter() {
-                let constant: &rustpython_vm::PyObject = std::borrow::Borrow::borrow(constant);
-                if let Some(inner) = constant.downcast_ref::<PyCode>() {
-                    work.push((inner, depth + 1));
-                }
-            }
-        }
-        deepest
-    }
-
     /// `rewrite(code)`: `code` with its markers rewritten, or `code` itself when it has none.
     #[pyfunction]
     fn rewrite(code: PyRef<PyCode>, vm: &VirtualMachine) -> PyResult<PyRef<PyCode>> {
         let mut bytes = Vec::new();
         rustpython_compiler::core::marshal::serialize_code(&mut bytes, &code.code);
-        match crate::rustpython::rewrite::rewrite_marshalled(&bytes, nesting(&code)) {
+        match crate::rustpython::rewrite::rewrite_marshalled(&bytes) {
             Err(error) => Err(vm.new_value_error(format!("cannot read the code object: {error}"))),
             Ok(Ok(None)) => Ok(code),
             Ok(Ok(Some(owned))) => Ok(vm.ctx.new_code(owned)),

@@ -69,19 +69,17 @@ pub fn rewrite_code(code: &mut CodeObject) -> Result<bool, RewriteError> {
 
 /// [`rewrite_code`] of a code object in RustPython's marshal format (the run-time
 /// decorator's copy of a live one): `None` when nothing changed, or why its bytes could not
-/// be read. Reading and rewriting recurse into each nested code object, so `nesting` (how
-/// many nest in one another, which the caller counted on the live object) above a few
-/// dozen moves the work to gotopy's deep stack.
+/// be read. Reading and rewriting recurse into each nested code object, so bytes that may
+/// hold more than a few dozen nested in one another move the work to gotopy's deep stack.
 pub fn rewrite_marshalled(
     bytes: &[u8],
-    nesting: usize,
 ) -> Result<Result<Option<CodeObject>, RewriteError>, String> {
     let work = || {
         let mut owned = crate::rustpython::bytecode::unmarshal(bytes)
             .ok_or_else(|| "not one marshalled code object".to_owned())?;
         Ok(rewrite_code(&mut owned).map(|changed| changed.then_some(owned)))
     };
-    if nesting > crate::rustpython::bytecode::SHALLOW_NESTING {
+    if crate::rustpython::bytecode::may_nest_deeply(bytes) {
         crate::depth::on_big_stack(work)
     } else {
         work()

@@ -185,7 +185,7 @@ pub(crate) fn nesting(code: &CodeObject) -> usize {
 /// The most code objects nested in one another that RustPython's marshal (which recurses
 /// into each, by up to 10 KB of stack in a debug build) reads or writes on the caller's
 /// stack, 2 MiB for a new thread; deeper ones move to gotopy's deep stack.
-pub(crate) const SHALLOW_NESTING: usize = 64;
+const SHALLOW_NESTING: usize = 64;
 
 /// A code object in RustPython's marshal format.
 pub fn marshal(code: &CodeObject) -> Vec<u8> {
@@ -214,13 +214,19 @@ pub fn unmarshal(bytes: &[u8]) -> Option<CodeObject> {
         let code = deserialize_code(&mut cursor, BasicBag).ok()?;
         (cursor.position == bytes.len()).then_some(code)
     };
-    // The reader recurses into each nested code object; how deeply they nest is unknown
-    // until they are read, but each takes more than `SMALLEST_CODE` bytes.
-    if bytes.len() > SHALLOW_NESTING * SMALLEST_CODE {
+    if may_nest_deeply(bytes) {
         crate::depth::on_big_stack(read)
     } else {
         read()
     }
+}
+
+/// Whether the code objects marshalled in `bytes` may nest more than [`SHALLOW_NESTING`]
+/// deep, for the work that recurses into them (reading them, rewriting what was read): how
+/// deeply they nest is unknown until they are read, but each takes more than
+/// `SMALLEST_CODE` bytes.
+pub(crate) fn may_nest_deeply(bytes: &[u8]) -> bool {
+    bytes.len() > SHALLOW_NESTING * SMALLEST_CODE
 }
 
 /// Fewer bytes than any code object takes in RustPython's marshal format (its name, file
@@ -332,7 +338,7 @@ mod tests {
                 assert_eq!(nesting(&code), depth);
                 assert_eq!(code_objects(&code).len(), depth);
                 let bytes = marshal(&code);
-                let rewritten = crate::rustpython::rewrite::rewrite_marshalled(&bytes, depth);
+                let rewritten = crate::rustpython::rewrite::rewrite_marshalled(&bytes);
                 assert!(matches!(rewritten, Ok(Ok(None))), "{rewritten:?}");
                 drop(code);
             })

@@ -35,7 +35,7 @@ mod lines;
 mod listing;
 mod stack;
 
-pub(crate) use code::SHALLOW_NESTING;
+pub(crate) use code::may_nest_deeply;
 pub use code::{code_objects, for_each_code_mut, marshal, unmarshal};
 pub use flow::{Edge, EdgeKind, Flow};
 pub use instr::{Body, Handler, Instr, Item, Label, LabelMap};
