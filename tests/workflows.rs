@@ -37,7 +37,13 @@ fn tools() -> &'static Path {
             succeeded(
                 "pip install the linters (needs PyPI)",
                 Command::new(bin.join("python"))
-                    .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "--quiet",
+                        "--disable-pip-version-check",
+                    ])
                     .args(TOOLS),
             );
             std::fs::write(&stamp, &wanted).unwrap();
