@@ -18,7 +18,8 @@ Python 3.8 and later, on every platform's runner, with nothing to install):
 - macOS: each slice's minimum macOS version (LC_BUILD_VERSION or LC_VERSION_MIN_MACOSX) is
   no newer than the one the wheel's tag or `--macos` promises, and an arm64 slice carries a
   code signature (macOS kills unsigned arm64 code);
-- the native module of a wheel: abi3, CPython's symbols left for the interpreter to supply at
+- the native module of a wheel: abi3 (or, on Linux, the cp313t wheel's for free-threaded
+  CPython 3.13), CPython's symbols left for the interpreter to supply at
   run time (ELF: undefined, and no libpython needed; PE: imported from `python3.dll`, the
   stable ABI's DLL, not `python3X.dll`; Mach-O: undefined with the dynamic-lookup ordinal,
   `-undefined dynamic_lookup`, and no Python framework or libpython loaded), and
@@ -400,13 +401,15 @@ def check_macho(data: bytes, platform: dict, kind: str, macos: tuple | None) -> 
 # --- artifacts ----------------------------------------------------------------------------
 
 def check_paths(data: bytes, forbidden: list) -> None:
+    """A forbidden path counts as a directory of a path written in the data: followed by a
+    separator (the home /root is no match for a source's arithmetic/root.rs)."""
     for path in forbidden:
-        at = data.find(path.encode())
-        if at >= 0:
+        found = [m.start() for m in re.finditer(re.escape(path.rstrip("/\\").encode()) + rb"[/\\]", data)]
+        if found:
+            at = found[0]
             start = data.rfind(b"\0", max(0, at - 200), at) + 1
             shown = data[start:data.find(b"\0", at, at + 200)][:160]
-            count = data.count(path.encode())
-            raise Failed(f"holds the build path {path} ({count} times), e.g. "
+            raise Failed(f"holds the build path {path} ({len(found)} times), e.g. "
                          f"{shown.decode('utf-8', 'replace')!r}")
 
 
@@ -439,8 +442,13 @@ def check_wheel(path: str, platform_name: str, forbidden: list) -> str:
     if len(parts) != 5:
         raise Failed(f"{name}: not a wheel name (NAME-VERSION-PY-ABI-PLATFORM.whl)")
     _, _, python, abi, tags = parts
-    if (python, abi) != ("cp311", "abi3"):
-        raise Failed(f"tagged {python}-{abi}, expected cp311-abi3")
+    # The abi3 wheel, or (Linux) the version-specific one for free-threaded CPython 3.13.
+    if (python, abi) == ("cp311", "abi3"):
+        suffix = ".pyd" if platform["format"] == "PE" else ".abi3.so"
+    elif (python, abi) == ("cp313", "cp313t") and platform["format"] == "ELF":
+        suffix = f".cpython-313t-{platform_name.split('-')[1]}-linux-gnu.so"
+    else:
+        raise Failed(f"tagged {python}-{abi}, expected cp311-abi3 (or cp313-cp313t on Linux)")
     tags = tags.split(".")
     if not any(PurePosixPath(t).match(platform["wheel_tag"]) for t in tags):
         raise Failed(f"platform tags {tags}, none {platform['wheel_tag']}")
@@ -456,7 +464,6 @@ def check_wheel(path: str, platform_name: str, forbidden: list) -> str:
         if declared != expected:
             raise Failed(f"WHEEL's tags {sorted(declared)} differ from the name's "
                          f"{sorted(expected)}")
-        suffix = ".pyd" if platform["format"] == "PE" else ".abi3.so"
         modules = [n for n in names if re.fullmatch(rf"gotopy/{MODULE}[^/]*\.(so|pyd)", n)]
         if modules != [f"gotopy/{MODULE}{suffix}"]:
             raise Failed(f"native modules {modules}, expected gotopy/{MODULE}{suffix}")

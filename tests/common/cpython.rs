@@ -169,10 +169,10 @@ pub fn free_threaded() -> &'static Path {
         );
         println!("free-threaded wheel built in {:.1?}", started.elapsed());
         let printed = String::from_utf8_lossy(&output.stdout);
-        let wheel = (printed.lines().nth(2))
-            .filter(|line| line.ends_with(".whl"))
+        let wheel = (printed.lines())
+            .find(|line| line.contains("-cp313t-") && line.ends_with(".whl"))
             .unwrap_or_else(|| {
-                panic!("tools/dist --free-threaded must print a third wheel:\n{printed}")
+                panic!("tools/dist --free-threaded must print the cp313t wheel:\n{printed}")
             });
         install(&work, "3.13t", &python, Path::new(wheel))
     })
