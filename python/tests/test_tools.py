@@ -319,6 +319,9 @@ class Jumps(unittest.TestCase):
             return [json.loads(line) for line in out.read_text().splitlines()]
 
     def test_every_jump_in_rewritten_code_jumps_or_is_refused(self) -> None:
+        if not hasattr(os, "fork"):
+            self.skipTest("jumps.py tries each jump in a child it forks, and this system has no fork")
+
         def at_generator_start(result: dict[str, object]) -> bool:
             return bool(result["generator"]) and result["to"] == result["first"]
 
