@@ -269,10 +269,16 @@ def _run(args: argparse.Namespace) -> int:
     elif args.file == "-":
         file, data = _input_bytes("-")
         code = _compiled(args, data, file)
+        # sys.path[0] as CPython computes it (_PyPathConfig_ComputeSysPath0): the directory
+        # of "-", '' on POSIX, and on Windows that of its full path, the working directory.
+        if os.name == "nt":
+            first = os.getcwd()
     else:
         shown, data = _input_bytes(args.file)
         file = os.path.abspath(args.file)
-        first = os.path.dirname(os.path.realpath(file))
+        # The script's directory, its links resolved where CPython resolves them (readlink;
+        # not on Windows).
+        first = os.path.dirname(file if os.name == "nt" else os.path.realpath(file))
         magic = importlib.util.MAGIC_NUMBER
         if args.file.endswith(".pyc") or data[:2] == magic[:2]:
             if data[:4] != magic:
