@@ -244,12 +244,13 @@ class Deep(unittest.TestCase):
         paths = {name: self.write(name, far(name)) for name in shapes.SHAPES}
         child = textwrap.dedent(
             """
+            import os
             import sys
             import gotopy
             sys.path.insert(0, sys.argv[1])
             gotopy.install()
             for path in sys.argv[2:]:
-                name = path.rsplit("/", 1)[-1][:-3]
+                name = os.path.basename(path)[:-3]
                 for route in ("import", "compile"):
                     try:
                         if route == "import":
@@ -288,7 +289,9 @@ class Deep(unittest.TestCase):
         ours = self.gotopy("run", str(path))
         [(compiled, gotopy_compiled)] = self.both(path)
         self.assertEqual(gotopy_compiled, compiled)
-        if sys.version_info >= (3, 13):
+        # CPython on Windows, whose main thread has a stack of 1 MB, has a lower C recursion
+        # limit: 3.13 raises there too, and gotopy must raise as it does (above).
+        if sys.version_info >= (3, 13) and os.name != "nt":
             self.assertIsNone(compiled)
             self.assertEqual((theirs.returncode, theirs.stdout), (0, "ok\n"), theirs.stderr[-2000:])
         else:
