@@ -55,7 +55,8 @@ pub struct Shapes {
     /// (3.12 and later) or one per instruction (3.11).
     pub merged_location_runs: bool,
     /// Whether a `with` statement's exit carries its item's position (3.13 and later) or the
-    /// statement's (3.11, 3.12).
+    /// statement's (3.11, 3.12 as released in 2023; its releases since mid-2024 carry the
+    /// item's, which `lower::goto` finds when the statement's is not there).
     pub with_exit_at_item: bool,
     /// Whether `LOAD_FAST` may load a local without checking that it is bound (3.12 and
     /// later: the compiler uses it where its own flow graph proves the local bound, and

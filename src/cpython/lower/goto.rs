@@ -148,39 +148,46 @@ impl<'p> Lowering<'p> {
         leave: &Leave,
         plan: &GotoPlan,
     ) -> Result<Vec<Item>, LowerError> {
-        let [mut line, _, mut column, _] = leave.header;
-        let mut skip = leave.inner;
-        if self.shapes().with_exit_at_item {
-            let spans = self.withs.get(&(line, column)).copied().unwrap_or_default();
-            if spans.len() <= skip {
-                return Err(internal(
-                    "cannot find this `with` statement in CPython's tree",
-                    plan.keyword,
-                ));
-            }
-            [line, _, column, _] = spans[spans.len() - 1 - skip];
-            skip = 0;
-        }
+        let [line, _, column, _] = leave.header;
+        // Where the exit is, by the position its first instruction carries and which of the
+        // exits there: the statement's, where its items' exits are innermost first; or the
+        // item's (3.13 and later).
+        let at_statement = Some((line, column, leave.inner));
+        let spans = self.withs.get(&(line, column)).copied().unwrap_or_default();
+        let at_item = (spans.len() > leave.inner).then(|| {
+            let [line, _, column, _] = spans[spans.len() - 1 - leave.inner];
+            (line, column, 0)
+        });
+        // CPython's 3.12 releases since mid-2024 place it at the item too (gh-93691 backported:
+        // 3.12.1 has the statement's position, 3.12.9 the item's), so the other place is
+        // looked at second. Neither finds the other's exit: an item never starts where a
+        // `with` keyword does.
+        let places = if self.shapes().with_exit_at_item {
+            [at_item, at_statement]
+        } else {
+            [at_statement, at_item]
+        };
         if self.exits.is_none() {
             self.exits = Some(self.find_exits());
         }
-        let mut found: Vec<(bool, usize, usize)> = self
-            .exits
-            .as_ref()
-            .and_then(|exits| exits.get(&(line, column)))
-            .map(|regions| {
-                regions
-                    .iter()
-                    .map(|&(index, end)| (index < start, index, end))
-                    .collect()
-            })
-            .unwrap_or_default();
-        // Any copy is the same exit; the first after the goto, for the sake of locality.
-        // (`with a, b:` on 3.11 and 3.12: all exits at one position, innermost first.)
-        found.sort_unstable();
-        if let Some(&(_, index, end)) = found.get(skip) {
-            let region: Vec<Item> = self.body.items[index..=end].to_vec();
-            return Ok(self.copy(&region));
+        for (line, column, skip) in places.into_iter().flatten() {
+            let mut found: Vec<(bool, usize, usize)> = self
+                .exits
+                .as_ref()
+                .and_then(|exits| exits.get(&(line, column)))
+                .map(|regions| {
+                    regions
+                        .iter()
+                        .map(|&(index, end)| (index < start, index, end))
+                        .collect()
+                })
+                .unwrap_or_default();
+            // Any copy is the same exit; the first after the goto, for the sake of locality.
+            found.sort_unstable();
+            if let Some(&(_, index, end)) = found.get(skip) {
+                let region: Vec<Item> = self.body.items[index..=end].to_vec();
+                return Ok(self.copy(&region));
+            }
         }
         Err(internal(
             format!(
