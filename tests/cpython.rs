@@ -143,6 +143,79 @@ fn run_package_tests<'a>(
 /// Debian package) is reported and not compared: its compiler may differ. The test cannot
 /// pass on nothing: each version compared gives at least [`MIN_DIGEST_LINES`] files'
 /// digests, and only Debian's two versions may be left out.
+/// `tools/check_artifact.py`, which `tools/dist` runs on every artifact before it lands (the
+/// wheel these tests install passed it), refuses what a platform could not load: the same
+/// wheel checked as another processor's, renamed to a version-specific tag it was not built
+/// for, or holding a path given as the building machine's; and a path counts only as a
+/// directory (a prefix of one's name is no match).
+#[test]
+fn the_artifact_check_refuses_a_wheel_for_another_platform() {
+    let wheel = cpython::wheel();
+    let check = |arguments: &[&str], artifact: &std::path::Path| {
+        let output = Command::new("python3")
+            .arg(root().join("tools/check_artifact.py"))
+            .args(arguments)
+            .arg(artifact)
+            .output()
+            .expect("python3 runs tools/check_artifact.py");
+        let said = String::from_utf8_lossy(&output.stderr).into_owned();
+        (output.status.code(), said)
+    };
+    let (status, said) = check(&["--platform", "linux-x86_64"], wheel);
+    assert_eq!(status, Some(0), "{said}");
+    assert!(said.contains("ELF x86-64"), "{said}");
+    // The remapped sources' paths (gotopy/src/...) stand for a build path in the module.
+    let (status, said) = check(
+        &["--platform", "linux-x86_64", "--forbid-path", "gotopy/sr"],
+        wheel,
+    );
+    assert_eq!(
+        status,
+        Some(0),
+        "a prefix of a directory's name is no build path: {said}"
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    // Its native module, read as a program of another processor.
+    let extracted = Command::new("python3")
+        .args(["-c", "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract('gotopy/_gotopy.abi3.so', sys.argv[2])"])
+        .arg(wheel)
+        .arg(scratch.path())
+        .status()
+        .unwrap();
+    assert!(extracted.success());
+    let module = scratch.path().join("gotopy/_gotopy.abi3.so");
+    for (arguments, artifact, refusal) in [
+        (&["--platform", "linux-aarch64"][..], wheel, "platform tags"),
+        (
+            &["--platform", "linux-aarch64"][..],
+            module.as_path(),
+            "ELF machine 62, expected 183",
+        ),
+        (
+            &["--platform", "linux-x86_64", "--forbid-path", "gotopy/src"][..],
+            wheel,
+            "holds the build path gotopy/src",
+        ),
+    ] {
+        let (status, said) = check(arguments, artifact);
+        assert_eq!(status, Some(1), "{arguments:?}: {said}");
+        assert!(
+            said.contains(refusal),
+            "{arguments:?}: expected {refusal:?} in {said}"
+        );
+    }
+    let name = wheel
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace("-cp311-abi3-", "-cp312-cp312-");
+    let renamed = scratch.path().join(name);
+    std::fs::copy(wheel, &renamed).unwrap();
+    let (status, said) = check(&["--platform", "linux-x86_64"], &renamed);
+    assert_eq!(status, Some(1), "{said}");
+    assert!(said.contains("tagged cp312-cp312"), "{said}");
+}
+
 #[test]
 fn emitted_code_is_the_recorded_code() {
     let stdlib = std::env::var_os("GOTOPY_STDLIB").is_some();

@@ -72,13 +72,20 @@ pub fn installed() -> &'static [(String, PathBuf)] {
     INSTALLED.get_or_init(|| {
         let work = work_dir();
         let pythons = pythons();
-        let wheel = build_wheel(&work);
+        let wheel = wheel();
         // One thread per version: pip spends most of its time fetching and unpacking, and
         // the five would otherwise wait for each other.
         crate::common::on_threads(&pythons, |(version, python)| {
-            (version.clone(), install(&work, version, python, &wheel))
+            (version.clone(), install(&work, version, python, wheel))
         })
     })
+}
+
+/// The wheel `tools/dist` builds for this machine (and checks with
+/// `tools/check_artifact.py`), built once.
+pub fn wheel() -> &'static Path {
+    static WHEEL: OnceLock<PathBuf> = OnceLock::new();
+    WHEEL.get_or_init(|| build_wheel(&work_dir()))
 }
 
 /// `target/cpython`, in whatever target directory this test was built in.
