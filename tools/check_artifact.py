@@ -331,6 +331,11 @@ def macho_facts(data: bytes) -> dict:
                 facts[key].append(name)
         elif cmd == 0x1D:  # LC_CODE_SIGNATURE
             facts["signed"] = True
+        elif cmd in (0x22, 0x80000022):  # LC_DYLD_INFO(_ONLY): what dyld binds, and to what
+            offsets = struct.unpack_from("<10I", data, off + 8)
+            facts["bound"] = {}
+            for start, length in zip(offsets[2:8:2], offsets[3:8:2]):  # bind, weak, lazy
+                facts["bound"].update(bind_ordinals(data[start:start + length]))
         elif cmd == 0x2:  # LC_SYMTAB
             symtab = struct.unpack_from("<IIII", data, off + 8)
         elif cmd == 0x19:  # LC_SEGMENT_64: a __DWARF segment is debug information
@@ -350,6 +355,45 @@ def macho_facts(data: bytes) -> dict:
             else:
                 facts["symbols"] += 1
     return facts
+
+
+def bind_ordinals(opcodes: bytes) -> dict:
+    """{symbol: library ordinal} from a stream of dyld's bind opcodes (mach-o/loader.h): the
+    special ordinals as a byte, 0xFE for a flat lookup at run time (-undefined
+    dynamic_lookup), as the symbol table's n_desc writes them."""
+    def uleb(at: int) -> int:
+        value = shift = 0
+        while True:
+            byte = opcodes[at[0]]
+            at[0] += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return value
+
+    found, ordinal, name, at = {}, 0, "", [0]
+    while at[0] < len(opcodes):
+        byte = opcodes[at[0]]
+        at[0] += 1
+        opcode, immediate = byte & 0xF0, byte & 0x0F
+        if opcode == 0x10:  # SET_DYLIB_ORDINAL_IMM
+            ordinal = immediate
+        elif opcode == 0x20:  # SET_DYLIB_ORDINAL_ULEB
+            ordinal = uleb(at)
+        elif opcode == 0x30:  # SET_DYLIB_SPECIAL_IMM: 0, or -1, -2, -3 as a byte
+            ordinal = (0xF0 | immediate) if immediate else 0
+        elif opcode == 0x40:  # SET_SYMBOL_TRAILING_FLAGS_IMM, then the name
+            end = opcodes.index(b"\0", at[0])
+            name = opcodes[at[0]:end].decode("utf-8", "replace")
+            at[0] = end + 1
+        elif opcode in (0x60, 0x70, 0x80, 0xA0):  # an addend, a segment's offset, an address
+            uleb(at)
+        elif opcode == 0xC0:  # DO_BIND_ULEB_TIMES_SKIPPING_ULEB
+            uleb(at)
+            uleb(at)
+        if opcode in (0x90, 0xA0, 0xB0, 0xC0):  # a bind of the current symbol
+            found[name] = ordinal
+    return found
 
 
 def check_macho(data: bytes, platform: dict, kind: str, macos: tuple | None) -> str:
@@ -376,8 +420,10 @@ def check_macho(data: bytes, platform: dict, kind: str, macos: tuple | None) -> 
         if kind == "extension":
             if facts["filetype"] not in (6, 8):  # MH_DYLIB, MH_BUNDLE
                 raise Failed(f"{arch}: Mach-O file type {facts['filetype']}, not a library")
-            python = {n: o for n, o in facts["undefined"].items()
-                      if n.startswith(("_Py", "__Py"))}
+            # What dyld binds, where the image says (LC_DYLD_INFO); the symbol table's own
+            # ordinals otherwise (zig writes 0 there, ld64 the one dyld uses).
+            ordinals = facts.get("bound") or facts["undefined"]
+            python = {n: o for n, o in ordinals.items() if n.startswith(("_Py", "__Py"))}
             if not python:
                 raise Failed(f"{arch}: no undefined _Py* symbol")
             bound = sorted(n for n, ordinal in python.items() if ordinal != 0xFE)
