@@ -132,17 +132,6 @@ fn run_package_tests<'a>(
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The code the CPython backend emits does not change by accident: on every version, the
-/// digest of every code object it emits for the fixtures and 500 random programs (and,
-/// with `GOTOPY_STDLIB=1`, the standard library with a goto loop added to each file), by the
-/// compile path and by the decorator without source (`tests/emitted/cpython.py`), is the one
-/// recorded in `tests/emitted/cpython-3.X.txt`. A snapshot, not an oracle: it shows that
-/// restructuring changed no byte. A change that means to change the output records them
-/// again with `GOTOPY_BLESS=1` and says why (without `GOTOPY_STDLIB=1`, the recorded
-/// standard-library section stays as it was). A recording of another patch release (a newer
-/// Debian package) is reported and not compared: its compiler may differ. The test cannot
-/// pass on nothing: each version compared gives at least [`MIN_DIGEST_LINES`] files'
-/// digests, and only Debian's two versions may be left out.
 /// `tools/check_artifact.py`, which `tools/dist` runs on every artifact before it lands (the
 /// wheel these tests install passed it), refuses what a platform could not load: the same
 /// wheel checked as another processor's, renamed to a version-specific tag it was not built
@@ -216,6 +205,17 @@ fn the_artifact_check_refuses_a_wheel_for_another_platform() {
     assert!(said.contains("tagged cp312-cp312"), "{said}");
 }
 
+/// The code the CPython backend emits does not change by accident: on every version, the
+/// digest of every code object it emits for the fixtures and 500 random programs (and,
+/// with `GOTOPY_STDLIB=1`, the standard library with a goto loop added to each file), by the
+/// compile path and by the decorator without source (`tests/emitted/cpython.py`), is the one
+/// recorded in `tests/emitted/cpython-3.X.txt`. A snapshot, not an oracle: it shows that
+/// restructuring changed no byte. A change that means to change the output records them
+/// again with `GOTOPY_BLESS=1` and says why (without `GOTOPY_STDLIB=1`, the recorded
+/// standard-library section stays as it was). A recording of another patch release (a newer
+/// Debian package) is reported and not compared: its compiler may differ. The test cannot
+/// pass on nothing: each version compared gives at least [`MIN_DIGEST_LINES`] files'
+/// digests, and only Debian's two versions may be left out.
 #[test]
 fn emitted_code_is_the_recorded_code() {
     let stdlib = std::env::var_os("GOTOPY_STDLIB").is_some();

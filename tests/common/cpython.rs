@@ -165,23 +165,13 @@ pub fn free_threaded() -> &'static Path {
     INSTALLED.get_or_init(|| {
         let work = work_dir();
         let python = other("free-threaded", "3.13t");
-        let started = Instant::now();
-        let output = run(
-            "tools/dist --free-threaded",
-            Command::new(root().join("tools/dist"))
-                .arg("--free-threaded")
-                .arg("--out")
-                .arg(work.join("dist-free-threaded"))
-                .env("CARGO_TARGET_DIR", work.join("cargo")),
+        let wheel = dist(
+            &work,
+            "dist-free-threaded",
+            &["--free-threaded"],
+            "-cp313t-",
         );
-        println!("free-threaded wheel built in {:.1?}", started.elapsed());
-        let printed = String::from_utf8_lossy(&output.stdout);
-        let wheel = (printed.lines())
-            .find(|line| line.contains("-cp313t-") && line.ends_with(".whl"))
-            .unwrap_or_else(|| {
-                panic!("tools/dist --free-threaded must print the cp313t wheel:\n{printed}")
-            });
-        install(&work, "3.13t", &python, Path::new(wheel))
+        install(&work, "3.13t", &python, &wheel)
     })
 }
 
@@ -198,24 +188,33 @@ fn venv(python: &Path, dir: &Path) -> PathBuf {
 }
 
 /// Builds the wheel and the sdist a release publishes, with `tools/dist` (the manylinux2014
-/// abi3 wheel, built by maturin with zig), into `dist/`, with the extension's build kept in
-/// `cargo/` between runs; the wheel's path. The tests install what a user installs.
+/// abi3 wheel, built by maturin with zig), into `dist/`; the wheel's path. The tests install
+/// what a user installs.
 fn build_wheel(work: &Path) -> PathBuf {
+    dist(work, "dist", &[], "-abi3-")
+}
+
+/// Runs `tools/dist` with `options` into `work/out`, the extension's build kept in `cargo/`
+/// between runs; the path of the wheel it printed whose name holds `tag`.
+fn dist(work: &Path, out: &str, options: &[&str], tag: &str) -> PathBuf {
     let started = Instant::now();
     let output = run(
-        "tools/dist",
+        &format!("tools/dist {}", options.join(" ")),
         Command::new(root().join("tools/dist"))
+            .args(options)
             .arg("--out")
-            .arg(work.join("dist"))
+            .arg(work.join(out))
             .env("CARGO_TARGET_DIR", work.join("cargo")),
     );
-    println!("wheel and sdist built in {:.1?}", started.elapsed());
+    println!(
+        "tools/dist {} built in {:.1?}",
+        options.join(" "),
+        started.elapsed()
+    );
     let printed = String::from_utf8_lossy(&output.stdout);
-    let wheel = printed
-        .lines()
-        .next()
-        .filter(|line| line.ends_with(".whl"))
-        .unwrap_or_else(|| panic!("tools/dist must print the wheel's path first:\n{printed}"));
+    let wheel = (printed.lines())
+        .find(|line| line.contains(tag) && line.ends_with(".whl"))
+        .unwrap_or_else(|| panic!("tools/dist must print a {tag} wheel:\n{printed}"));
     PathBuf::from(wheel)
 }
 
