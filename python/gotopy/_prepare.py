@@ -50,8 +50,7 @@ AST_DEPTH = 20_000
 # measure their allowance by, so that the round trip holds what the compiler held on the
 # caller's thread (3.14's main thread, 8 MB: 52,000 subscripts). Mapped only as it is used.
 # Just under 256 MB: CPython for Windows takes no thread stack of 256 MB or more
-# (`threading.stack_size` raises ValueError there), and without the thread the round trip
-# ran on the caller's stack under the raised limit, which a deep `elif` chain overflowed.
+# (`threading.stack_size` raises ValueError there).
 DEEP_STACK = 255 << 20
 
 
@@ -167,7 +166,16 @@ def compiled(
             warnings.simplefilter("ignore")
             source_code()
     try:
-        return _on_deep_stack(round_trip) if deep else round_trip()
+        if not deep:
+            return round_trip()
+        code = _on_deep_stack(round_trip)
+        if code is None:
+            # Not on this thread's stack: the conversions between CPython's tree and `ast`
+            # objects recurse by a count of C calls no limit bounds (3.12 and 3.13), which a
+            # small stack does not hold (CPython 3.12.9's own `ast` crashes on the main thread
+            # of Windows at 2,892 levels of `elif`).
+            raise RecursionError("no thread with a stack deep enough for this module's tree could be started")
+        return code
     except (RecursionError, MemoryError) as error:
         if not deep:
             try:
@@ -217,9 +225,9 @@ def _own_frames() -> int:
 _stack_size = threading.Lock()
 
 
-def _on_deep_stack(work: Callable[[], types.CodeType]) -> types.CodeType:
-    """``work()`` on a thread of its own with ``DEEP_STACK``, or on this one where no such
-    thread can be had; what it raises is raised here."""
+def _on_deep_stack(work: Callable[[], types.CodeType]) -> types.CodeType | None:
+    """``work()`` on a thread of its own with ``DEEP_STACK``; ``None`` where no such thread
+    can be had. What it raises is raised here."""
     done: list[types.CodeType] = []
     failed: list[BaseException] = []
 
@@ -247,7 +255,7 @@ def _on_deep_stack(work: Callable[[], types.CodeType]) -> types.CodeType:
             finally:
                 threading.stack_size(previous)
     if thread is None:
-        return work()
+        return None
     thread.join()
     if failed:
         raise failed[0].with_traceback(None)

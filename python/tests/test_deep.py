@@ -192,6 +192,34 @@ class Deep(unittest.TestCase):
             with self.subTest(name):
                 self.assert_runs_as_cpython_runs_it(name, under)
 
+    def test_without_a_deep_stack_a_deep_module_compiles_or_raises_and_never_crashes(self) -> None:
+        """Where no thread with gotopy's deep stack can be had (here ``threading.stack_size``
+        refuses every size, as CPython for Windows refused 256 MB), a deep module's tree does
+        not make its round trip on the caller's stack, which its conversions can overflow
+        (the main thread of CPython 3.12 on Windows did at 2,500 levels of `elif`, under
+        gotopy's raised limit and under CPython's own): an error, not a crash."""
+        child = textwrap.dedent(
+            """
+            import sys, threading
+            import gotopy
+            def refuse(size=0):
+                raise ValueError("size not valid")
+            threading.stack_size = refuse
+            try:
+                gotopy.compile(open(sys.argv[1], "rb").read(), sys.argv[1])
+            except (RecursionError, MemoryError) as error:
+                print(type(error).__name__)
+            else:
+                print("compiled")
+            """
+        )
+        for name in TREE:
+            path = self.write(name, under(name))
+            with self.subTest(name, depth=under(name)):
+                run = subprocess.run([sys.executable, "-c", child, str(path)], capture_output=True, text=True)
+                self.assertEqual(run.returncode, 0, run.stderr[-2000:])
+                self.assertIn(run.stdout.strip(), {"compiled", "RecursionError"})
+
     def test_just_under_cpythons_own_limit_the_module_runs_as_cpython_runs_it(self) -> None:
         for name in TREE:
             depth = under(name)
