@@ -29,6 +29,7 @@ from pathlib import Path
 
 
 import gotopy
+import gotopy._compile
 from gotopy import _gotopy
 from gotopy._runtime import code_objects
 

@@ -6,16 +6,21 @@ that has markers through gotopy; ``gotopy.compile(text, filename, "exec")`` is t
 ``compile()`` with goto, for code that is generated and ``exec``'d; ``python -m gotopy run
 FILE`` (or the ``gotopy`` command) runs a program with goto and ``python -m gotopy check
 PATH...`` checks files without running them.
+
+Importing it costs what a program uses: the markers and the native module. The compile
+path, the import hook and ``GotoSyntaxError`` are imported where they are first asked for
+(``__getattr__`` below; the first ``@goto`` call imports the compile path).
 """
 
-from gotopy import _compile, _gotopy
-from gotopy._compile import GotoSyntaxError
-from gotopy._hook import install
 from gotopy._gotopy import VERSION as __version__
 from gotopy._runtime import case, goto, label, switch, with_goto
 
-# Its errors are raised from native code, below the caller's frame (`_gotopy.frameless`).
-compile = _gotopy.frameless(_compile.compile)
+# Not `typing.TYPE_CHECKING` (importing `typing` is most of the cost this module avoids).
+# Type checkers read this name as true, and see the lazy names as these imports.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gotopy._compile import GotoSyntaxError, compile
+    from gotopy._hook import install
 
 __all__ = [
     "GotoSyntaxError",
@@ -28,3 +33,29 @@ __all__ = [
     "switch",
     "with_goto",
 ]
+
+
+def __getattr__(name: str) -> object:
+    value: object
+    if name == "compile":
+        from gotopy import _compile, _gotopy
+
+        # Its errors are raised from native code, below the caller's frame
+        # (`_gotopy.frameless`).
+        value = _gotopy.frameless(_compile.compile)
+    elif name == "GotoSyntaxError":
+        from gotopy import _compile
+
+        value = _compile.GotoSyntaxError
+    elif name == "install":
+        from gotopy import _hook
+
+        value = _hook.install
+    else:
+        raise AttributeError(f"module 'gotopy' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -11,23 +11,26 @@ standalone ``.pyc`` files share (bytes and a path, the plan when the caller has 
 from __future__ import annotations
 
 import __future__
-import ast
 import builtins
-import functools
 import io
-import json
-import operator
 import os
 import sys
-import threading
-import tokenize
-import types
-import warnings
 import weakref
-from collections.abc import Callable
-from typing import Any
 
-from gotopy import _gotopy, _prepare
+from gotopy import _gotopy
+
+# What the path of a module without edits to CPython's tree needs is imported here; the
+# rest (`_prepare` with `ast`, `json` for errors, `threading` and `warnings` for a plan
+# beside the compile, `tokenize` for text) where it is first needed, so that the first
+# `@goto` of a program does not pay for it (python/benches/startup.py). Not
+# `typing.TYPE_CHECKING`: type checkers read this name as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import ast
+    import types
+    import warnings
+    from collections.abc import Callable
+    from typing import Any
 
 REPORT = "this is a bug in gotopy; please report it with the file that triggers it"
 
@@ -49,6 +52,8 @@ CPYTHON_ERRORS = (SyntaxError, RecursionError, MemoryError)
 def rejected(path: str, data: bytes, answer: str) -> SyntaxError:
     """The ``SyntaxError`` of a module the front end or the rewrite rejects, from the JSON of
     ``_gotopy.Rejected``: its first error, with the rendered report of all of them."""
+    import json
+
     found: dict[str, Any] = json.loads(answer)
     if not found["errors"]:
         return SyntaxError(found["report"].strip(), (path, 1, 1, None))
@@ -78,10 +83,14 @@ def plan(
         raise rejected(path, data, error.args[0]) from None
 
 
+# `ast.PyCF_ONLY_AST`, which is the same number in every version (`ast` is not imported for
+# it: see above).
+_ONLY_AST = 0x400
+
 # Every `__future__` feature's flag: what `compile()` inherits from the code that calls it.
-_FUTURE_FLAGS = functools.reduce(
-    operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
-)
+_FUTURE_FLAGS = 0
+for _feature in __future__.all_feature_names:
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
 
 def compile(
@@ -106,7 +115,7 @@ def compile(
     (``gotopy.compile`` is this function called through ``_gotopy.frameless``)."""
     if mode not in ("exec", "eval", "single"):
         raise ValueError("gotopy.compile() mode must be 'exec', 'eval' or 'single'")
-    if flags & ast.PyCF_ONLY_AST:
+    if flags & _ONLY_AST:
         raise ValueError(
             "gotopy.compile() returns code objects: for the syntax tree, use ast.parse (the "
             "markers are plain expressions there)"
@@ -137,6 +146,8 @@ def source_bytes(text: str, path: str) -> bytes:
     encoding declaration as CPython does: in the encoding the text declares (``str`` source
     is text already decoded from it), else UTF-8."""
     encoding = "utf-8"
+    import tokenize
+
     head = io.BytesIO(text.encode("utf-8", "surrogatepass"))
     try:
         encoding, _ = tokenize.detect_encoding(head.readline)
@@ -191,7 +202,11 @@ def beside_pays(data: bytes) -> bool:
     """Whether to make the plan of the module ``data`` beside CPython's compile of its
     source: a big module whose plan needs that compile, as far as its bytes tell, and no
     other thread running Python (:func:`plan_beside`); the search of the bytes last."""
-    return len(data) >= PLAN_BESIDE and threading.active_count() == 1 and not may_edit_tree(data)
+    if len(data) < PLAN_BESIDE:
+        return False
+    import threading
+
+    return threading.active_count() == 1 and not may_edit_tree(data)
 
 
 def may_edit_tree(data: bytes) -> bool:
@@ -218,6 +233,7 @@ def plan_beside(
     this compile are held, and shown only with its code: each then once, as ``compile()``
     shows them. Only where no other thread runs Python: holding them takes the warnings of
     the whole process for the time of the compile."""
+    import warnings
 
     def source_code() -> tuple[types.CodeType | None, list[warnings.WarningMessage]]:
         # The filters stay the caller's: one that makes a warning an error fails this compile,
@@ -269,6 +285,10 @@ def unlowered(
             data, path, mode, flags, dont_inherit=True, optimize=optimize
         )
         return code
+    import json
+
+    from gotopy import _prepare
+
     def edited(tree: ast.Module) -> None:
         _prepare.apply(tree, json.loads(the_plan.json))
         if edit is not None:

@@ -15,20 +15,26 @@ alone proves right, and refuses the rest with ``SyntaxError``.
 
 from __future__ import annotations
 
-import linecache
 import os
-import threading
 import time
-import types
-from typing import Any, NoReturn
+from _thread import _local
 
-from gotopy import _compile, _gotopy
-from gotopy._marker import Marker
+from gotopy import _gotopy
+from gotopy._marker import _CODE, Marker
 
-_ByName = dict[tuple[str, int], list[types.CodeType]]
+# What a program that imports the markers pays for: this module, `_marker` and the native
+# module. The compile path (`_compile`, with `ast` and the plan's edits) is imported by the
+# first decorator that rewrites, and `typing`, `types` and `threading` not at all (see
+# `TYPE_CHECKING` in `_marker`); python/tests/test_cli.py counts the modules.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import CodeType
+    from typing import Any, NoReturn
+
+    _ByName = dict[tuple[str, int], list[CodeType]]
 
 
-class _Recent(threading.local):
+class _Recent(_local):
     """What this thread's decorators compiled last (``_module_code``): the module for each way
     of asking, with its code objects by qualified name and first line, so that a module of
     thousands of decorated functions is compiled once and each decorator finds its function
@@ -37,7 +43,7 @@ class _Recent(threading.local):
     several at a time)."""
 
     def __init__(self) -> None:
-        self.modules: dict[tuple[str, bytes, int | None], tuple[types.CodeType, _ByName]] = {}
+        self.modules: dict[tuple[str, bytes, int | None], tuple[CodeType, _ByName]] = {}
 
 
 _recent = _Recent()
@@ -55,10 +61,12 @@ _last_source: tuple[str, object, bytes] | None = None
 _SETTLED_NS = 2_000_000_000
 
 
-def _module_code(path: str, data: bytes, scope_line: int | None = None) -> tuple[types.CodeType, _ByName]:
+def _module_code(path: str, data: bytes, scope_line: int | None = None) -> tuple[CodeType, _ByName]:
     """The module compiled through gotopy, with the scope defined on ``scope_line`` (a
     function or class) rewritten too, decorated or not; ``0`` rewrites every scope. With it,
     its code objects by qualified name and first line, outermost first."""
+    from gotopy import _compile
+
     key = (path, data, scope_line)
     modules = _recent.modules
     if key not in modules:
@@ -74,7 +82,7 @@ def _module_code(path: str, data: bytes, scope_line: int | None = None) -> tuple
     return modules[key]
 
 
-def _same_function(new: types.CodeType, old: types.CodeType) -> bool:
+def _same_function(new: CodeType, old: CodeType) -> bool:
     return (
         new.co_qualname == old.co_qualname
         and new.co_firstlineno == old.co_firstlineno
@@ -86,7 +94,7 @@ def _same_function(new: types.CodeType, old: types.CodeType) -> bool:
     )
 
 
-def _source(code: types.CodeType, module_globals: dict[str, Any] | None) -> bytes | None:
+def _source(code: CodeType, module_globals: dict[str, Any] | None) -> bytes | None:
     """The source of the module ``code`` was compiled from, as ``inspect`` finds it: the
     file, else ``linecache`` (an IPython or Jupyter cell, a module in a zip file through its
     loader, text a code generator registered); ``None`` when there is none."""
@@ -105,6 +113,10 @@ def _source(code: types.CodeType, module_globals: dict[str, Any] | None) -> byte
         if time.time_ns() - status.st_mtime_ns < _SETTLED_NS:
             seen = None
     except OSError:
+        import linecache
+
+        from gotopy import _compile
+
         lines = linecache.getlines(path, module_globals)
         if not lines:
             return None
@@ -117,11 +129,13 @@ def _source(code: types.CodeType, module_globals: dict[str, Any] | None) -> byte
     return data
 
 
-def rewrite_code(code: types.CodeType, module_globals: dict[str, Any] | None = None) -> types.CodeType:
+def rewrite_code(code: CodeType, module_globals: dict[str, Any] | None = None) -> CodeType:
     """The code object of the same function (or class or module body) compiled by gotopy
     from its source, or ``code`` itself when it has no markers left (it was compiled by
     gotopy, or never had any). ``module_globals`` are the function's, for ``linecache`` to
     ask the module's loader for its source."""
+    from gotopy import _compile
+
     if _compile.rewritten_by_gotopy(code):
         return code
     misuse = None
@@ -140,7 +154,7 @@ def rewrite_code(code: types.CodeType, module_globals: dict[str, Any] | None = N
     # The function as the source decorates it; else (`f = goto(f)`, a class body) asked for
     # by its line; a module's code object asks for every scope. `code` is CPython's compile
     # of the same source, so a scope gotopy did not rewrite has the same bytes.
-    same: list[types.CodeType] = []
+    same: list[CodeType] = []
     for scope_line in (None, 0 if code.co_qualname == "<module>" else code.co_firstlineno):
         _, by_name = _module_code(path, data, scope_line)
         named = by_name.get((code.co_qualname, code.co_firstlineno), [])
@@ -158,7 +172,7 @@ def rewrite_code(code: types.CodeType, module_globals: dict[str, Any] | None = N
     )
 
 
-def _without_source(code: types.CodeType) -> types.CodeType:
+def _without_source(code: CodeType) -> CodeType:
     """The rewrite from bytecode alone (a function compiled from a string), or
     ``SyntaxError`` for what it cannot prove."""
     try:
@@ -166,6 +180,8 @@ def _without_source(code: types.CodeType) -> types.CodeType:
     except _gotopy.Refused as error:
         _refuse_without_source(code, *error.args)
     except _gotopy.BytecodeError as error:
+        from gotopy import _compile
+
         raise SyntaxError(
             f"G900: internal error: the rewritten `{code.co_qualname}` fails the check: "
             f"{error} ({_compile.REPORT})",
@@ -173,7 +189,7 @@ def _without_source(code: types.CodeType) -> types.CodeType:
         ) from None
 
 
-def _refuse_without_source(code: types.CodeType, message: str, position: Any, help: str) -> NoReturn:
+def _refuse_without_source(code: CodeType, message: str, position: Any, help: str) -> NoReturn:
     line = position[0] or code.co_firstlineno
     # Without the source, CPython's byte column is the best column there is.
     column = (position[2] or 0) + 1
@@ -183,11 +199,11 @@ def _refuse_without_source(code: types.CodeType, message: str, position: Any, he
     ) from None
 
 
-def code_objects(code: types.CodeType) -> list[types.CodeType]:
+def code_objects(code: CodeType) -> list[CodeType]:
     """``code`` and every code object nested in it, outermost first."""
     found = [code]
     for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
+        if isinstance(constant, _CODE):
             found.extend(code_objects(constant))
     return found
 

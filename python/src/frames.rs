@@ -78,8 +78,22 @@ impl Frameless {
     }
 }
 
-/// `function` as a [`Frameless`] with its name, qualified name, module, docstring and
-/// `__wrapped__` (`functools.update_wrapper`), for `help` and `inspect.signature`;
+/// What `functools.update_wrapper` copies from a function to its wrapper, for `help`,
+/// `inspect.signature` and `typing.get_type_hints` (its `WRAPPER_ASSIGNMENTS`; on 3.14,
+/// where it copies `__annotate__`, the annotations themselves, which gotopy's modules hold
+/// as strings).
+const WRAPPER_ASSIGNMENTS: [&str; 6] = [
+    "__module__",
+    "__name__",
+    "__qualname__",
+    "__doc__",
+    "__annotations__",
+    "__type_params__",
+];
+
+/// `function` as a [`Frameless`] with its name, qualified name, module, docstring,
+/// annotations, `__dict__` and `__wrapped__`, as `functools.update_wrapper` makes a
+/// wrapper (done here: importing `functools` would be most of what `import gotopy` costs);
 /// `importing` calls it through `_call_with_frames_removed`.
 #[pyfunction]
 #[pyo3(signature = (function, *, importing = false))]
@@ -96,9 +110,17 @@ pub fn frameless<'py>(
             importing,
         },
     )?;
-    py.import("functools")?
-        .getattr("update_wrapper")?
-        .call1((wrapper, function))
+    for name in WRAPPER_ASSIGNMENTS {
+        // What the function does not have is left out, as `update_wrapper` leaves it.
+        if let Ok(value) = function.getattr(name) {
+            wrapper.setattr(name, value)?;
+        }
+    }
+    if let Ok(own) = function.getattr("__dict__") {
+        wrapper.getattr("__dict__")?.call_method1("update", (own,))?;
+    }
+    wrapper.setattr("__wrapped__", &function)?;
+    Ok(wrapper.into_any())
 }
 
 /// `error` without the frames of gotopy's own modules at the head of its traceback. An

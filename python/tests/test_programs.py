@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 import types
@@ -286,6 +287,52 @@ class PlanBeside(unittest.TestCase):
         namespace: dict[str, object] = {}
         exec(code, namespace)  # noqa: S102 - the code under test
         self.assertEqual(namespace["total"](10), 55)  # type: ignore[operator]
+
+
+# Prints, as one line each, the modules a statement imported that the interpreter had not.
+IMPORTED_BY = """\
+import sys
+before = set(sys.modules)
+exec(sys.argv[1])
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+class StartUp(unittest.TestCase):
+    """What importing gotopy costs a program, counted in modules (the time is
+    ``python/benches/startup.py``'s): ``import goto`` and ``import gotopy`` import the
+    markers and the native module and nothing else; the first decorator that rewrites brings
+    in the compile path, and the names not imported yet resolve on first use."""
+
+    # The package, its markers, the native module, and `__future__` (the statement that
+    # makes annotations text imports it: a small module of constants).
+    MARKERS = ("__future__", "gotopy", "gotopy._gotopy", "gotopy._marker", "gotopy._runtime")
+
+    def imported_by(self, statement: str) -> list[str]:
+        return output("-c", IMPORTED_BY, statement).split()
+
+    def test_importing_the_markers_imports_nothing_else(self) -> None:
+        with_goto = sorted(["goto", *self.MARKERS])
+        self.assertEqual(self.imported_by("import goto"), with_goto)
+        self.assertEqual(self.imported_by("import gotopy"), list(self.MARKERS))
+        self.assertEqual(self.imported_by("from goto import goto, label, with_goto"), with_goto)
+
+    def test_the_first_rewrite_imports_the_compile_path_and_every_name_resolves(self) -> None:
+        decorated = "from goto import goto, label\n@goto\ndef f():\n    goto .end\n    label .end\n    return 1\n"
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory, "decorated.py")
+            path.write_text(decorated + "assert f() == 1\n", encoding="utf-8")
+            imported = self.imported_by(f"exec(compile(open({str(path)!r}).read(), {str(path)!r}, 'exec'), {{}})")
+        self.assertIn("gotopy._compile", imported)
+        self.assertNotIn("gotopy._hook", imported)
+        names = "import gotopy; n = {}; exec('from gotopy import *', n); print(sorted(set(gotopy.__all__) - set(n)))"
+        self.assertEqual(output("-c", names).strip(), "[]")
+        self.assertTrue(issubclass(gotopy.GotoSyntaxError, SyntaxError))
+        self.assertEqual(gotopy.GotoSyntaxError.__module__, "gotopy")
+        self.assertTrue(callable(gotopy.install) and callable(gotopy.compile))
+        self.assertEqual(sorted(set(gotopy.__all__) - set(dir(gotopy))), [])
+        with self.assertRaisesRegex(AttributeError, "no attribute 'missing'"):
+            gotopy.missing  # noqa: B018 - the attribute access is the test
 
 
 if __name__ == "__main__":

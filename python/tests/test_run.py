@@ -41,6 +41,7 @@ from pathlib import Path
 from unittest import mock
 
 import gotopy
+import gotopy._compile
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
@@ -642,7 +643,7 @@ class Runtime(unittest.TestCase):
         """A generated module of many decorated functions: each decorator finds its function
         in the module gotopy compiled once, which it walks once (a walk per decorator cost
         the square of the number of functions: 15 s for 4,000)."""
-        from gotopy import _runtime
+        from gotopy import _compile, _runtime
 
         n = 300
         text = "from goto import goto, label\n\n" + "".join(
@@ -652,7 +653,7 @@ class Runtime(unittest.TestCase):
         )
         text += f"totals = [f(4) for f in ({', '.join(f'f{i}' for i in range(n))})]\n"
         counts = {"compile": 0, "walk": 0}
-        compile_source, walk = _runtime._compile.compile_source, _runtime.code_objects
+        compile_source, walk = _compile.compile_source, _runtime.code_objects
 
         def counting_compile(*args: object, **kwargs: object) -> types.CodeType:
             counts["compile"] += 1
@@ -664,7 +665,7 @@ class Runtime(unittest.TestCase):
 
         with (
             tempfile.TemporaryDirectory() as directory,
-            mock.patch.object(_runtime._compile, "compile_source", counting_compile),
+            mock.patch.object(_compile, "compile_source", counting_compile),
             mock.patch.object(_runtime, "code_objects", counting_walk),
         ):
             path = Path(directory, "many.py")
