@@ -165,6 +165,13 @@ def rewrite_code(code: CodeType, module_globals: dict[str, Any] | None = None) -
     if same:
         # The front end finds no marker in it (a global named `case`, say): nothing to do.
         return code
+    if not os.path.exists(path):
+        # No file: what `linecache` holds under the name is another text, not changed source
+        # (`python -c` registers its own as `<string>` from 3.13, the name every `exec` of a
+        # string gets).
+        if misuse is not None:
+            _refuse_without_source(code, *misuse)
+        return _without_source(code)
     raise SyntaxError(
         f"G200: `{code.co_qualname}` is not in {path} as it is now (was the file changed after "
         "it was imported?)",

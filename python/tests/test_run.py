@@ -708,6 +708,33 @@ class Runtime(unittest.TestCase):
                 self.assertIn("G200", str(raised.exception.msg))
                 self.assertIn("has no source: no file, nothing in linecache", str(raised.exception.msg))
 
+    def test_a_function_execd_by_python_c_is_rewritten_from_its_bytecode(self) -> None:
+        """A string ``exec``'d by a ``python -c`` program: from 3.13 ``linecache`` holds the
+        ``-c`` text under ``<string>``, the name of the ``exec``'d code too, which is not
+        that code's source: the decorator rewrites it from its bytecode, as any code
+        without source, and the program prints what the same loop without goto prints."""
+        text = textwrap.dedent(
+            """\
+            from goto import goto, label
+
+            @goto
+            def total(n):
+                s = 0
+                label .top
+                if n > 0:
+                    s += n
+                    n -= 1
+                    goto .top
+                return s
+
+            print(total(10), sum(range(11)))
+            """
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", f"exec({text!r}, {{}})"], capture_output=True, text=True, timeout=120
+        )
+        self.assertEqual((done.returncode, done.stdout, done.stderr), (0, "55 55\n", ""))
+
     def test_decorator_accepts_gotopys_own_code_without_source(self) -> None:
         """Every `ok` fixture compiled by gotopy from bytes under a name that is no file, then
         run: the decorators know the code gotopy rewrote and leave it without looking for
