@@ -117,7 +117,9 @@ pub fn frameless<'py>(
         }
     }
     if let Ok(own) = function.getattr("__dict__") {
-        wrapper.getattr("__dict__")?.call_method1("update", (own,))?;
+        wrapper
+            .getattr("__dict__")?
+            .call_method1("update", (own,))?;
     }
     wrapper.setattr("__wrapped__", &function)?;
     Ok(wrapper.into_any())
