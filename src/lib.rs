@@ -47,13 +47,8 @@
 //! assert_eq!(diagnostics[0].message, "unknown label `.missing`");
 //! ```
 
-// The front end.
-mod check;
-mod depth;
-pub mod diagnostic;
-mod parse;
-mod scan;
-pub mod source;
+// The front end: parse, scan, check, diagnostics.
+mod front;
 // What both backends and `translate` plan alike, and the bytecode helpers both backends
 // share.
 mod copies;
@@ -73,44 +68,14 @@ pub mod translate;
 #[cfg(feature = "server")]
 pub mod server;
 
-pub use diagnostic::{Code, Diagnostic, Severity};
+pub use front::check_source;
+pub use front::diagnostic::{self, Code, Diagnostic, Severity};
+pub use front::scan::Options;
+pub use front::source::{self, Source};
 /// Byte offsets and ranges into a [`Source`]'s text, as [`Diagnostic`]s hold them.
 pub use ruff_text_size::{TextRange, TextSize};
-pub use scan::Options;
-pub use source::Source;
 
 // The RustPython backend's modules, where embedders have always found them.
 pub use rustpython::{bytecode, compile, rewrite};
 #[cfg(feature = "vm")]
 pub use rustpython::{embed, run};
-
-/// Parses, scans and checks one module: every diagnostic, in source order.
-///
-/// A syntax error is reported as a single [`Code::SyntaxError`] diagnostic.
-pub fn check_source(source: &Source, options: Options) -> Vec<Diagnostic> {
-    depth::on_deep_stack(source, || {
-        front(source, options).map_or_else(|syntax_error| vec![syntax_error], |f| f.diagnostics)
-    })
-}
-
-/// A module through the front end: its tree and tokens, what `scan` found, and what
-/// `check` says.
-pub(crate) struct Front {
-    pub(crate) parsed: rustpython_compiler::parser::Parsed<rustpython_compiler::ast::ModModule>,
-    pub(crate) module: scan::Module,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-}
-
-/// Parses, scans and checks a module: the one composition of the front end's passes, under
-/// every entry point ([`check_source`], both compile paths, `translate`). A syntax error is
-/// the one diagnostic of a module that does not parse.
-pub(crate) fn front(source: &Source, options: Options) -> Result<Front, Diagnostic> {
-    let parsed = parse::parse(source)?;
-    let module = scan::scan(parsed.syntax(), parsed.tokens(), source, options);
-    let diagnostics = check::check(&module, source);
-    Ok(Front {
-        parsed,
-        module,
-        diagnostics,
-    })
-}

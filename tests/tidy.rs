@@ -1,14 +1,16 @@
 //! Invariants of the tree that no compiler checks (rust-analyzer's `tidy.rs` is the model):
 //! read from the files themselves, so that breaking one fails `cargo test`.
 //!
-//! - The direction of imports: neither backend uses the other, and nothing below them (the
-//!   front end, the planning they share in `src/plan/`, the shared bytecode helpers) nor
-//!   `translate` uses the RustPython backend, under its own path or the crate's re-exports
-//!   of it (`crate::compile`, `crate::bytecode`, ...). Only the shells (`src/cli/`,
-//!   `cli.rs`, `main.rs`, `lib.rs`) see both. A file's unit tests (`mod tests` under
-//!   `#[cfg(test)]`) may use either backend as a harness.
-//! - ARCHITECTURE.md's code map names every source file (by its path, or by its name under
-//!   its folder's path), and every path it names exists.
+//! - The direction of imports: the crate's modules form layers (the front end, the helpers
+//!   both backends share, the backends with `translate` and the server, the shells), and a
+//!   module uses only its own top-level module and the layers below its own, by any form of
+//!   path (`crate::`, `super::` up to the crate root, groups, the crate root's re-exports);
+//!   neither backend uses the other, `translate` or the server. A file's unit tests (a
+//!   `#[cfg(test)]` module at its end) may use any layer as a harness.
+//! - The front end (`src/front/`) does no I/O.
+//! - ARCHITECTURE.md's code map names every file of `src/`, `tests/`, `python/`,
+//!   `benches/` and `examples/` (code by its path, data by its path or its own folder's), and
+//!   every path it names exists.
 //! - Only the per-version tables (`src/cpython/opcodes.rs`, `src/cpython/shapes.rs`) tell
 //!   one CPython version from another, and the supported versions are written once
 //!   (`Version::SUPPORTED`, held to the table by a unit test), not in messages elsewhere.
@@ -49,121 +51,400 @@ fn files(dir: &str) -> Vec<String> {
 /// The text of a source file without its unit tests.
 fn without_tests(path: &str) -> String {
     let text = std::fs::read_to_string(common::root().join(path)).unwrap();
-    match text.find("#[cfg(test)]\nmod tests") {
+    match text.find("#[cfg(test)]\nmod ") {
         Some(at) => text[..at].to_owned(),
         None => text,
     }
 }
 
-/// The part of the crate a source file belongs to.
-#[derive(Debug, PartialEq)]
-enum Part {
-    RustPython,
-    CPython,
-    Shell,
-    /// The front end, the shared planning and bytecode helpers, `translate`, the language
-    /// server.
-    Below,
-}
-
-fn part(path: &str) -> Part {
-    if path.starts_with("src/rustpython/") {
-        Part::RustPython
-    } else if path.starts_with("src/cpython/") {
-        Part::CPython
-    } else if path.starts_with("src/cli/")
-        || ["src/cli.rs", "src/main.rs", "src/lib.rs"].contains(&path)
-    {
-        Part::Shell
-    } else {
-        Part::Below
-    }
-}
-
-/// The paths of the RustPython backend as the crate's code can name them: its own, and the
-/// crate root's re-exports of its modules.
-const RUSTPYTHON_PATHS: [&str; 8] = [
-    "rustpython",
-    "compile",
-    "bytecode",
-    "rewrite",
-    "embed",
-    "run",
-    "shapes",
-    "goto.py",
+/// The crate's layers, bottom first, by their top-level modules (`src/NAME.rs` or
+/// `src/NAME/`): a module uses only its own top-level module and those of the layers below
+/// its own; in a layer whose members are apart (`true`), none uses another (neither backend
+/// uses the other, `translate` or the server). ARCHITECTURE.md states this rule; a module that is in no
+/// layer fails the test until it is placed in one.
+const LAYERS: [(&str, bool, &[&str]); 4] = [
+    ("the front end", false, &["front"]),
+    (
+        "the helpers both backends share",
+        false,
+        &[
+            "tables",
+            "literal",
+            "dominators",
+            "locals",
+            "copies",
+            "search",
+            "splice",
+            "plan",
+        ],
+    ),
+    (
+        "the backends, translate and the language server",
+        true,
+        &["cpython", "rustpython", "translate", "server"],
+    ),
+    ("the shells", false, &["cli", "main", "lib"]),
 ];
 
-/// `text` with its line comments blanked out, its lines kept: a comment may name anything.
+/// The crate root's re-exports, by the top-level module each comes from (`None`: from a
+/// dependency).
+const REEXPORTS: [(&str, Option<&str>); 15] = [
+    ("check_source", Some("front")),
+    ("diagnostic", Some("front")),
+    ("source", Some("front")),
+    ("Code", Some("front")),
+    ("Diagnostic", Some("front")),
+    ("Severity", Some("front")),
+    ("Options", Some("front")),
+    ("Source", Some("front")),
+    ("TextRange", None),
+    ("TextSize", None),
+    ("bytecode", Some("rustpython")),
+    ("compile", Some("rustpython")),
+    ("rewrite", Some("rustpython")),
+    ("embed", Some("rustpython")),
+    ("run", Some("rustpython")),
+];
+
+/// The module path of a source file under `src/`: `src/a/b.rs` and `src/a/b/mod.rs` are
+/// `[a, b]`; `src/lib.rs` is the crate root, `[]`.
+fn module_path(path: &str) -> Vec<&str> {
+    let inside = path
+        .strip_prefix("src/")
+        .unwrap()
+        .strip_suffix(".rs")
+        .unwrap();
+    let mut segments: Vec<&str> = inside.split('/').collect();
+    if segments.last() == Some(&"mod") || inside == "lib" {
+        segments.pop();
+    }
+    segments
+}
+
+/// The top-level module a source file belongs to (`main` and `lib` for those two files).
+fn top_level(path: &str) -> &str {
+    let inside = path.strip_prefix("src/").unwrap();
+    let first = inside.split('/').next().unwrap();
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// `text` with its comments and the contents of its string, raw string and character
+/// literals blanked out, its lines kept: a comment or a message may name anything.
 fn code_only(text: &str) -> String {
-    let lines: Vec<&str> = (text.lines())
-        .map(|line| line.find("//").map_or(line, |comment| &line[..comment]))
-        .collect();
-    lines.join("\n")
+    let mut code = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let (mut in_string, mut block_comments) = (false, 0);
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        if c == '\n' {
+            code.push('\n');
+        } else if block_comments > 0 {
+            if c == '*' && next == Some('/') {
+                chars.next();
+                block_comments -= 1;
+            } else if c == '/' && next == Some('*') {
+                chars.next();
+                block_comments += 1;
+            }
+        } else if in_string {
+            if c == '\\' {
+                if chars.peek() != Some(&'\n') {
+                    chars.next();
+                }
+            } else if c == '"' {
+                in_string = false;
+                code.push('"');
+            }
+        } else if c == '/' && next == Some('/') {
+            while chars.peek().is_some_and(|&c| c != '\n') {
+                chars.next();
+            }
+        } else if c == '/' && next == Some('*') {
+            chars.next();
+            block_comments += 1;
+        } else if c == 'r'
+            && !code.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+            && chars.clone().find(|&c| c != '#') == Some('"')
+            && matches!(next, Some('"' | '#'))
+        {
+            // A raw string: blanked up to the quote followed by as many `#` as it opened with.
+            let hashes = chars.clone().take_while(|&c| c == '#').count();
+            let close = format!("\"{}", "#".repeat(hashes));
+            let rest: String = chars.clone().skip(hashes + 1).collect();
+            let end = rest.find(&close).map_or(rest.len(), |at| at + close.len());
+            code.push_str("\"\"");
+            code.extend(rest[..end].chars().filter(|&c| c == '\n'));
+            for _ in 0..hashes + 1 + rest[..end].chars().count() {
+                chars.next();
+            }
+        } else if c == '"' {
+            in_string = true;
+            code.push('"');
+        } else if c == '\'' && (next == Some('\\') || chars.clone().nth(1) == Some('\'')) {
+            // A character literal ('"', '{', '\''...), blanked whole; a lifetime is code.
+            if chars.next() == Some('\\') {
+                chars.next();
+            }
+            while chars.next().is_some_and(|c| c != '\'') {}
+            code.push_str("' '");
+        } else {
+            code.push(c);
+        }
+    }
+    code
 }
-
-/// Where `text` names `crate::<module>` for one of `modules`, directly or in a `use crate::{...}`
-/// group: the line numbers.
-fn naming(text: &str, modules: &[&str]) -> Vec<usize> {
-    let names = |segment: &str| {
-        let segment = segment.trim_start();
-        modules.iter().any(|module| {
-            segment.starts_with(module)
-                && !segment[module.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
-        })
-    };
+/// The top-level modules `text` (the code of the file `path`) names, with the line of
+/// each: every path that starts at the crate root, `crate::x` or as many `super::` as lead
+/// there, alone or in a `use` group, nested groups too (`crate::{a::{b, c}, d}` names `a`
+/// and `d`). Re-exports of the crate root count as the module they come from; a name of a
+/// dependency is left out. Paths inside a top-level module (a `super::` that stays in it)
+/// name nothing here.
+fn named_modules(path: &str, text: &str) -> Vec<(usize, String)> {
     let code = code_only(text);
-    (code.match_indices("crate::"))
-        .filter_map(|(at, _)| {
-            let rest = &code[at + "crate::".len()..];
-            let named = match rest.strip_prefix('{') {
-                // A group, possibly over several lines: up to its closing brace.
-                Some(group) => group[..group.find('}').unwrap_or(group.len())]
-                    .split(',')
-                    .any(names),
-                None => names(rest),
+    let depth = module_path(path).len();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(offset) = code[at..].find(['c', 's']) {
+        let start = at + offset;
+        at = start + 1;
+        if code[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let mut rest = &code[start..];
+        let supers = if let Some(after) = rest.strip_prefix("crate::") {
+            rest = after;
+            depth
+        } else {
+            let mut count = 0;
+            while let Some(after) = rest.strip_prefix("super::") {
+                rest = after.trim_start();
+                count += 1;
+            }
+            count
+        };
+        // Only a path that climbs to the crate root leaves its top-level module.
+        if supers == 0 || supers < depth {
+            continue;
+        }
+        assert!(supers == depth, "{path}: a path above the crate root");
+        let line = code[..start].matches('\n').count() + 1;
+        for name in leading_names(rest) {
+            let module = match REEXPORTS.iter().find(|(item, _)| *item == name) {
+                Some((_, module)) => module.map(str::to_owned),
+                None => Some(name),
             };
-            named.then(|| code[..at].matches('\n').count() + 1)
-        })
-        .collect()
+            found.extend(module.map(|module| (line, module)));
+        }
+        at = start + (code[start..].len() - rest.len()).max(1);
+    }
+    found
 }
 
+/// The first name of each path in `rest`: of the path itself, or of each item of the group
+/// it opens (`{a::b, c}` gives `a` and `c`).
+fn leading_names(rest: &str) -> Vec<String> {
+    let word = |text: &str| -> String {
+        let text = text.trim_start();
+        let end = text
+            .find(|c: char| !c.is_alphanumeric() && c != '_')
+            .unwrap_or(text.len());
+        text[..end].to_owned()
+    };
+    let Some(group) = rest.strip_prefix('{') else {
+        return vec![word(rest)];
+    };
+    let (mut names, mut nesting, mut item) = (Vec::new(), 0, 0);
+    for (at, c) in group.char_indices() {
+        match c {
+            '{' => nesting += 1,
+            '}' if nesting == 0 => {
+                names.push(word(&group[item..at]));
+                break;
+            }
+            '}' => nesting -= 1,
+            ',' if nesting == 0 => {
+                names.push(word(&group[item..at]));
+                item = at + 1;
+            }
+            _ => {}
+        }
+    }
+    names.retain(|name| !name.is_empty() && name != "self");
+    names
+}
+
+/// The layer of a top-level module: its index in [`LAYERS`], bottom first.
+fn layer(module: &str) -> Option<usize> {
+    LAYERS
+        .iter()
+        .position(|(_, _, members)| members.contains(&module))
+}
+
+/// What is wrong with the imports of the file `path` whose code is `text`, one line each.
+fn against_the_layers(path: &str, text: &str) -> Vec<String> {
+    let own = top_level(path);
+    let Some(own_layer) = layer(own) else {
+        return vec![format!(
+            "{path}: `{own}` is in no layer of tests/tidy.rs's LAYERS"
+        )];
+    };
+    let mut wrong = Vec::new();
+    for (line, module) in named_modules(path, text) {
+        if module == own {
+            continue;
+        }
+        let shown = text.lines().nth(line - 1).unwrap_or("").trim();
+        match layer(&module) {
+            None => wrong.push(format!(
+                "{path}:{line}: `{module}` is in no layer of tests/tidy.rs's LAYERS: {shown}"
+            )),
+            Some(theirs) if theirs > own_layer => wrong.push(format!(
+                "{path}:{line}: {} uses {}, a layer above it: {shown}",
+                LAYERS[own_layer].0, LAYERS[theirs].0
+            )),
+            Some(theirs) if theirs == own_layer && LAYERS[own_layer].1 => wrong.push(format!(
+                "{path}:{line}: `{own}` uses `{module}`, and {} use none of each other: {shown}",
+                LAYERS[own_layer].0
+            )),
+            Some(_) => {}
+        }
+    }
+    wrong
+}
+
+/// The crate's modules import one way, down its layers ([`LAYERS`]), with no cycle between
+/// top-level modules of different layers and none between the backends; a file's unit
+/// tests (a `#[cfg(test)]` module at its end) may use anything as a harness.
 #[test]
-fn neither_backend_nor_what_is_below_them_uses_the_other_backend() {
+fn every_module_imports_only_from_the_layers_below_its_own() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     for path in files("src") {
         if !path.ends_with(".rs") {
             continue;
         }
-        let forbidden: &[&str] = match part(&path) {
-            Part::RustPython => &["cpython", "translate", "cli"],
-            Part::CPython => &RUSTPYTHON_PATHS,
-            Part::Below => &RUSTPYTHON_PATHS,
-            Part::Shell => continue,
-        };
-        let text = without_tests(&path);
-        for line in naming(&text, forbidden) {
-            wrong.push(format!(
-                "{path}:{line}: {}",
-                text.lines().nth(line - 1).unwrap().trim()
-            ));
-        }
+        wrong.extend(against_the_layers(&path, &without_tests(&path)));
         checked += 1;
     }
-    assert!(checked > 50, "only {checked} files checked");
+    assert!(checked > 80, "only {checked} files checked");
     assert!(
         wrong.is_empty(),
-        "imports against the direction:\n{}",
+        "imports against the layers:\n{}",
         wrong.join("\n")
     );
 }
 
+/// The rule reads every form of path: `crate::` and `super::` (as many as lead to the
+/// crate root), alone, in groups and nested groups, over several lines, through the crate
+/// root's re-exports; and not what comments and strings say.
 #[test]
-fn the_import_rule_sees_paths_and_groups() {
-    let text = "use crate::plan::checked;\nuse crate::{\n    diagnostic::Code,\n    compile::X,\n};\nlet x = crate::bytecode::Body::new();\nuse crate::compiled;\n";
-    assert_eq!(naming(text, &RUSTPYTHON_PATHS), [2, 6]);
-    assert_eq!(naming("crate::cpython::plan", &["cpython"]), [1]);
-    assert!(naming("crate::cpython_like", &["cpython"]).is_empty());
+fn the_import_rule_sees_every_form_of_path() {
+    let planted = [
+        ("src/front/check.rs", "use crate::plan::checked;"),
+        (
+            "src/front/scan/labels.rs",
+            "use super::super::super::cpython::Version;",
+        ),
+        (
+            "src/front/scan/mod.rs",
+            "use super::super::{tables, front::source};",
+        ),
+        (
+            "src/front/parse.rs",
+            "use crate::{\n    front::source::Source,\n    splice::{Splice, Work},\n};",
+        ),
+        (
+            "src/front/parse.rs",
+            "let x = crate::compile::compile_source(s, o);",
+        ),
+        ("src/plan/mod.rs", "use super::translate::Translation;"),
+        (
+            "src/cpython/plan.rs",
+            "fn f() { crate::rustpython::bytecode::Body::new(); }",
+        ),
+        ("src/rustpython/compile/goto.rs", "use crate::translate;"),
+        ("src/server/mod.rs", "use crate::cli::main;"),
+    ];
+    for (path, text) in planted {
+        assert_eq!(against_the_layers(path, text).len(), 1, "{path}: {text}");
+    }
+    let allowed = [
+        (
+            "src/front/scan/labels.rs",
+            "use super::super::source::Source; use super::Scope;",
+        ),
+        (
+            "src/front/check.rs",
+            "// crate::plan\nlet s = \"crate::cpython\"; let c = '\"'; use crate::Source;",
+        ),
+        (
+            "src/plan/mod.rs",
+            "use crate::{Options, TextRange, front::scan::Module};",
+        ),
+        (
+            "src/translate/mod.rs",
+            "use crate::{plan::checked, splice::Work};",
+        ),
+        (
+            "src/cli.rs",
+            "use crate::cpython::plan; use crate::compile;",
+        ),
+        (
+            "src/cpython/testing.rs",
+            "const T: &str = r#\"crate::rustpython\"#; use crate::search;",
+        ),
+    ];
+    for (path, text) in allowed {
+        assert_eq!(
+            against_the_layers(path, text),
+            Vec::<String>::new(),
+            "{path}: {text}"
+        );
+    }
+    assert_eq!(
+        named_modules(
+            "src/plan/cases.rs",
+            "use crate::{\n  a::{b, c},\n  d,\n};\nlet x = super::super::e::f;"
+        ),
+        [
+            (1, "a".to_owned()),
+            (1, "d".to_owned()),
+            (5, "e".to_owned())
+        ]
+    );
+}
+
+/// The front end does no I/O (Architecture Invariant of `src/front/mod.rs`): outside its
+/// unit tests, none of its files prints, reads or writes a file, or touches the process's
+/// standard streams, its environment or its exit; those are the shells'.
+#[test]
+fn the_front_end_does_no_io() {
+    const IO: [&str; 10] = [
+        "eprintln!",
+        "eprint!",
+        "println!",
+        "print!",
+        "dbg!",
+        "std::fs",
+        "std::io::std",
+        "std::env",
+        "std::process",
+        "File::",
+    ];
+    let mut wrong = Vec::new();
+    for path in files("src/front") {
+        let code = code_only(&without_tests(&path));
+        for (number, line) in code.lines().enumerate() {
+            if let Some(io) = IO.iter().find(|io| line.contains(*io)) {
+                wrong.push(format!("{path}:{}: `{io}`: {}", number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "I/O in the front end:\n{}",
+        wrong.join("\n")
+    );
 }
 
 /// `path` with a CPython version in it (`3.11`, ...) written `3.X`.
@@ -175,46 +456,69 @@ fn per_version(path: &str) -> String {
     written
 }
 
-/// The paths ARCHITECTURE.md names in backquotes, as `src/...` or `tests/...`.
+/// The folders whose every file ARCHITECTURE.md's code map names.
+const MAPPED: [&str; 5] = ["src", "tests", "python", "benches", "examples"];
+
+/// The paths ARCHITECTURE.md names in backquotes under one of [`MAPPED`]: files, and
+/// folders (ending in `/`).
 fn named_paths(map: &str) -> Vec<&str> {
     map.split('`')
         .skip(1)
         .step_by(2)
         .filter(|quoted| {
-            [
-                "src/",
-                "tests/",
-                "python/src/",
-                "python/gotopy/",
-                "benches/",
-                "examples/",
-            ]
-            .iter()
-            .any(|prefix| quoted.starts_with(prefix))
+            MAPPED
+                .iter()
+                .any(|dir| quoted.starts_with(&format!("{dir}/")))
         })
         .filter(|quoted| !quoted.contains(['*', ' ', '{', '<']))
         .collect()
 }
 
+/// Whether the file `path` is code (Rust anywhere, Python outside the test data), which the
+/// code map names by its own path; a data file (fixtures, snapshots, programs, digests)
+/// may be named by the folder it is in.
+fn is_code(path: &str) -> bool {
+    path.ends_with(".rs")
+        || path.ends_with(".py")
+            && ["src/", "python/", "benches/"]
+                .iter()
+                .any(|dir| path.starts_with(dir))
+}
+
+/// Every file of the repository under `dir` that is its own: not a build's, a cache's or
+/// a tool's (`target/`, `__pycache__/`, hidden folders, snapshots insta has not accepted).
+fn own_files(dir: &str) -> Vec<String> {
+    (files(dir).into_iter())
+        .filter(|path| {
+            !path
+                .split('/')
+                .any(|part| part == "target" || part == "__pycache__" || part.starts_with('.'))
+                && ![".pyc", ".snap.new", ".pending-snap"]
+                    .iter()
+                    .any(|end| path.ends_with(end))
+        })
+        .collect()
+}
+
 #[test]
-fn the_code_map_names_every_source_file_and_nothing_that_is_gone() {
+fn the_code_map_names_every_file_and_nothing_that_is_gone() {
     let map = std::fs::read_to_string(common::root().join("ARCHITECTURE.md")).unwrap();
     let named = named_paths(&map);
     let mut missing = Vec::new();
-    for path in files("src") {
-        let (dir, name) = path.rsplit_once('/').unwrap();
-        let by_folder =
-            named.contains(&format!("{dir}/").as_str()) && map.contains(&format!("`{name}`"));
+    for path in MAPPED.iter().flat_map(|dir| own_files(dir)) {
         // A file per CPython version is named once for all, as `3.X`.
-        let by_version = named.contains(&per_version(&path).as_str());
-        if !named.contains(&path.as_str()) && !by_folder && !by_version {
+        let by_path =
+            named.contains(&path.as_str()) || named.contains(&per_version(&path).as_str());
+        let folder = &path[..=path.rfind('/').unwrap()];
+        let by_folder = !is_code(&path) && named.contains(&folder);
+        if !by_path && !by_folder {
             missing.push(path);
         }
     }
     assert!(
         missing.is_empty(),
-        "ARCHITECTURE.md's code map does not name these files (by path, or by name with \
-         their folder's path):\n{}",
+        "ARCHITECTURE.md's code map does not name these files (code by its path, data by \
+         its path or its own folder's):\n{}",
         missing.join("\n")
     );
     let gone: Vec<&&str> = (named.iter())

@@ -22,4 +22,4 @@ pub mod without_source;
 
 pub use opcodes::Version;
 
-pub use crate::scan::{ALL_SCOPES, asks_all_scopes};
+pub use crate::front::scan::{ALL_SCOPES, asks_all_scopes};

@@ -19,17 +19,17 @@ use rustpython_compiler::ast::{Expr, ModModule, Stmt};
 use serde::Serialize;
 
 use super::module::LateError;
-use crate::diagnostic::{Code, Diagnostic, render_text};
+use crate::front::diagnostic::{Code, Diagnostic, render_text};
+use crate::front::scan::{
+    CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
+};
+use crate::front::source::Source;
 use crate::plan::cases::{
     Reachable, frame_chain, handler_name, labels_by_frame, no_such_label_text, search_levels,
     search_table, switch_cases,
 };
 use crate::plan::prepare::{Generator, prepare};
 use crate::plan::{Checked, CompileError, checked, lost_track, rejected};
-use crate::scan::{
-    CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
-};
-use crate::source::Source;
 use crate::tables::Position;
 
 /// What the front end decided about one module, for CPython's compiler and the rewrite of
@@ -330,7 +330,7 @@ fn rejected_json(diagnostics: &[Diagnostic], source: &Source, color: bool) -> se
 
 /// Checks a module and plans its compilation by CPython.
 pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileError> {
-    crate::depth::on_deep_stack(source, || plan_source_here(source, options))
+    crate::front::depth::on_deep_stack(source, || plan_source_here(source, options))
 }
 
 fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileError> {
@@ -344,7 +344,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
     let positions = Positions::new(source.text());
     let mut plan = Plan {
         warnings: diagnostics,
-        deep: crate::depth::is_deep(source),
+        deep: crate::front::depth::is_deep(source),
         guards: Vec::new(),
         negated: Vec::new(),
         trampolines: Vec::new(),
@@ -353,7 +353,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
         finally_bodies: Vec::new(),
     };
     if rewritten.is_empty() {
-        crate::depth::drop_aside((ast, module), source);
+        crate::front::depth::drop_aside((ast, module), source);
         return Ok(plan);
     }
     // Found in the source's own tree, before `prepare` edits it: the copies a trampoline
@@ -462,7 +462,7 @@ fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileEr
     }
     // The trees are done with: freed beside CPython's compile of the module, which comes
     // next and costs several times more.
-    crate::depth::drop_aside((ast, module), source);
+    crate::front::depth::drop_aside((ast, module), source);
     Ok(plan)
 }
 

@@ -1,11 +1,11 @@
 //! The cases of a switch, the targets of a computed goto and the words of its failure, and
 //! an `except` header's name: what both backends and `translate` read alike.
 
-use crate::diagnostic::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::scan::{CaseKey, FrameId, FrameKind, Marker, MarkerId, Scope, SwitchId};
+use crate::front::scan::{CaseKey, FrameId, FrameKind, Marker, MarkerId, Scope, SwitchId};
 
 use super::lost_track;
 
@@ -120,7 +120,7 @@ pub(crate) fn legal_labels<'s, 'g>(
     crate::splice::count(scope.labels.iter().count());
     scope.labels.iter().filter_map(move |entry| {
         let label = scope.marker(entry.definition);
-        let legal = crate::check::jump(scope, goto, label, &entry.name).is_none();
+        let legal = crate::front::check::jump(scope, goto, label, &entry.name).is_none();
         legal.then_some(entry.name.as_str())
     })
 }
@@ -389,19 +389,20 @@ mod tests {
             let indented: String = body.lines().map(|line| format!("    {line}\n")).collect();
             let text = format!("@goto\ndef f(n):\n{indented}");
             let source = crate::Source::new("t.py", text.as_str());
-            let parsed = crate::parse::parse(&source).unwrap_or_else(|e| panic!("{text}: {e:?}"));
-            let module = crate::scan::scan(
+            let parsed =
+                crate::front::parse::parse(&source).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let module = crate::front::scan::scan(
                 parsed.syntax(),
                 parsed.tokens(),
                 &source,
                 crate::Options::new(),
             );
             let scope = &module.scopes[1];
-            let checked = crate::check::check(&module, &source)
+            let checked = crate::front::check::check(&module, &source)
                 .iter()
                 .any(|d| d.message.contains("may leave a `try` statement"));
             let goto = (scope.markers.iter())
-                .find(|m| matches!(m.kind, crate::scan::MarkerKind::ComputedGoto { .. }))
+                .find(|m| matches!(m.kind, crate::front::scan::MarkerKind::ComputedGoto { .. }))
                 .expect("a computed goto");
             let planned = reachable_from(scope, goto).is_err();
             assert_eq!((checked, planned), (refused, refused), "{text}");

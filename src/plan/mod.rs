@@ -9,9 +9,9 @@ use ruff_text_size::{TextRange, TextSize};
 use rustpython_compiler::ast::ModModule;
 use rustpython_compiler::parser::Parsed;
 
-use crate::diagnostic::{Code, Diagnostic};
-use crate::scan::{MarkerId, Module, Options, Scope, ScopeId};
-use crate::source::{Location, Source};
+use crate::front::diagnostic::{Code, Diagnostic};
+use crate::front::scan::{MarkerId, Module, Options, Scope, ScopeId};
+use crate::front::source::{Location, Source};
 
 pub(crate) mod cases;
 pub(crate) mod prepare;
@@ -19,7 +19,7 @@ pub(crate) mod prepare;
 /// Why a module could not be compiled.
 ///
 /// Shown with `Display`, a rejection is its first error with its place and how many errors
-/// follow; [`crate::diagnostic::render_text`] shows all of them in full.
+/// follow; [`crate::front::diagnostic::render_text`] shows all of them in full.
 ///
 /// ```
 /// use gotopy::compile::compile_source;
@@ -97,11 +97,11 @@ pub(crate) struct Checked {
 
 /// Parses, scans and checks a module; its errors as a rejection.
 pub(crate) fn checked(source: &Source, options: Options) -> Result<Checked, CompileError> {
-    let crate::Front {
+    let crate::front::Front {
         parsed,
         module,
         diagnostics,
-    } = crate::front(source, options).map_err(|e| rejected(vec![e], source))?;
+    } = crate::front::run(source, options).map_err(|e| rejected(vec![e], source))?;
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(rejected(diagnostics, source));
     }

@@ -9,7 +9,9 @@ use std::collections::{HashMap, HashSet};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::{self, Expr, ExprContext, ModModule, Stmt};
 
-use crate::scan::{FrameId, FrameKind, MarkerId, MarkerKind, Module, ScopeId, SwitchId, truth};
+use crate::front::scan::{
+    FrameId, FrameKind, MarkerId, MarkerKind, Module, ScopeId, SwitchId, truth,
+};
 
 /// What preparing the AST added, for the rewrite to find again by source range.
 #[derive(Default)]

@@ -31,7 +31,7 @@ use rustpython_vm::builtins::{PyBaseExceptionRef, PyCode};
 use rustpython_vm::frozen::{FrozenCodeObject, FrozenModule};
 use rustpython_vm::{Interpreter, InterpreterBuilder, PyRef, PyResult, VirtualMachine};
 
-use crate::diagnostic::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
 use crate::plan::CompileError;
 use crate::rustpython::compile::compile_source;
 use crate::{Options, Source};

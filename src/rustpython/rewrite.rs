@@ -80,7 +80,7 @@ pub fn rewrite_marshalled(
         Ok(rewrite_code(&mut owned).map(|changed| changed.then_some(owned)))
     };
     if crate::rustpython::bytecode::may_nest_deeply(bytes) {
-        crate::depth::on_big_stack(work)
+        crate::front::depth::on_big_stack(work)
     } else {
         work()
     }

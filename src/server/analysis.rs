@@ -6,13 +6,13 @@
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::token::{TokenKind, Tokens};
 
-use crate::diagnostic::Diagnostic;
-use crate::plan::cases::{computed_targets, handler_name};
-use crate::scan::{
+use crate::front::diagnostic::Diagnostic;
+use crate::front::scan::{
     FrameKind, MARKER_NAMES, MarkerId, MarkerKind, Module, Options, Scope, ScopeId, ScopeKind,
     SwitchId,
 };
-use crate::source::Source;
+use crate::front::source::Source;
+use crate::plan::cases::{computed_targets, handler_name};
 
 /// One version of a document through the front end.
 pub(crate) struct Analysis {
@@ -63,15 +63,16 @@ impl Analysis {
             };
         }
         let options = options
-            .all_scopes(options.all_scopes || crate::cpython::asks_all_scopes(text.as_bytes()));
-        let (diagnostics, module, literals) =
-            crate::depth::on_deep_stack(&source, || match crate::front(&source, options) {
+            .all_scopes(options.all_scopes || crate::front::scan::asks_all_scopes(text.as_bytes()));
+        let (diagnostics, module, literals) = crate::front::depth::on_deep_stack(&source, || {
+            match crate::front::run(&source, options) {
                 Err(syntax_error) => (vec![syntax_error], None, Vec::new()),
                 Ok(front) => {
                     let literals = literals(&front.module, front.parsed.tokens(), &source);
                     (front.diagnostics, Some(front.module), literals)
                 }
-            });
+            }
+        });
         Analysis {
             source,
             diagnostics,
@@ -342,7 +343,7 @@ impl Analysis {
             "`goto .{name}` jumps to `label .{name}` at line {}",
             self.line(label.range.start())
         );
-        if let Some(refused) = crate::check::jump(scope, scope.marker(goto), label, name) {
+        if let Some(refused) = crate::front::check::jump(scope, scope.marker(goto), label, name) {
             text.push_str(&format!(", which is refused: {}", refused.message));
             return text;
         }
@@ -377,7 +378,7 @@ impl Analysis {
 
     /// What leaving `frame` does, as a hover says it; `None` for what is not a frame to the
     /// reader (a switch's body).
-    fn leaving(&self, frame: &crate::scan::Frame) -> Option<String> {
+    fn leaving(&self, frame: &crate::front::scan::Frame) -> Option<String> {
         let line = self.line(frame.header.start());
         Some(match frame.kind {
             FrameKind::For { is_async } => format!(

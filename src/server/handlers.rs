@@ -20,8 +20,8 @@ use serde_json::Value;
 use super::analysis::{Named, SymbolKind};
 use super::document::Encoding;
 use super::{Open, Server};
-use crate::diagnostic::{Code, Diagnostic, Severity};
-use crate::scan::ScopeKind;
+use crate::front::diagnostic::{Code, Diagnostic, Severity};
+use crate::front::scan::ScopeKind;
 
 type Answer = Result<Value, (ErrorCode, String)>;
 

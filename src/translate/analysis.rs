@@ -3,8 +3,8 @@
 
 use super::conditions::{branches, py_str};
 use super::*;
+use crate::front::scan::FrameId;
 use crate::plan::cases::{frame_chain, frame_code, reach_text};
-use crate::scan::FrameId;
 use crate::search::expression;
 
 impl<'a> Ctx<'a> {
@@ -447,7 +447,8 @@ impl<'a> Ctx<'a> {
         debug_assert!(
             (self.scope.labels.iter()).all(|entry| {
                 let label = self.scope.marker(entry.definition);
-                let legal = crate::check::jump(self.scope, goto, label, &entry.name).is_none();
+                let legal =
+                    crate::front::check::jump(self.scope, goto, label, &entry.name).is_none();
                 legal == chain.contains(&frame_code(self.scope, label.frame))
             }),
             "the labels of a computed goto's frames are those it may reach"

@@ -27,11 +27,11 @@ use rustpython_compiler::ast::token::TokenKind;
 use rustpython_compiler::ast::{self as ast, ExceptHandler, Stmt};
 use rustpython_compiler::parser::Parsed;
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::front::diagnostic::{Code, Diagnostic};
+use crate::front::scan::{self, MarkerId, MarkerKind, Module, Options, Scope, ScopeKind, SwitchId};
+use crate::front::source::Source;
 use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
 use crate::plan::{Checked, CompileError, checked, rejected};
-use crate::scan::{self, MarkerId, MarkerKind, Module, Options, Scope, ScopeKind, SwitchId};
-use crate::source::Source;
 use text::{Kind, Out, Piece, Text, render};
 
 /// A translated module.
@@ -46,7 +46,7 @@ pub struct Translated {
 /// Translates one module: checked first (its errors reject it, as `check` reports them),
 /// then every rewritten scope is written without goto, label, switch or case.
 pub fn translate_source(source: &Source, options: Options) -> Result<Translated, CompileError> {
-    crate::depth::on_deep_stack(source, || translate_source_here(source, options))
+    crate::front::depth::on_deep_stack(source, || translate_source_here(source, options))
 }
 
 fn translate_source_here(source: &Source, options: Options) -> Result<Translated, CompileError> {
@@ -59,8 +59,9 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
     // The output may nest as many blocks as the source does, or CPython's limit; and deeper
     // than CPython compiles only where the source already does.
     let blocks_allowed = blocks::deepest(&parsed.syntax().body).0.max(blocks::LIMIT);
-    let source_within = crate::depth::reach(source).is_ok_and(|deepest| deepest <= CPYTHON_DEPTH)
-        || crate::depth::deeper_than(parsed.syntax(), CPYTHON_DEPTH).is_none();
+    let source_within = crate::front::depth::reach(source)
+        .is_ok_and(|deepest| deepest <= CPYTHON_DEPTH)
+        || crate::front::depth::deeper_than(parsed.syntax(), CPYTHON_DEPTH).is_none();
     let text = Text::new(source.text(), parsed.tokens());
     let named = module
         .scopes
@@ -103,7 +104,7 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
     self_check(&rendered, source, &module, blocks_allowed, source_within)?;
     // The input's tree and tables are done with: freed beside what the caller does next.
     drop(translator);
-    crate::depth::drop_aside((parsed, module), source);
+    crate::front::depth::drop_aside((parsed, module), source);
     Ok(Translated {
         text: rendered,
         warnings: diagnostics,
@@ -144,14 +145,15 @@ fn self_check(
     // The token-level limits are CPython's on every version; the depth of the tree gotopy
     // bounds in the source only (the output is a few levels deeper than a source it
     // accepted, which its deep stack holds).
-    let failure = match crate::depth::tokens(text) {
+    let failure = match crate::front::depth::tokens(text) {
         // The source kept the tokenizer's limits; the dispatch loops and guards indent
         // further. Which scope that is, the tree tells: parsed without the limit, on a stack
         // for any depth.
         Err(broken) => {
             let at = broken.range.start();
-            let qualname =
-                crate::depth::on_big_stack(|| scope_at(&crate::parse::parse_unlimited(text), at));
+            let qualname = crate::front::depth::on_big_stack(|| {
+                scope_at(&crate::front::parse::parse_unlimited(text), at)
+            });
             let what = broken.message.trim_start_matches("syntax error: ");
             let help = broken.help.unwrap_or_default();
             Some(Failure::TooDeep(
@@ -160,8 +162,8 @@ fn self_check(
             ))
         }
         // The output nests deeper than the input, by its dispatch loops: its own stack.
-        Ok(deepest) => crate::depth::on_stack_for(deepest, || {
-            let parsed = crate::parse::parse_unlimited(text);
+        Ok(deepest) => crate::front::depth::on_stack_for(deepest, || {
+            let parsed = crate::front::parse::parse_unlimited(text);
             if let Some(error) = parsed.errors().first() {
                 return Some(Failure::Bug(format!(
                     "its output does not parse: {}",
@@ -170,7 +172,7 @@ fn self_check(
             }
             let (blocks, deepest_block) = blocks::deepest(&parsed.syntax().body);
             let too_deep = (source_within && deepest > CPYTHON_DEPTH)
-                .then(|| crate::depth::deeper_than(parsed.syntax(), CPYTHON_DEPTH))
+                .then(|| crate::front::depth::deeper_than(parsed.syntax(), CPYTHON_DEPTH))
                 .flatten();
             let failure = if let Some(at) = too_deep {
                 Some(Failure::TooDeep(
@@ -179,7 +181,7 @@ fn self_check(
                         "its translation nests more than {} levels deep, deeper than CPython \
                          3.11 and 3.12 compile (each statement, `elif` clause and operator \
                          inside another counts one), where the source does not",
-                        crate::depth::thousands(CPYTHON_DEPTH)
+                        crate::front::depth::thousands(CPYTHON_DEPTH)
                     ),
                 ))
             } else if blocks > blocks_allowed {
@@ -221,7 +223,7 @@ fn self_check(
             };
             // The output's tree is bigger than the input's, and nothing waits for its
             // frees.
-            crate::depth::drop_aside(parsed, &output);
+            crate::front::depth::drop_aside(parsed, &output);
             failure
         }),
     };
@@ -715,7 +717,7 @@ mod tests {
     /// What [`self_check`] says of `output` as the translation of `source`.
     fn self_checked_from(source: &str, output: &str) -> Option<String> {
         let source = Source::new("m.py", source);
-        let module = crate::front(&source, Options::new())
+        let module = crate::front::run(&source, Options::new())
             .expect("parses")
             .module;
         match self_check(output, &source, &module, blocks::LIMIT, true) {

@@ -2,7 +2,7 @@
 module.
 
 One home for the shapes that `tests/deep.rs` (the binary's commands), `python/tests/test_deep.py`
-(the package's routes) and `src/depth`'s measurement of the stack try. Each shape is a module
+(the package's routes) and `src/front/depth`'s measurement of the stack try. Each shape is a module
 with a goto-decorated function, so that every route rewrites it; run, it asserts its own
 result (worked out from the shape, not from gotopy) and prints `ok`. The nesting under test
 stands inside that function, after a `return` that a label follows, so that the plan edits
@@ -16,7 +16,7 @@ indentation, whose 99 levels leave no room for a function around them, stand bes
 `limit` names gotopy's message past the shape's bound; `under` is a depth gotopy accepts and
 `gotopy run` runs, `over` the first depth gotopy refuses. The bounds of brackets, indentation
 and f-strings are CPython's tokenizer's, the same on every version; the depth of the tree is
-gotopy's own bound (`src/depth/mod.rs`), above what any CPython compiles, whose own limits
+gotopy's own bound (`src/front/depth/mod.rs`), above what any CPython compiles, whose own limits
 vary by version, shape and stack: the package's tests find them by compiling. Standard
 library only; runs on Python 3.8 and later.
 """
@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 
 # gotopy's bounds of the tree (`MAX_DEPTH`) and of scopes nested in one another
-# (`MAX_SCOPES`, in `src/depth/mod.rs`).
+# (`MAX_SCOPES`, in `src/front/depth/mod.rs`).
 MAX_DEPTH = 100_000
 MAX_SCOPES = 3_000
 

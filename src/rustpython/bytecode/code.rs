@@ -195,7 +195,7 @@ pub fn marshal(code: &CodeObject) -> Vec<u8> {
         bytes
     };
     if nesting(code) > SHALLOW_NESTING {
-        crate::depth::on_big_stack(serialize)
+        crate::front::depth::on_big_stack(serialize)
     } else {
         serialize()
     }
@@ -215,7 +215,7 @@ pub fn unmarshal(bytes: &[u8]) -> Option<CodeObject> {
         (cursor.position == bytes.len()).then_some(code)
     };
     if may_nest_deeply(bytes) {
-        crate::depth::on_big_stack(read)
+        crate::front::depth::on_big_stack(read)
     } else {
         read()
     }
@@ -304,7 +304,7 @@ mod tests {
     /// memory quadratic in such nesting.)
     #[test]
     fn code_objects_nested_as_deeply_as_gotopy_accepts_fit_a_small_stack() {
-        let depth = crate::depth::MAX_SCOPES + 1;
+        let depth = crate::front::depth::MAX_SCOPES + 1;
         let module = compile(
             "x = lambda: 1\n",
             Mode::Exec,

@@ -14,13 +14,13 @@ use super::goto::GotoAt;
 use super::levels::Levels;
 use super::lower::Lowering;
 use super::{REMOVED_AS_UNREACHABLE, Site, SiteKind, broken, jump_op, refuse};
-use crate::diagnostic::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
+use crate::front::scan::{CaseKey, FrameId, MarkerId, MarkerKind, SwitchId};
 use crate::plan::cases::{NO_SUCH_LABEL, computed_targets, no_such_label_text, switch_cases};
 use crate::rustpython::bytecode::{
     Body, BytecodeError, Handler, Instr, Item, Label, LabelMap, LineEntry,
 };
 use crate::rustpython::shapes;
-use crate::scan::{CaseKey, FrameId, MarkerId, MarkerKind, SwitchId};
 use crate::search::{Step, balanced};
 
 /// A search handler that unwinds to the search's start, keeping the value on the stack for

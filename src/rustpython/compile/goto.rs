@@ -10,12 +10,12 @@ use rustpython_compiler::core::bytecode::Instruction;
 use super::lower::Lowering;
 use super::targets::Target;
 use super::{REMOVED_AS_UNREACHABLE, Site, broken, jump_op, refuse};
-use crate::diagnostic::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
+use crate::front::scan::{Frame, FrameId, FrameKind, MarkerId};
 use crate::plan::cases::handler_name;
 use crate::plan::prepare::Trampoline;
 use crate::rustpython::bytecode::{Instr, Item, Label};
 use crate::rustpython::shapes;
-use crate::scan::{Frame, FrameId, FrameKind, MarkerId};
 
 /// A goto to lower, from frame `from` on (a trampoline's goto goes on from its `try`).
 #[derive(Clone, Copy)]
@@ -78,7 +78,7 @@ impl Lowering<'_, '_> {
                         goto.marker,
                         format!(
                             "a goto leaving {} got past the checker",
-                            crate::check::a(kind.describe())
+                            crate::front::check::a(kind.describe())
                         ),
                     ));
                 }

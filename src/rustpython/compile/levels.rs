@@ -32,12 +32,12 @@ use super::dispatch::{Search, TOP, called_and_raised, outer};
 use super::goto::GotoAt;
 use super::lower::Lowering;
 use super::{Site, broken, jump_op};
-use crate::diagnostic::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
+use crate::front::scan::{FrameId, MarkerId};
 use crate::plan::cases::{
     SEARCH_FILE, SEARCH_FUNCTION, labels_by_frame, search_levels, search_table,
 };
 use crate::rustpython::bytecode::{Instr, Item, Label};
-use crate::scan::{FrameId, MarkerId};
 
 /// The levels of one place's chain that hold labels: each one's frame code and how many
 /// `for` loops a jump there leaves, innermost level first.

@@ -19,10 +19,10 @@ use super::{
     REMOVED_AS_UNREACHABLE, Rewriter, Site, SiteKind, broken, internal, jump_op, lost_track,
     refuse, times,
 };
-use crate::diagnostic::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
+use crate::front::scan::{MarkerId, MarkerKind, Scope, ScopeId};
 use crate::rustpython::bytecode::{Body, Instr, Item, Label};
 use crate::rustpython::shapes::Span;
-use crate::scan::{MarkerId, MarkerKind, Scope, ScopeId};
 
 /// One code object being rewritten: its instruction list, its sites, the targets chosen for
 /// them and what lowering adds. The sites of one code object all belong to one scope.

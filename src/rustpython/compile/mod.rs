@@ -34,11 +34,11 @@ use rustpython_compiler::codegen::compile::{CompileOpts, compile_top};
 use rustpython_compiler::core::bytecode::{Arg, Instruction};
 use rustpython_compiler::core::{Mode, SourceLocation};
 
-use crate::diagnostic::{Code, Diagnostic};
+use crate::front::diagnostic::{Code, Diagnostic};
+use crate::front::scan::{MarkerId, MarkerKind, Module, Options, Scope, ScopeId, SwitchId};
+use crate::front::source::Source;
 use crate::rustpython::bytecode::{Body, BytecodeError, for_each_code_mut};
 use crate::rustpython::shapes::Span;
-use crate::scan::{MarkerId, MarkerKind, Module, Options, Scope, ScopeId, SwitchId};
-use crate::source::Source;
 
 /// A compiled module: the code object and the warnings found on the way.
 pub struct Compiled {
@@ -53,7 +53,7 @@ pub struct Compiled {
 /// A module with no marker in a rewritten scope compiles to exactly what
 /// `rustpython_compiler::compile(text, Mode::Exec, path, CompileOpts::default())` gives.
 pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, CompileError> {
-    crate::depth::on_deep_stack(source, || compile_source_here(source, options))
+    crate::front::depth::on_deep_stack(source, || compile_source_here(source, options))
 }
 
 fn compile_source_here(source: &Source, options: Options) -> Result<Compiled, CompileError> {
@@ -343,10 +343,10 @@ pub(crate) struct Generated {
 #[cfg(test)]
 pub(crate) fn generate_prepared(text: &str) -> Generated {
     let source = Source::new("<test>", text);
-    let Ok(parsed) = crate::parse::parse(&source) else {
+    let Ok(parsed) = crate::front::parse::parse(&source) else {
         panic!("a test snippet that does not parse: {text}");
     };
-    let module = crate::scan::scan(
+    let module = crate::front::scan::scan(
         parsed.syntax(),
         parsed.tokens(),
         &source,

@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 use rustpython_compiler::core::bytecode::Instruction;
 
 use super::{Rewriter, jump_op};
+use crate::front::scan::{MarkerId, MarkerKind, ScopeId, SwitchId};
 use crate::rustpython::bytecode::{Body, Item};
 use crate::rustpython::shapes::{self, DISPATCH_LEN, MARKER_LEN, Span};
-use crate::scan::{MarkerId, MarkerKind, ScopeId, SwitchId};
 use crate::splice::{Splice, splice_all};
 
 /// Something in a code object that the rewrite replaces.

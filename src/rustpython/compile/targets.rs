@@ -8,10 +8,10 @@ use rustpython_compiler::core::bytecode::Instruction;
 
 use super::lower::Lowering;
 use super::{Site, SiteKind, broken};
-use crate::diagnostic::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
+use crate::front::scan::{MarkerId, MarkerKind, Scope, SwitchId};
 use crate::rustpython::bytecode::{Handler, Label};
 use crate::rustpython::shapes::{self, Span};
-use crate::scan::{MarkerId, MarkerKind, Scope, SwitchId};
 
 /// Where a jump goes, with the handler in force there (a jump takes its target's).
 pub(super) type Target = (Label, Option<Handler>);

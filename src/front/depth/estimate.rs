@@ -9,7 +9,7 @@ use rustpython_compiler::parser::{Mode, lexer};
 #[cfg(doc)]
 use super::MAX_ESTIMATE;
 use super::{Limit, MAX_BRACKETS, MAX_FSTRINGS, MAX_INDENT, mostly_elifs};
-use crate::diagnostic::Diagnostic;
+use crate::front::diagnostic::Diagnostic;
 
 /// [`reach`](super::reach), for a text, with `bound` on the estimate ([`MAX_ESTIMATE`], or
 /// `usize::MAX` for the token-level limits alone).

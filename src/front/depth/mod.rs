@@ -27,8 +27,8 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::visitor::source_order::{self, SourceOrderVisitor, TraversalSignal};
 use rustpython_compiler::ast::{AnyNodeRef, ModModule, Stmt};
 
-use crate::diagnostic::{Code, Diagnostic};
-use crate::source::Source;
+use crate::front::diagnostic::{Code, Diagnostic};
+use crate::front::source::Source;
 use estimate::measure;
 
 mod estimate;
@@ -665,10 +665,12 @@ mod measure {
         // Each pass, and whether it went through (no error).
         let passes: [(&str, Pass); 6] = [
             ("parse", |s| {
-                crate::parse::parse_unlimited(s.text()).errors().is_empty()
+                crate::front::parse::parse_unlimited(s.text())
+                    .errors()
+                    .is_empty()
             }),
             ("walk", |s| {
-                let parsed = crate::parse::parse_unlimited(s.text());
+                let parsed = crate::front::parse::parse_unlimited(s.text());
                 super::too_deep(parsed.syntax(), usize::MAX).is_ok()
             }),
             ("check", |s| {

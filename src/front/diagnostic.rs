@@ -11,7 +11,7 @@ use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use ruff_text_size::TextRange;
 use serde::Serialize;
 
-use crate::source::{Location, Source};
+use crate::front::source::{Location, Source};
 
 /// Whether a diagnostic makes `check` fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

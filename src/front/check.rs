@@ -8,12 +8,12 @@ use std::collections::HashMap;
 
 use ruff_text_size::{Ranged, TextRange};
 
-use crate::diagnostic::{Code, Diagnostic};
-use crate::scan::{
+use crate::front::diagnostic::{Code, Diagnostic};
+use crate::front::scan::{
     CaseKey, CaseValue, Frame, FrameId, FrameKind, Marker, MarkerId, MarkerKind, Module, Scope,
     ScopeKind, SwitchId,
 };
-use crate::source::Source;
+use crate::front::source::Source;
 
 /// All diagnostics for a scanned module, in source order.
 pub fn check(module: &Module, source: &Source) -> Vec<Diagnostic> {

@@ -10,19 +10,19 @@ use rustpython_compiler::ast::ModModule;
 use rustpython_compiler::ast::token::{TokenKind, Tokens};
 use rustpython_compiler::parser::{self, Mode, ParseOptions, Parsed};
 
-use crate::diagnostic::{Code, Diagnostic};
-use crate::source::Source;
+use crate::front::diagnostic::{Code, Diagnostic};
+use crate::front::source::Source;
 
 /// Parses a whole module, or says where and why it is not Python.
 ///
-/// Nesting beyond the bounds of [`depth`](crate::depth) is a syntax error too (CPython's
+/// Nesting beyond the bounds of [`depth`](crate::front::depth) is a syntax error too (CPython's
 /// tokenizer's, found before the parser runs, and gotopy's own of the tree); the caller runs
-/// on [`depth::on_deep_stack`](crate::depth).
+/// on [`depth::on_deep_stack`](crate::front::depth).
 pub fn parse(source: &Source) -> Result<Parsed<ModModule>, Diagnostic> {
-    let deepest = crate::depth::reach(source)?;
+    let deepest = crate::front::depth::reach(source)?;
     let parsed = parse_unlimited(source.text());
     let Some(error) = parsed.errors().first() else {
-        crate::depth::too_deep(parsed.syntax(), deepest)?;
+        crate::front::depth::too_deep(parsed.syntax(), deepest)?;
         return Ok(parsed);
     };
     let message = lowercase_first(&error.error.to_string());

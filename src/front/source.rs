@@ -26,7 +26,7 @@ pub struct Source {
     /// Where each `\n`-separated line starts, as annotate-snippets counts lines; built on
     /// first use, by the first snippet rendered.
     snippet_lines: OnceLock<Vec<usize>>,
-    /// What [`depth::reach`](crate::depth) found, read once: every route asks before it
+    /// What [`depth::reach`](crate::front::depth) found, read once: every route asks before it
     /// parses, and again to choose a stack.
     pub(crate) depth: OnceLock<Result<usize, crate::Diagnostic>>,
 }
