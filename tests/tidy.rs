@@ -7,7 +7,10 @@
 //!   path (`crate::`, `super::` up to the crate root, groups, the crate root's re-exports);
 //!   neither backend uses the other, `translate` or the server. A file's unit tests (a
 //!   `#[cfg(test)]` module at its end) may use any layer as a harness.
-//! - The front end (`src/front/`) does no I/O.
+//! - The invariants ARCHITECTURE.md states that the words of the code can show
+//!   ([`INVARIANTS`]): the front end does no I/O, only `parse` calls the parser, `scan`
+//!   makes no diagnostic, `check` never reads the syntax tree, the CPython backend never
+//!   calls an interpreter.
 //! - ARCHITECTURE.md's code map names every file of `src/`, `tests/`, `python/`,
 //!   `benches/` and `examples/` (code by its path, data by its path or its own folder's), and
 //!   every path it names exists.
@@ -414,37 +417,136 @@ fn the_import_rule_sees_every_form_of_path() {
     );
 }
 
-/// The front end does no I/O (Architecture Invariant of `src/front/mod.rs`): outside its
-/// unit tests, none of its files prints, reads or writes a file, or touches the process's
-/// standard streams, its environment or its exit; those are the shells'.
-#[test]
-fn the_front_end_does_no_io() {
-    const IO: [&str; 10] = [
-        "eprintln!",
-        "eprint!",
-        "println!",
-        "print!",
-        "dbg!",
-        "std::fs",
-        "std::io::std",
-        "std::env",
-        "std::process",
-        "File::",
-    ];
+/// Whether the file `path` is a module only unit tests compile: its parent declares it
+/// under `#[cfg(test)]` (`src/cpython/testing.rs`, `src/server/tests.rs`, ...).
+fn test_only(path: &str) -> bool {
+    let (dir, file) = path.rsplit_once('/').unwrap();
+    let name = file.strip_suffix(".rs").unwrap_or(file);
+    let parents = [format!("{dir}/mod.rs"), format!("{dir}.rs")];
+    parents.iter().any(|parent| {
+        std::fs::read_to_string(common::root().join(parent))
+            .is_ok_and(|text| text.contains(&format!("#[cfg(test)]\nmod {name};")))
+    })
+}
+
+/// The invariants ARCHITECTURE.md states that the words of the code can show: the files
+/// each governs (a folder, or one file), the files it leaves out, the words none of them
+/// may hold outside unit tests and comments, and the invariant. Each is also stated as an
+/// "Architecture Invariant" in the doc of the module it governs.
+const INVARIANTS: [(&str, &[&str], &[&str], &str); 5] = [
+    (
+        "src/front/",
+        &[],
+        &[
+            "eprintln!",
+            "eprint!",
+            "println!",
+            "print!",
+            "dbg!",
+            "std::fs",
+            "std::io::std",
+            "std::env",
+            "std::process",
+            "File::",
+        ],
+        "the front end does no I/O: it reads no file, prints nothing, reads no environment",
+    ),
+    (
+        "src/",
+        &["src/front/parse.rs"],
+        &[
+            "parse_unchecked",
+            "parse_module",
+            "parse_expression",
+            "parse_suite",
+            "parse_tokens",
+            "parser::parse",
+        ],
+        "only `parse` calls the parser: a module is parsed once",
+    ),
+    (
+        "src/front/scan/",
+        &[],
+        &["Diagnostic", "Code::"],
+        "`scan` records facts and makes no diagnostic; `check` decides what is an error",
+    ),
+    (
+        "src/front/check.rs",
+        &[],
+        &["rustpython_compiler", "ast::"],
+        "`check` never looks at the syntax tree: it sees only what `scan` recorded",
+    ),
+    (
+        "src/cpython/",
+        &[],
+        &["std::process", "Command::", "pyo3", "Python<"],
+        "the CPython backend never calls an interpreter: the shells hand it plain data",
+    ),
+];
+
+/// What the words of `text`, the code of the file `path`, break of [`INVARIANTS`].
+fn broken_invariants(path: &str, text: &str) -> Vec<String> {
+    let code = code_only(text);
     let mut wrong = Vec::new();
-    for path in files("src/front") {
-        let code = code_only(&without_tests(&path));
+    for (governed, except, words, invariant) in INVARIANTS {
+        if !path.starts_with(governed) || except.contains(&path) {
+            continue;
+        }
         for (number, line) in code.lines().enumerate() {
-            if let Some(io) = IO.iter().find(|io| line.contains(*io)) {
-                wrong.push(format!("{path}:{}: `{io}`: {}", number + 1, line.trim()));
+            if let Some(word) = words.iter().find(|word| line.contains(*word)) {
+                let shown = text.lines().nth(number).unwrap_or("").trim();
+                wrong.push(format!(
+                    "{path}:{}: `{word}`: {invariant}: {shown}",
+                    number + 1
+                ));
             }
         }
     }
-    assert!(
-        wrong.is_empty(),
-        "I/O in the front end:\n{}",
-        wrong.join("\n")
-    );
+    wrong
+}
+
+#[test]
+fn the_stated_invariants_hold_in_the_code() {
+    let mut wrong = Vec::new();
+    for path in files("src") {
+        if path.ends_with(".rs") && !test_only(&path) {
+            wrong.extend(broken_invariants(&path, &without_tests(&path)));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Each invariant's first word, planted in a file it governs, breaks it; the same word in
+/// a comment, a string or a file it does not govern does not.
+#[test]
+fn each_stated_invariant_fails_on_a_planted_word() {
+    for (governed, except, words, _) in INVARIANTS {
+        let path = if governed.ends_with('/') {
+            format!("{governed}planted.rs")
+        } else {
+            governed.to_owned()
+        };
+        let planted = format!("fn f() {{ let _ = {}; }}", words[0]);
+        assert_eq!(
+            broken_invariants(&path, &planted).len(),
+            1,
+            "{path}: {planted}"
+        );
+        let quoted = format!("// {0}\nconst S: &str = \"{0}\";", words[0]);
+        assert!(
+            broken_invariants(&path, &quoted).is_empty(),
+            "{path}: {quoted}"
+        );
+        for elsewhere in except.iter().chain(["src/cli.rs"].iter()) {
+            if !elsewhere.starts_with(governed) || except.contains(elsewhere) {
+                assert!(
+                    broken_invariants(elsewhere, &planted).is_empty(),
+                    "{elsewhere}"
+                );
+            }
+        }
+    }
+    assert!(test_only("src/cpython/testing.rs") && !test_only("src/cpython/code.rs"));
 }
 
 /// `path` with a CPython version in it (`3.11`, ...) written `3.X`.

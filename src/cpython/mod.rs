@@ -3,6 +3,10 @@
 //! (`python/`) and `gotopy compile --python` are shells over it: they hand it a code object's
 //! tables and names and get the rewritten tables back.
 //!
+//! Architecture Invariant: the backend never calls an interpreter and never sees PyO3
+//! (`tests/tidy.rs`): every fact it uses is in `opcodes/3.X.txt` (the interpreter's own,
+//! checked against it by a unit test) or `shapes`, and only those two tell versions apart.
+//!
 //! - `opcodes`: each version's opcode table, as its interpreter describes it;
 //! - `shapes`: what gotopy knows of each version's bytecode beyond that table;
 //! - `bytecode`: a code object as an editable instruction list, and back.

@@ -3,6 +3,9 @@
 //! Every rule is a function from a scanned scope to diagnostics; none of them stops at the
 //! first problem. This module decides what is an error or a warning and says so in words;
 //! how a diagnostic is shown belongs to `diagnostic`, and it never looks at the AST.
+//!
+//! Architecture Invariant: `check` sees only what `scan` recorded, never the syntax tree,
+//! and only `check` makes diagnostics of rules (`tests/tidy.rs`).
 
 use std::collections::HashMap;
 

@@ -4,6 +4,10 @@
 //! RustPython pins it), so that what gotopy accepts is exactly what RustPython compiles.
 //! A syntax error becomes a [`Code::SyntaxError`] diagnostic; this module knows nothing of
 //! markers.
+//!
+//! Architecture Invariant: this is the one place that calls the parser, so a module is
+//! parsed once (`tests/tidy.rs`). (The search function a computed goto may call is
+//! gotopy's own text, which RustPython compiles whole: `rustpython/compile/levels.rs`.)
 
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::ModModule;

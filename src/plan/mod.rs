@@ -1,9 +1,13 @@
 //! What both backends plan alike, from the checked module and its syntax tree: the
 //! checking before a compile ([`checked`]), the edits of the tree that keep every label
 //! (`prepare`), which frames a goto leaves, the cases of a switch and the targets of a
-//! computed goto (`cases`), and how a compile fails ([`CompileError`]). It imports
-//! neither backend; the RustPython backend (`crate::rustpython`), the CPython one
-//! (`crate::cpython`) and `translate` build on it.
+//! computed goto (`cases`), and how a compile fails ([`CompileError`]). The RustPython
+//! backend (`crate::rustpython`), the CPython one (`crate::cpython`) and `translate` build
+//! on it.
+//!
+//! Architecture Invariant: like the other helpers both backends share, it imports only the
+//! front end and those helpers, never a backend, `translate` or the server (the layers of
+//! `tests/tidy.rs`).
 
 use ruff_text_size::{TextRange, TextSize};
 use rustpython_compiler::ast::ModModule;

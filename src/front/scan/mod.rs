@@ -7,6 +7,9 @@
 //! builds one [`LabelTable`] per scope. It records facts only: whether a fact is an error is
 //! decided by `check`, because some rules depend on whether a scope turns out to be
 //! rewritten, which is known only once the whole scope has been seen.
+//!
+//! Architecture Invariant: `scan` makes no diagnostic (`tests/tidy.rs`); a malformed
+//! marker's words are a fact it records (`MarkerKind::Malformed`), for `check` to report.
 
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::name::Name;
