@@ -4,10 +4,15 @@
 
 use std::collections::HashMap;
 
+use ruff_text_size::TextRange;
+
 use super::code::{Code, Lowered};
 use super::lower::{LowerError, Lowering, first_marker};
-use super::plan::{Plan, ScopePlan};
+use super::plan::{Plan, Positions, ScopePlan};
 use super::shapes::Shapes;
+use crate::front::diagnostic::{Code as DiagnosticCode, Diagnostic};
+use crate::front::source::Source;
+use crate::plan::lost_track;
 use crate::tables::{Position, decode_locations};
 
 /// One code object of a module, in pre-order (the module first, each code object before
@@ -159,4 +164,31 @@ pub fn lower_module(
         }
     }
     Ok(lowered)
+}
+
+/// An error found after planning, in the code CPython compiled from the plan, as the JSON
+/// [`rejection_json`](super::plan::rejection_json) gives for a rejected module: a construct gotopy refuses by design
+/// (`G200`, with its help saying what to write instead) or a failure inside gotopy (`G900`,
+/// whose help says so).
+pub fn late_error_json(source: &Source, error: &LateError, color: bool) -> String {
+    super::plan::rejected_json(&[late_error(source, error)], source, color).to_string()
+}
+
+/// The diagnostic of an error found after planning, at its position in `source`.
+pub fn late_error(source: &Source, error: &LateError) -> Diagnostic {
+    let positions = Positions::new(source.text());
+    let [line, end_line, column, end_column] = error.at;
+    let start = positions.offset(line, column);
+    let end = positions.offset(end_line, end_column).max(start);
+    let range = TextRange::new(start, end);
+    if error.internal {
+        lost_track(range, &error.message)
+    } else {
+        Diagnostic::new(
+            DiagnosticCode::CannotRewrite,
+            range,
+            format!("cannot rewrite: {}", error.message),
+        )
+        .help(error.help.clone())
+    }
 }

@@ -18,8 +18,7 @@ use rustpython_compiler::ast::visitor::{self, Visitor};
 use rustpython_compiler::ast::{Expr, ModModule, Stmt};
 use serde::Serialize;
 
-use super::module::LateError;
-use crate::front::diagnostic::{Code, Diagnostic, render_text};
+use crate::front::diagnostic::{Diagnostic, render_text};
 use crate::front::scan::{
     CaseKey, FrameId, FrameKind, MarkerId, MarkerKind, Options, Scope, ScopeId, ScopeKind, SwitchId,
 };
@@ -277,36 +276,13 @@ pub fn rejection_json(error: &CompileError, source: &Source, color: bool) -> Str
     json.to_string()
 }
 
-/// An error found after planning, in the code CPython compiled from the plan, as the JSON
-/// [`rejection_json`] gives for a rejected module: a construct gotopy refuses by design
-/// (`G200`, with its help saying what to write instead) or a failure inside gotopy (`G900`,
-/// whose help says so).
-pub fn late_error_json(source: &Source, error: &LateError, color: bool) -> String {
-    rejected_json(&[late_error(source, error)], source, color).to_string()
-}
-
-/// The diagnostic of an error found after planning, at its position in `source`.
-pub fn late_error(source: &Source, error: &LateError) -> Diagnostic {
-    let positions = Positions::new(source.text());
-    let [line, end_line, column, end_column] = error.at;
-    let start = positions.offset(line, column);
-    let end = positions.offset(end_line, end_column).max(start);
-    let range = TextRange::new(start, end);
-    if error.internal {
-        lost_track(range, &error.message)
-    } else {
-        Diagnostic::new(
-            Code::CannotRewrite,
-            range,
-            format!("cannot rewrite: {}", error.message),
-        )
-        .help(error.help.clone())
-    }
-}
-
 /// `{"errors": [...], "report": text}`: each error with its code, message, one-based line
 /// and character column and help (or `null`), and all the diagnostics rendered.
-fn rejected_json(diagnostics: &[Diagnostic], source: &Source, color: bool) -> serde_json::Value {
+pub(crate) fn rejected_json(
+    diagnostics: &[Diagnostic],
+    source: &Source,
+    color: bool,
+) -> serde_json::Value {
     let errors: Vec<_> = diagnostics
         .iter()
         .filter(|d| d.is_error())
@@ -724,13 +700,13 @@ fn frame_places(module: &ModModule, positions: &Positions) -> (Vec<WithPlan>, Ve
 }
 
 /// Offsets to CPython's line and byte-column positions.
-struct Positions<'t> {
+pub(crate) struct Positions<'t> {
     text: &'t str,
     index: LineIndex,
 }
 
 impl<'t> Positions<'t> {
-    fn new(text: &'t str) -> Self {
+    pub(crate) fn new(text: &'t str) -> Self {
         Positions {
             text,
             index: LineIndex::from_source_text(text),
@@ -747,7 +723,7 @@ impl<'t> Positions<'t> {
     /// The offset of a one-based line and a byte column in it, clamped to the line (without
     /// its line end) and to a character boundary: positions CPython gives are inside the
     /// text, but they are read from code objects, not trusted.
-    fn offset(&self, line: i32, column: i32) -> TextSize {
+    pub(crate) fn offset(&self, line: i32, column: i32) -> TextSize {
         let (line, column) = (line.max(0) as usize, column.max(0) as usize);
         let count = self.index.line_count();
         let line = OneIndexed::new(line.clamp(1, count.max(1))).unwrap_or(OneIndexed::MIN);
