@@ -59,6 +59,7 @@ mod plan;
 pub mod search;
 #[doc(hidden)]
 pub mod splice;
+mod symbolic;
 pub mod tables;
 // The two backends, and goto-free Python.
 pub mod cpython;

@@ -6,7 +6,9 @@
 //!   module uses only its own top-level module and the layers below its own, by any form of
 //!   path (`crate::`, `super::` up to the crate root, groups, the crate root's re-exports);
 //!   neither backend uses the other, `translate` or the server. A file's unit tests (a
-//!   `#[cfg(test)]` module at its end) may use any layer as a harness.
+//!   `#[cfg(test)]` module at its end) may use any layer as a harness. Inside the layers,
+//!   no module takes part in a cycle of imports (a module and the modules inside it count
+//!   as one), nor any module of the Python package.
 //! - The invariants ARCHITECTURE.md states that the words of the code can show
 //!   ([`INVARIANTS`]): the front end does no I/O, only `parse` calls the parser, `scan`
 //!   makes no diagnostic, `check` never reads the syntax tree, the CPython backend never
@@ -78,6 +80,7 @@ const LAYERS: [(&str, bool, &[&str]); 4] = [
             "copies",
             "search",
             "splice",
+            "symbolic",
             "plan",
         ],
     ),
@@ -547,6 +550,316 @@ fn each_stated_invariant_fails_on_a_planted_word() {
         }
     }
     assert!(test_only("src/cpython/testing.rs") && !test_only("src/cpython/code.rs"));
+}
+
+/// The paths `rest` (the text after `crate::` or `super::`) names: `a::b`, or each path of
+/// a group, nested groups expanded (`{a::{b, c}, d}` gives `a::b`, `a::c` and `d`).
+fn expand(rest: &str) -> Vec<Vec<String>> {
+    let rest = rest.trim_start();
+    let mut head = Vec::new();
+    let mut at = 0;
+    loop {
+        let word: String = rest[at..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if word.is_empty() {
+            break;
+        }
+        at += word.len();
+        head.push(word);
+        match rest[at..].trim_start().strip_prefix("::") {
+            Some(after) => at = rest.len() - after.trim_start().len(),
+            None => return vec![head],
+        }
+    }
+    let Some(group) = rest[at..].strip_prefix('{') else {
+        return vec![head];
+    };
+    let (mut paths, mut nesting, mut item) = (Vec::new(), 0, 0);
+    for (offset, c) in group.char_indices() {
+        let end = match c {
+            '{' => {
+                nesting += 1;
+                false
+            }
+            '}' if nesting > 0 => {
+                nesting -= 1;
+                false
+            }
+            '}' => true,
+            ',' => nesting == 0,
+            _ => false,
+        };
+        if end {
+            for tail in expand(&group[item..offset]) {
+                if tail.iter().any(|segment| segment != "self") {
+                    paths.push(head.iter().cloned().chain(tail).collect());
+                }
+            }
+            item = offset + 1;
+            if c == '}' {
+                break;
+            }
+        }
+    }
+    paths
+}
+
+/// The modules of the crate (by module path) that the code of the file `path` names by a
+/// path from the crate root or through `super::`, each the longest prefix of the path that
+/// is a module of `modules`; with the line of each.
+fn used_modules(path: &str, text: &str, modules: &[Vec<String>]) -> Vec<(usize, Vec<String>)> {
+    let code = code_only(text);
+    let own: Vec<String> = module_path(path).iter().map(|s| s.to_string()).collect();
+    let mut found = Vec::new();
+    for (start, _) in code.match_indices(['c', 's']) {
+        if code[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let mut rest = &code[start..];
+        let base: Vec<String> = if let Some(after) = rest.strip_prefix("crate::") {
+            rest = after;
+            Vec::new()
+        } else {
+            let mut climbed = 0;
+            while let Some(after) = rest.strip_prefix("super::") {
+                rest = after.trim_start();
+                climbed += 1;
+            }
+            if climbed == 0 || climbed > own.len() {
+                continue;
+            }
+            own[..own.len() - climbed].to_vec()
+        };
+        let line = code[..start].matches('\n').count() + 1;
+        for named in expand(rest) {
+            let mut full = base.clone();
+            full.extend(named);
+            if full.len() == 1
+                && let Some((_, Some(module))) = REEXPORTS.iter().find(|(item, _)| *item == full[0])
+            {
+                full = vec![module.to_string()];
+            }
+            let module = (0..=full.len())
+                .rev()
+                .map(|length| &full[..length])
+                .find(|prefix| modules.iter().any(|module| module == prefix));
+            if let Some(module) = module {
+                found.push((line, module.to_vec()));
+            }
+        }
+    }
+    found
+}
+
+/// A module of the crate in its import graph.
+struct Node {
+    module: Vec<String>,
+    path: String,
+    /// The modules it uses that are neither its ancestors nor its descendants, each with
+    /// the line that names it.
+    uses: Vec<(usize, Vec<String>)>,
+}
+
+/// The crate's modules, each a file outside unit tests, with the modules each uses that
+/// are neither its ancestors nor its descendants (a module and the modules inside it are
+/// one unit: `mod.rs` declares them and they may use its items).
+fn module_graph() -> Vec<Node> {
+    let sources: Vec<String> = (files("src").into_iter())
+        .filter(|path| path.ends_with(".rs") && !test_only(path))
+        .filter(|path| path != "src/main.rs")
+        .collect();
+    let modules: Vec<Vec<String>> = (sources.iter())
+        .map(|path| module_path(path).iter().map(|s| s.to_string()).collect())
+        .collect();
+    let nested = |a: &[String], b: &[String]| a.starts_with(b) || b.starts_with(a);
+    (sources.iter().zip(&modules))
+        .map(|(path, module)| {
+            let uses = used_modules(path, &without_tests(path), &modules)
+                .into_iter()
+                .filter(|(_, used)| !nested(module, used))
+                .collect();
+            Node {
+                module: module.clone(),
+                path: path.clone(),
+                uses,
+            }
+        })
+        .collect()
+}
+
+/// The cycles of a graph given as each node's successors: its strongly connected
+/// components of more than one node (Tarjan's algorithm, iterative).
+fn cycles(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = successors.len();
+    let (mut index, mut low, mut on_stack) = (vec![usize::MAX; n], vec![0; n], vec![false; n]);
+    let (mut stack, mut found, mut next) = (Vec::new(), Vec::new(), 0);
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut work = vec![(root, 0)];
+        while let Some((node, edge)) = work.pop() {
+            if edge == 0 {
+                index[node] = next;
+                low[node] = next;
+                next += 1;
+                stack.push(node);
+                on_stack[node] = true;
+            }
+            if let Some(&to) = successors[node].get(edge) {
+                work.push((node, edge + 1));
+                if index[to] == usize::MAX {
+                    work.push((to, 0));
+                } else if on_stack[to] {
+                    low[node] = low[node].min(index[to]);
+                }
+                continue;
+            }
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[node]);
+            }
+            if low[node] == index[node] {
+                let mut component = Vec::new();
+                while let Some(member) = stack.pop() {
+                    on_stack[member] = false;
+                    component.push(member);
+                    if member == node {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort_unstable();
+                    found.push(component);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// No cycle among the crate's modules: the import graph of its files (the layers of
+/// [`LAYERS`] between top-level modules, and inside each) goes one way.
+#[test]
+fn no_module_takes_part_in_a_cycle() {
+    let graph = module_graph();
+    assert!(graph.len() > 80, "only {} modules", graph.len());
+    let successors: Vec<Vec<usize>> = (graph.iter())
+        .map(|node| {
+            let mut to: Vec<usize> = (node.uses.iter())
+                .filter_map(|(_, used)| graph.iter().position(|other| &other.module == used))
+                .collect();
+            to.sort_unstable();
+            to.dedup();
+            to
+        })
+        .collect();
+    let mut shown = Vec::new();
+    for cycle in cycles(&successors) {
+        let members: Vec<&str> = cycle.iter().map(|&i| graph[i].path.as_str()).collect();
+        shown.push(members.join(" <-> "));
+        for &i in &cycle {
+            let mut lines: Vec<String> = (graph[i].uses.iter())
+                .filter(|(_, used)| cycle.iter().any(|&j| &graph[j].module == used))
+                .map(|(line, used)| format!("  {}:{line} uses {}", graph[i].path, used.join("::")))
+                .collect();
+            lines.dedup();
+            shown.extend(lines);
+        }
+    }
+    assert!(
+        shown.is_empty(),
+        "modules in a cycle:\n{}",
+        shown.join("\n")
+    );
+}
+
+/// The graph reads every form of path, and the cycle finder finds what is there.
+#[test]
+fn the_module_graph_sees_every_form_of_path() {
+    assert_eq!(
+        expand("{a::{b, c}, d, self}"),
+        [vec!["a", "b"], vec!["a", "c"], vec!["d"]]
+    );
+    assert_eq!(expand("a :: b::C;"), [vec!["a", "b", "C"]]);
+    let modules: Vec<Vec<String>> = [&["plan"][..], &["plan", "cases"], &["front", "scan"]]
+        .iter()
+        .map(|m| m.iter().map(|s| s.to_string()).collect())
+        .collect();
+    let text = "use super::cases::f;\nuse crate::{front::scan::{Scope, Marker}, Options};";
+    let used: Vec<(usize, String)> = (used_modules("src/plan/prepare.rs", text, &modules))
+        .into_iter()
+        .map(|(line, module)| (line, module.join("::")))
+        .collect();
+    let expected = [(1, "plan::cases"), (2, "front::scan"), (2, "front::scan")];
+    assert_eq!(used, expected.map(|(l, m)| (l, m.to_owned())));
+    assert_eq!(
+        cycles(&[vec![1], vec![2], vec![0], vec![]]),
+        [vec![0, 1, 2]]
+    );
+    assert!(cycles(&[vec![1], vec![2], vec![], vec![0]]).is_empty());
+}
+
+/// The modules of the package `gotopy` that the Python text `text` imports, at its top or
+/// inside a function: `from gotopy import _a, _b`, `from gotopy._a import x`, `import
+/// gotopy._a` (the package itself, which every submodule's import runs first, counts as
+/// their folder does in Rust: not an edge).
+fn python_imports(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(names) = line.strip_prefix("from gotopy import ") {
+            let names = names.split('#').next().unwrap_or("");
+            for name in names.split(',') {
+                let name = name.split_whitespace().next().unwrap_or("");
+                found.push(name.trim_matches(['(', ')']).to_owned());
+            }
+        } else if let Some(rest) =
+            (line.strip_prefix("from gotopy.")).or_else(|| line.strip_prefix("import gotopy."))
+        {
+            let end = rest.find(|c: char| !c.is_alphanumeric() && c != '_');
+            found.push(rest[..end.unwrap_or(rest.len())].to_owned());
+        }
+    }
+    found.retain(|name| !name.is_empty());
+    found
+}
+
+/// No module of the Python package takes part in a cycle of imports, those made inside
+/// functions included (an import made late is still a dependency).
+#[test]
+fn no_python_module_takes_part_in_a_cycle() {
+    let modules: Vec<(String, String)> = (files("python/gotopy").into_iter())
+        .filter(|path| path.ends_with(".py"))
+        .map(|path| {
+            let name = path.rsplit('/').next().unwrap().trim_end_matches(".py");
+            (
+                name.to_owned(),
+                std::fs::read_to_string(common::root().join(&path)).unwrap(),
+            )
+        })
+        .collect();
+    assert!(modules.len() > 8, "only {} modules", modules.len());
+    let successors: Vec<Vec<usize>> = (modules.iter())
+        .map(|(_, text)| {
+            (python_imports(text).iter())
+                .filter_map(|name| modules.iter().position(|(module, _)| module == name))
+                .collect()
+        })
+        .collect();
+    let shown: Vec<String> = (cycles(&successors).iter())
+        .map(|cycle| {
+            let names: Vec<&str> = cycle.iter().map(|&i| modules[i].0.as_str()).collect();
+            names.join(" <-> ")
+        })
+        .collect();
+    assert!(
+        shown.is_empty(),
+        "Python modules in a cycle:\n{}",
+        shown.join("\n")
+    );
+    let text = "from gotopy import _a, _b  # x\n    from gotopy._c import d\nimport gotopy._e\n";
+    assert_eq!(python_imports(text), ["_a", "_b", "_c", "_e"]);
 }
 
 /// `path` with a CPython version in it (`3.11`, ...) written `3.X`.

@@ -23,7 +23,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gotopy import _gotopy
+from gotopy import _compile, _gotopy
 
 # Exit statuses, as the binary's.
 SUCCESS = 0
@@ -182,7 +182,7 @@ def _translate(args: argparse.Namespace) -> int:
                 with open(output, "w", encoding="utf-8", newline="") as file:
                     file.write(text)
         except OSError as error:
-            problems.append(f"{output}: cannot write: {_reason(error)}")
+            problems.append(f"{output}: cannot write: {_compile.os_error_words(error)}")
     return _finish(problems, failed)
 
 
@@ -190,8 +190,6 @@ def _compiled(args: argparse.Namespace, data: bytes, shown: str, warnings: bool 
     """The program compiled with goto, its errors printed (its warnings too when
     ``warnings``, as for a build step); ``_Stop`` with status 1 when it has errors, 2 when
     it cannot be decoded."""
-    from gotopy import _compile
-
     all_scopes = args.all_scopes or _gotopy.asks_all_scopes(data)
     try:
         plan = _compile.plan(data, shown, all_scopes, _styled(args, sys.stderr))
@@ -255,10 +253,8 @@ def _run(args: argparse.Namespace) -> int:
     first, file, code = "", None, None  # `sys.path[0]`, `__file__`
     loader: Any = None
     if args.code:
-        from gotopy._compile import source_bytes
-
         text = args.code[0]
-        code = _compiled(args, source_bytes(text, "<string>"), "<string>")
+        code = _compiled(args, _compile.source_bytes(text, "<string>"), "<string>")
         # From 3.13 `python -c` gives tracebacks the code's lines, as each version keeps them.
         if sys.version_info >= (3, 14):
             linecache._register_code(code, text, "<string>")  # type: ignore[attr-defined]
@@ -365,7 +361,7 @@ def _read_input(path: str, work: Callable[[str, bytes], Any]) -> Any:
             with open(path, "rb") as file:
                 data = file.read()
     except OSError as error:
-        raise _Stop(BAD_INPUT, f"{shown}: cannot read: {_reason(error)}") from error
+        raise _Stop(BAD_INPUT, f"{shown}: cannot read: {_compile.os_error_words(error)}") from error
     try:
         return work(shown, data)
     except ValueError as error:
@@ -397,7 +393,7 @@ def _walk(root: str, directory: str, problems: list[str]) -> list[str | None]:
     try:
         entries = sorted(os.scandir(directory), key=lambda entry: os.fsencode(entry.name))
     except OSError as error:
-        problems.append(f"{root}: cannot read {directory}: {_reason(error)}")
+        problems.append(f"{root}: cannot read {directory}: {_compile.os_error_words(error)}")
         return found
     for entry in entries:
         path = os.path.join(directory, entry.name)
@@ -413,20 +409,9 @@ def _is_python(name: str) -> bool:
     return name.endswith(".py") and len(name) > len(".py")
 
 
-def _reason(error: OSError) -> str:
-    """An I/O error in words, without the error number, as the binary words it."""
-    if isinstance(error, FileNotFoundError):
-        return "no such file or directory"
-    if isinstance(error, PermissionError):
-        return "permission denied"
-    if isinstance(error, IsADirectoryError):
-        return "is a directory"
-    return (error.strerror or str(error)).lower()
-
-
 def _output_problem(error: Exception) -> str:
     if isinstance(error, OSError):
-        return f"cannot write to standard output: {_reason(error)}"
+        return f"cannot write to standard output: {_compile.os_error_words(error)}"
     return str(error)
 
 

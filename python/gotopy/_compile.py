@@ -141,6 +141,18 @@ def compile(
     return compile_source(data, path, all_scopes=all_scopes, optimize=optimize, mode=mode, flags=flags)
 
 
+def os_error_words(error: OSError) -> str:
+    """An I/O error in words, without the error number, as the binary words it (the
+    command line's and the ``.pyc`` workers' messages)."""
+    if isinstance(error, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory"
+    return (error.strerror or str(error)).lower()
+
+
 def source_bytes(text: str, path: str) -> bytes:
     """``text`` as the bytes of a source file, for the front end, which reads a file's
     encoding declaration as CPython does: in the encoding the text declares (``str`` source

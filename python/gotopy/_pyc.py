@@ -28,7 +28,6 @@ from importlib import _bootstrap_external as _external_module  # type: ignore[at
 from typing import Any
 
 from gotopy import _compile, _gotopy, _hook, _prepare
-from gotopy._cli import _reason
 
 # `py_compile`'s own helpers: the header of each invalidation mode, the atomic write.
 _external: Any = _external_module
@@ -88,7 +87,7 @@ def compile_job(job: Job, all_scopes: bool, mode: py_compile.PycInvalidationMode
             data = file.read()
         status = os.stat(job.source)
     except OSError as error:
-        return Outcome(unreadable=f"{job.source}: cannot read: {_reason(error)}")
+        return Outcome(unreadable=f"{job.source}: cannot read: {_compile.os_error_words(error)}")
     try:
         code, warnings = compile_standalone(data, job.source, all_scopes, color)
     except ValueError as error:  # bytes the file's encoding cannot decode
@@ -114,7 +113,7 @@ def compile_job(job: Job, all_scopes: bool, mode: py_compile.PycInvalidationMode
             os.makedirs(directory, exist_ok=True)
         _external._write_atomic(job.target, pyc, _external._calc_mode(job.source))
     except OSError as error:
-        return Outcome(report=warnings, unreadable=f"{job.target}: cannot write: {_reason(error)}")
+        return Outcome(report=warnings, unreadable=f"{job.target}: cannot write: {_compile.os_error_words(error)}")
     return Outcome(report=warnings)
 
 

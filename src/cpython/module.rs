@@ -26,7 +26,7 @@ pub struct Node {
 }
 
 /// An error found in the code CPython compiled from the plan, for the front end to render
-/// as `check` renders its own ([`super::plan::late_error_json`]).
+/// as `check` renders its own ([`late_error_json`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LateError {
     /// A failure inside gotopy (`G900`), not a refusal by design (`G200`).

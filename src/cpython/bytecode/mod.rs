@@ -32,6 +32,7 @@ pub use stack::Depths;
 
 use super::opcodes::Opcodes;
 use super::shapes::Shapes;
+pub use crate::symbolic::{Handler, Label};
 use crate::tables::Position;
 
 /// Why a code object could not be decoded, or an edited one fails the check.
@@ -42,29 +43,6 @@ pub struct BytecodeError(pub String);
 impl BytecodeError {
     pub(crate) fn new(message: impl Into<String>) -> BytecodeError {
         BytecodeError(message.into())
-    }
-}
-
-/// A position in an instruction list: the instruction after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Label(pub u32);
-
-/// An exception-table entry: where to go, the depth to unwind to, whether to push the
-/// offset of the raising instruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Handler {
-    /// Where the handler's code starts.
-    pub target: Label,
-    /// The stack depth it unwinds to before pushing the exception.
-    pub depth: u32,
-    /// Whether it also pushes the offset of the raising instruction.
-    pub lasti: bool,
-}
-
-impl Handler {
-    /// The stack depth the handler's code starts with.
-    pub fn entry_depth(self) -> u32 {
-        self.depth + 1 + u32::from(self.lasti)
     }
 }
 

@@ -8,10 +8,7 @@ use rustpython_compiler::core::SourceLocation;
 use rustpython_compiler::core::bytecode::Instruction;
 
 use super::line_table::LineEntry;
-
-/// A position in an instruction list that jumps and handlers can name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Label(pub u32);
+pub use crate::symbolic::{Handler, Label};
 
 /// Values keyed by the labels of one [`Body`]: a vector indexed by the label's number, as
 /// [`Body::new_label`] numbers them densely from 0. The layout, the flow graph and the
@@ -63,41 +60,6 @@ impl<T> LabelMap<T> {
     /// The values, in the order of their labels' numbers.
     pub fn values(&self) -> impl Iterator<Item = &T> {
         self.slots.iter().flatten()
-    }
-}
-
-/// The exception handler that covers an instruction (an entry of the exception table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Handler {
-    /// Where the handler's code starts.
-    pub target: Label,
-    /// Stack depth the handler unwinds to before pushing the exception.
-    pub depth: u32,
-    /// Whether the handler also receives the offset of the raising instruction.
-    pub lasti: bool,
-}
-
-impl Handler {
-    /// How many values the handler pushes on the stack it unwound: the exception, and the
-    /// offset of the raising instruction when it asks for it.
-    pub fn pushes(self) -> u32 {
-        1 + u32::from(self.lasti)
-    }
-
-    /// The stack depth its code starts with.
-    pub fn entry_depth(self) -> u32 {
-        self.depth + self.pushes()
-    }
-
-    /// Whether an instruction that runs with `depth` values on the stack can reach this
-    /// handler. RustPython's code generator lets the cleanup handler of a `with` or `except`
-    /// cover some instructions after the stack has shrunk below the handler's depth. Most
-    /// never raise (the `except` cleanup's own); the code after a `with` whose body never
-    /// finishes normally can, and RustPython's VM then panics, so the rewrites give those
-    /// instructions the enclosing handler ([`Body::repair_handlers`]). Anywhere else such a
-    /// handler is no edge of theirs.
-    pub fn reached_at(self, depth: usize) -> bool {
-        self.depth as usize <= depth
     }
 }
 

@@ -7,8 +7,7 @@ use std::collections::HashMap;
 
 use rustpython_compiler::core::bytecode::Instruction;
 
-use super::lower::Lowering;
-use super::targets::Target;
+use super::context::{Lowering, Target};
 use super::{REMOVED_AS_UNREACHABLE, Site, broken, jump_op, refuse};
 use crate::front::diagnostic::Diagnostic;
 use crate::front::scan::{Frame, FrameId, FrameKind, MarkerId};

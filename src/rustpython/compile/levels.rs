@@ -28,9 +28,9 @@ use rustpython_compiler::core::bytecode::{
     Arg, BinaryOperator, ComparisonOperator, ConstantData, Instruction, RaiseKind,
 };
 
-use super::dispatch::{Search, TOP, called_and_raised, outer};
+use super::context::Lowering;
 use super::goto::GotoAt;
-use super::lower::Lowering;
+use super::search::{Search, TOP, called_and_raised, outer};
 use super::{Site, broken, jump_op};
 use crate::front::diagnostic::Diagnostic;
 use crate::front::scan::{FrameId, MarkerId};
@@ -45,21 +45,6 @@ pub(super) struct Levels {
     levels: Vec<(i64, usize)>,
     /// The constant of the chain, the tuple of those frame codes.
     chain: u32,
-}
-
-/// What the places of one code object that leave frames share.
-#[derive(Default)]
-pub(super) struct Shared<'r> {
-    /// The labels kept in this code object, by frame code: each one's number and name, in
-    /// source order (so by number).
-    by_frame: Option<HashMap<i64, Vec<(i64, &'r str)>>>,
-    /// The constants of the search function and of the frame code of each label by number
-    /// (-1 for none), once a place needs them.
-    function: Option<(u32, u32)>,
-    /// The search by number of each level a place jumps to, with the place that asked for
-    /// it first (whose location and marker its instructions take).
-    entries: Vec<(i64, Label, Site, MarkerId, Instr)>,
-    entry_of: HashMap<i64, Label>,
 }
 
 impl<'r> Lowering<'r, '_> {

@@ -5,110 +5,19 @@
 //! switch's or computed goto's search in `dispatch`.
 
 use std::collections::HashMap;
-use std::rc::Rc;
 
 use ruff_text_size::TextRange;
 use rustpython_compiler::CodeObject;
-use rustpython_compiler::core::bytecode::{ConstantData, Instruction};
+use rustpython_compiler::core::bytecode::Instruction;
 
-use super::dispatch::{SharedSearch, UnknownDepth, set_search_depths};
+use super::context::{Additions, Lowering};
 use super::goto::GotoAt;
-use super::levels;
-use super::targets::Targets;
-use super::{
-    REMOVED_AS_UNREACHABLE, Rewriter, Site, SiteKind, broken, internal, jump_op, lost_track,
-    refuse, times,
-};
+use super::search::set_search_depths;
+use super::{REMOVED_AS_UNREACHABLE, Site, SiteKind, broken, internal, jump_op, refuse, times};
 use crate::front::diagnostic::Diagnostic;
-use crate::front::scan::{MarkerId, MarkerKind, Scope, ScopeId};
+use crate::front::scan::{MarkerId, MarkerKind, ScopeId};
 use crate::rustpython::bytecode::{Body, Instr, Item, Label};
 use crate::rustpython::shapes::Span;
-
-/// One code object being rewritten: its instruction list, its sites, the targets chosen for
-/// them and what lowering adds. The sites of one code object all belong to one scope.
-pub(super) struct Lowering<'r, 'c> {
-    pub(super) rewriter: &'r Rewriter<'r>,
-    pub(super) code: &'c CodeObject,
-    pub(super) scope_id: ScopeId,
-    pub(super) scope: &'r Scope,
-    /// The marker of the first site, where a failure of the whole code object is reported.
-    first: MarkerId,
-    pub(super) body: Body,
-    sites: Vec<Site>,
-    pub(super) targets: Targets<'r>,
-    pub(super) added: Additions,
-    /// How many copies of each site the code generator made.
-    pub(super) copies: HashMap<SiteKind, usize>,
-    /// The labels placed in this code object.
-    pub(super) placed: Vec<(ScopeId, MarkerId)>,
-    /// The computed gotos that share a search, by marker: each one's number and the search.
-    pub(super) shared: HashMap<MarkerId, (usize, Rc<SharedSearch>)>,
-    /// What the computed gotos that leave frames share.
-    pub(super) levels_shared: levels::Shared<'r>,
-}
-
-/// What lowering one code object adds besides its instruction list.
-pub(super) struct Additions {
-    /// Blocks reached only as handlers, and the searches by number of computed gotos that
-    /// leave frames, placed after everything else.
-    pub(super) cold: Vec<Item>,
-    constants: Indexed<ConstantData>,
-    names: Indexed<String>,
-    /// Handlers of searches, whose depth is known only once the code is complete.
-    pub(super) unknown_depths: Vec<UnknownDepth>,
-}
-
-/// A code object's constants or names, with the index of each value: a search tree over
-/// thousands of labels adds a constant per label, so finding one must not scan the list.
-struct Indexed<T> {
-    values: Vec<T>,
-    /// The first index of each value (nested code objects are left out: they equal only
-    /// themselves, and the one lowering may add, a search function, is added as new).
-    index: HashMap<T, u32>,
-}
-
-impl<T: Clone + Eq + std::hash::Hash> Indexed<T> {
-    fn new(values: Vec<T>, indexed: impl Fn(&T) -> bool) -> Self {
-        let mut index = HashMap::with_capacity(values.len());
-        for (at, value) in values.iter().enumerate() {
-            if indexed(value) {
-                index.entry(value.clone()).or_insert(at as u32);
-            }
-        }
-        Indexed { values, index }
-    }
-
-    /// The index of `value`, added if new.
-    fn get_or_add(&mut self, value: T) -> u32 {
-        if let Some(&at) = self.index.get(&value) {
-            return at;
-        }
-        let at = self.values.len() as u32;
-        self.values.push(value.clone());
-        self.index.insert(value, at);
-        at
-    }
-}
-
-impl Additions {
-    /// The index of `value` among the code object's constants, added if new.
-    pub(super) fn constant(&mut self, value: ConstantData) -> u32 {
-        self.constants.get_or_add(value)
-    }
-
-    /// The index of a constant added that equals no other (a code object, which is not
-    /// looked up).
-    pub(super) fn new_constant(&mut self, value: ConstantData) -> u32 {
-        let at = self.constants.values.len() as u32;
-        self.constants.values.push(value);
-        at
-    }
-
-    /// The index of `name` among the code object's names, added if new.
-    pub(super) fn name(&mut self, name: &str) -> u32 {
-        self.names.get_or_add(name.to_owned())
-    }
-}
 
 /// What replaces one site.
 pub(super) struct Splice {
@@ -128,67 +37,7 @@ pub(super) struct Lowered {
     placed: Vec<(ScopeId, MarkerId)>,
 }
 
-impl<'r, 'c> Lowering<'r, 'c> {
-    /// The context for lowering `sites` of `code` (at least one).
-    pub(super) fn new(
-        rewriter: &'r Rewriter<'r>,
-        code: &'c CodeObject,
-        body: Body,
-        sites: Vec<Site>,
-    ) -> Result<Self, Diagnostic> {
-        let first_site = (sites.first())
-            .ok_or_else(|| lost_track(TextRange::default(), "a lowering without sites"))?;
-        let (scope_id, first) = match first_site.kind {
-            SiteKind::Marker(scope, marker) => (scope, marker),
-            SiteKind::SwitchEnd(scope, switch) => {
-                (scope, rewriter.module.scopes[scope.0].switch(switch).marker)
-            }
-            SiteKind::Entry(span) | SiteKind::Exit(span) => {
-                let trampoline = rewriter.trampoline(span)?;
-                (trampoline.scope, trampoline.goto)
-            }
-        };
-        Ok(Lowering {
-            rewriter,
-            code,
-            scope_id,
-            scope: &rewriter.module.scopes[scope_id.0],
-            first,
-            body,
-            sites,
-            targets: Targets::default(),
-            added: Additions {
-                cold: Vec::new(),
-                constants: Indexed::new(code.constants.to_vec(), |constant| {
-                    !matches!(constant, ConstantData::Code { .. })
-                }),
-                names: Indexed::new(code.names.to_vec(), |_| true),
-                unknown_depths: Vec::new(),
-            },
-            copies: HashMap::new(),
-            placed: Vec::new(),
-            shared: HashMap::new(),
-            levels_shared: levels::Shared::default(),
-        })
-    }
-
-    /// The sites, in code order.
-    pub(super) fn sites(&self) -> Vec<Site> {
-        self.sites.clone()
-    }
-
-    /// The first instruction of `site`.
-    pub(super) fn site_instr(&self, site: &Site) -> Result<Instr, Diagnostic> {
-        match self.body.items.get(site.at) {
-            Some(Item::Instr(instr)) => Ok(instr.clone()),
-            _ => Err(broken(
-                self.scope,
-                self.first,
-                "a site of the rewrite is not on an instruction".to_owned(),
-            )),
-        }
-    }
-
+impl<'r> Lowering<'r, '_> {
     /// What each site becomes, back to front (the order they are spliced in, so that each
     /// splice leaves the positions before it valid, and the order labels and constants are
     /// allocated in). Lowering reads the code as compiled, which is what it would read with
@@ -419,11 +268,6 @@ impl<'r, 'c> Lowering<'r, 'c> {
             }
         }
         Ok(())
-    }
-
-    /// An internal error of this code object, at its first site.
-    pub(super) fn lost(&self, what: &str) -> Diagnostic {
-        lost_track(self.scope.marker(self.first).range, what)
     }
 }
 

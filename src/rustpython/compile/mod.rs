@@ -124,16 +124,18 @@ fn generate(ast: ModModule, file: &SourceFile) -> Result<CodeObject, CompileErro
     generated.map_err(|e| CompileError::Codegen(e.to_string()))
 }
 
+mod context;
 mod copies;
 mod dispatch;
 mod goto;
 mod levels;
 mod lower;
+mod search;
 mod sites;
 mod targets;
 
+use context::Lowering;
 use copies::number_copies;
-use lower::Lowering;
 use sites::{Site, SiteKind};
 
 use crate::plan::prepare::{Generator, Prepared, Trampoline, prepare};

@@ -2,97 +2,14 @@
 //! for every label, case, switch end and trampoline entry, per copy, with the handler in
 //! force there, so that gotos can go to either side of them.
 
-use std::collections::HashMap;
-
 use rustpython_compiler::core::bytecode::Instruction;
 
-use super::lower::Lowering;
-use super::{Site, SiteKind, broken};
+use super::context::Lowering;
+use super::{Site, SiteKind};
 use crate::front::diagnostic::Diagnostic;
-use crate::front::scan::{MarkerId, MarkerKind, Scope, SwitchId};
+use crate::front::scan::{MarkerId, MarkerKind};
 use crate::rustpython::bytecode::{Handler, Label};
 use crate::rustpython::shapes::{self, Span};
-
-/// Where a jump goes, with the handler in force there (a jump takes its target's).
-pub(super) type Target = (Label, Option<Handler>);
-
-/// Where each jump target of one code object is.
-#[derive(Default)]
-pub(super) struct Targets<'n> {
-    /// Labels by name and copy.
-    pub(super) labels: HashMap<(&'n str, usize), Target>,
-    /// Where trampolines start, by span and copy.
-    entries: HashMap<(Span, usize), Target>,
-    /// Case markers by marker and copy.
-    pub(super) cases: HashMap<(MarkerId, usize), Target>,
-    /// Where each switch's default starts, by switch and copy.
-    ends: HashMap<(SwitchId, usize), Target>,
-}
-
-impl Targets<'_> {
-    /// The target of label `name` in copy `copy`, placed by its marker `marker`.
-    pub(super) fn label(
-        &self,
-        name: &str,
-        copy: usize,
-        scope: &Scope,
-        marker: MarkerId,
-    ) -> Result<Target, Diagnostic> {
-        self.labels
-            .get(&(name, copy))
-            .copied()
-            .ok_or_else(|| broken(scope, marker, "a label without its target".to_owned()))
-    }
-
-    /// The target of case `marker` in copy `copy`.
-    pub(super) fn case(
-        &self,
-        marker: MarkerId,
-        copy: usize,
-        scope: &Scope,
-    ) -> Result<Target, Diagnostic> {
-        self.cases
-            .get(&(marker, copy))
-            .copied()
-            .ok_or_else(|| broken(scope, marker, "a case without its target".to_owned()))
-    }
-
-    /// Where switch `switch`'s default starts in copy `copy`; `marker` reports its absence.
-    pub(super) fn end(
-        &self,
-        switch: SwitchId,
-        copy: usize,
-        scope: &Scope,
-        marker: MarkerId,
-    ) -> Result<Target, Diagnostic> {
-        self.ends.get(&(switch, copy)).copied().ok_or_else(|| {
-            broken(
-                scope,
-                marker,
-                "cannot find where this switch ends in the compiled code".to_owned(),
-            )
-        })
-    }
-
-    /// Where the trampoline whose instructions carry `span` starts in copy `copy`, if the
-    /// code generator kept it.
-    pub(super) fn entry_if_kept(&self, span: Span, copy: usize) -> Option<Target> {
-        self.entries.get(&(span, copy)).copied()
-    }
-
-    /// Where the trampoline whose instructions carry `span` starts in copy `copy`; a goto
-    /// `marker` of the code object reports its absence.
-    pub(super) fn entry(
-        &self,
-        span: Span,
-        copy: usize,
-        scope: &Scope,
-        marker: MarkerId,
-    ) -> Result<Target, Diagnostic> {
-        self.entry_if_kept(span, copy)
-            .ok_or_else(|| broken(scope, marker, "a trampoline without its target".to_owned()))
-    }
-}
 
 impl Lowering<'_, '_> {
     /// A label for every jump target, and how many copies of each site there are.
