@@ -14,7 +14,7 @@ use gotopy::cpython::lower::LowerError;
 use gotopy::cpython::module::{LateError, late_error_json, lower_module};
 use gotopy::cpython::plan::{plan_source, rejection_json};
 use gotopy::cpython::shapes::Shapes;
-use gotopy::cpython::{Version, markers, without_source};
+use gotopy::cpython::{Version, markers, rewrite};
 use gotopy::diagnostic::{Format, render_text as render_one, report_as, report_text};
 use gotopy::tables::Position;
 use gotopy::{Diagnostic, Options, Source, check_source};
@@ -374,7 +374,7 @@ fn misused_markers(
 ) -> PyResult<Option<(String, PyPosition, &'static str)>> {
     let shapes = shapes(code.py())?;
     let found = markers::misused_markers(shapes, &code::read(code)?).map_err(bytecode_error)?;
-    Ok(found.map(|(message, at)| (message, position(at), without_source::NO_SOURCE)))
+    Ok(found.map(|(message, at)| (message, position(at), rewrite::NO_SOURCE)))
 }
 
 /// `code` with its gotos and labels lowered from the bytecode alone (no source); `Refused`
@@ -382,7 +382,7 @@ fn misused_markers(
 #[pyfunction]
 fn rewrite_without_source<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let shapes = shapes(code.py())?;
-    match without_source::lower(shapes, &code::read(code)?) {
+    match rewrite::lower(shapes, &code::read(code)?) {
         Ok(lowered) => code::replace(code, &lowered),
         Err(LowerError::Refused { message, at, help }) => {
             Err(Refused::new_err((message, position(at), help)))

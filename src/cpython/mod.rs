@@ -19,10 +19,10 @@ pub mod module;
 pub mod opcodes;
 pub mod package;
 pub mod plan;
+pub mod rewrite;
 pub mod shapes;
 #[cfg(test)]
 mod testing;
-pub mod without_source;
 
 pub use opcodes::Version;
 
