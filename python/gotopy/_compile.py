@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-REPORT = "this is a bug in gotopy; please report it with the file that triggers it"
+# The help of every internal error (G900), the binary's words.
+REPORT = _gotopy.REPORT
 
 
 class GotoSyntaxError(SyntaxError):

@@ -67,16 +67,7 @@ def compile_standalone(data: bytes, path: str, all_scopes: bool, color: bool) ->
     )
     needed = _gotopy.still_needed(code, sorted(removed))
     if needed is not None:
-        name, position = needed
-        message = (
-            f"`{name}` is still needed at run time here, so this module cannot run where "
-            "gotopy is not installed"
-        )
-        help = (
-            "this is a marker in a scope that is not rewritten, or the name used as a value: "
-            "decorate the function with `@goto`, or compile with --all-scopes"
-        )
-        raise _compile.rejected(path, data, plan.late_error(message, position, help).args[0])
+        raise _compile.rejected(path, data, plan.late_error(*needed).args[0])
     return code, plan.warnings
 
 

@@ -393,19 +393,21 @@ fn rewrite_without_source<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
 }
 
 /// The first load, in any code object of `module`, of one of `names` as a global or
-/// module-level name: `(name, position)`, or `None`.
+/// module-level name, as the refusal of a standalone `.pyc`: `(message, position, help)`,
+/// or `None`.
 #[pyfunction]
 fn still_needed(
     module: &Bound<'_, PyAny>,
     names: Vec<String>,
-) -> PyResult<Option<(String, PyPosition)>> {
+) -> PyResult<Option<(String, PyPosition, &'static str)>> {
     let shapes = shapes(module.py())?;
     let tree = code::Tree::of(module)?;
     for object in &tree.objects {
         let found =
             markers::still_needed(shapes, &code::read(object)?, &names).map_err(bytecode_error)?;
         if let Some((name, at)) = found {
-            return Ok(Some((name, position(at))));
+            let (message, help) = markers::still_needed_refusal(&name);
+            return Ok(Some((message, position(at), help)));
         }
     }
     Ok(None)
@@ -470,12 +472,14 @@ mod _gotopy {
     };
 
     /// `FORMATS`: the names of the report formats, the default first; `VERSION`: the
-    /// package's version (this crate's, which pyproject.toml takes as the package's).
+    /// package's version (this crate's, which pyproject.toml takes as the package's);
+    /// `REPORT`: the help of every internal error, the binary's words.
     #[pymodule_init]
     fn init(module: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
         use pyo3::types::PyModuleMethods;
         let names = gotopy::diagnostic::Format::ALL.map(gotopy::diagnostic::Format::name);
         module.add("FORMATS", pyo3::types::PyTuple::new(module.py(), names)?)?;
-        module.add("VERSION", env!("CARGO_PKG_VERSION"))
+        module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+        module.add("REPORT", gotopy::diagnostic::REPORT)
     }
 }

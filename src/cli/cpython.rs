@@ -13,12 +13,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gotopy::compile::CompileError;
 use gotopy::cpython::code::{Code, Constant, Lowered, SEARCH_FILE, SEARCH_FUNCTION};
-use gotopy::cpython::markers::still_needed;
+use gotopy::cpython::markers::{still_needed, still_needed_refusal};
 use gotopy::cpython::module::{LateError, Node, late_error, lower_module};
 use gotopy::cpython::plan::plan_source;
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, asks_all_scopes};
-use gotopy::diagnostic::render_text;
+use gotopy::diagnostic::{REPORT, render_text};
 use gotopy::{Options, Source};
 use serde_json::{Value, json};
 
@@ -49,13 +49,6 @@ gotopy_compile.main()
         Version::SUPPORTED
     )
 }
-
-/// What the help of a name a standalone file still needs says.
-const STILL_NEEDED: &str = "this is a marker in a scope that is not rewritten, or the name used as a value: \
-     decorate the function with `@goto`, or compile with --all-scopes";
-
-/// The help of an internal error.
-const REPORT: &str = "this is a bug in gotopy; please report it with the file that triggers it";
 
 /// `compile`'s options for `--python`.
 pub(super) struct PycArgs<'a> {
@@ -453,14 +446,11 @@ impl Compiler<'_> {
             let found =
                 still_needed(self.shapes, &code, removed).map_err(|error| error.to_string())?;
             if let Some((name, at)) = found {
-                let message = format!(
-                    "`{name}` is still needed at run time here, so this module cannot run where \
-                     gotopy is not installed"
-                );
+                let (message, help) = still_needed_refusal(&name);
                 return Ok(Some(LateError::new(
                     false,
                     message,
-                    STILL_NEEDED.to_owned(),
+                    help.to_owned(),
                     Some(at),
                 )));
             }

@@ -101,6 +101,19 @@ pub fn misused_markers(
     Ok(None)
 }
 
+/// Why a standalone `.pyc` is refused (`G200`) whose code still loads `name`, an import of
+/// gotopy's it left out ([`still_needed`] finds where), and what to write instead: the
+/// words of both commands that write them, the binary's and the package's.
+pub fn still_needed_refusal(name: &str) -> (String, &'static str) {
+    let message = format!(
+        "`{name}` is still needed at run time here, so this module cannot run where gotopy is \
+         not installed"
+    );
+    let help = "this is a marker in a scope that is not rewritten, or the name used as a value: \
+                decorate the function with `@goto`, or compile with --all-scopes";
+    (message, help)
+}
+
 /// The first load in `code` (not its nested code objects) of one of `names` as a global or
 /// module-level name, and where; for standalone `.pyc` files, whose imports of `goto` and
 /// `gotopy` are left out.

@@ -13,6 +13,11 @@ use serde::Serialize;
 
 use crate::front::source::{Location, Source};
 
+/// The help of every internal error (`G900`), in every command and the Python package: a
+/// failure inside gotopy is never the program's fault.
+pub const REPORT: &str =
+    "this is a bug in gotopy, not in your program; please report it with the file that triggers it";
+
 /// Whether a diagnostic makes `check` fail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

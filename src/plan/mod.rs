@@ -167,6 +167,4 @@ pub(crate) fn lost_track(range: TextRange, what: &str) -> Diagnostic {
     Diagnostic::new(Code::Internal, range, format!("internal error: {what}")).help(REPORT)
 }
 
-/// The help of every internal error.
-pub(crate) const REPORT: &str =
-    "this is a bug in gotopy, not in your program; please report it with this file";
+pub(crate) use crate::front::diagnostic::REPORT;

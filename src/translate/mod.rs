@@ -233,11 +233,14 @@ fn self_check(
             Err(rejected(vec![too_deep(module, &qualname, what)], source))
         }
         Some(Failure::Bug(what)) => Err(rejected(
-            vec![Diagnostic::new(
-                Code::Internal,
-                TextRange::default(),
-                format!("gotopy translate failed: {what}; this is a bug in gotopy"),
-            )],
+            vec![
+                Diagnostic::new(
+                    Code::Internal,
+                    TextRange::default(),
+                    format!("internal error: gotopy translate failed: {what}"),
+                )
+                .help(crate::front::diagnostic::REPORT),
+            ],
             source,
         )),
     }
