@@ -368,7 +368,7 @@ fn the_import_rule_sees_every_form_of_path() {
             "src/cpython/plan.rs",
             "fn f() { crate::rustpython::bytecode::Body::new(); }",
         ),
-        ("src/rustpython/compile/goto.rs", "use crate::translate;"),
+        ("src/rustpython/lower/goto.rs", "use crate::translate;"),
         ("src/server/mod.rs", "use crate::cli::main;"),
     ];
     for (path, text) in planted {

@@ -7,7 +7,7 @@
 //!
 //! Architecture Invariant: this is the one place that calls the parser, so a module is
 //! parsed once (`tests/tidy.rs`). (The search function a computed goto may call is
-//! gotopy's own text, which RustPython compiles whole: `rustpython/compile/levels.rs`.)
+//! gotopy's own text, which RustPython compiles whole: `rustpython/lower/levels.rs`.)
 
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::ModModule;

@@ -13,6 +13,7 @@ pub mod bytecode;
 pub mod compile;
 #[cfg(feature = "vm")]
 pub mod embed;
+mod lower;
 pub mod rewrite;
 #[cfg(feature = "vm")]
 pub mod run;

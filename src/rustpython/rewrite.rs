@@ -25,7 +25,7 @@ use rustpython_compiler::core::bytecode::{Instruction, InstructionMetadata};
 use crate::rustpython::bytecode::{
     Body, BytecodeError, Handler, Instr, Item, Label, for_each_code_mut,
 };
-use crate::rustpython::compile::jump_op;
+use crate::rustpython::lower::jump_op;
 use crate::rustpython::shapes::{self, Keyword, MARKER_LEN};
 
 /// Why a code object could not be rewritten: a message and the source line it is about.

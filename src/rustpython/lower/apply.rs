@@ -1,8 +1,8 @@
-//! Lowering one code object: the per-code-object context ([`Lowering`]) that the steps after
-//! finding the sites share, the plan (what each site becomes, as a [`Splice`]) and its
-//! application (the splices back to front, the cold blocks, the search handlers' depths,
-//! then `assemble`). Choosing the targets is in `targets`, a goto's cleanup in `goto`, a
-//! switch's or computed goto's search in `dispatch`.
+//! Lowering one code object over its context ([`Lowering`]): the plan (what each site
+//! becomes, as a [`Splice`]) and its application (the splices back to front, the cold
+//! blocks, the search handlers' depths, then `assemble`). Choosing the targets is in
+//! `targets`, a goto's cleanup in `goto`, a switch's or computed goto's search in
+//! `dispatch`.
 
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 //! The context one code object's lowering shares ([`Lowering`]): its instruction list and
 //! sites, the targets chosen for them (`Targets`), what lowering adds (`Additions`) and
 //! what the computed gotos of the code object share. The steps (`targets`, `goto`,
-//! `dispatch`, `levels`) each add methods to it; `lower` plans and applies them.
+//! `dispatch`, `levels`) each add methods to it; `apply` plans and applies them.
 
 use std::collections::HashMap;
 use std::rc::Rc;

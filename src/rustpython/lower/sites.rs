@@ -1,7 +1,7 @@
 //! Finding the sites of one code object: every run of instructions the rewrite replaces
 //! (markers, trampoline tests and tails, switch ends), by the shapes of `crate::rustpython::shapes` and
 //! the spans the [`Rewriter`] knows, and deleting the guards `prepare` added. What a site
-//! becomes is decided later (`targets`, `lower`); this file only says where sites are.
+//! becomes is decided later (`targets`, `apply`); this file only says where sites are.
 
 use std::collections::{HashMap, HashSet};
 
