@@ -25,7 +25,7 @@ from gotopy._marker import _CODE, Marker
 # What a program that imports the markers pays for: this module, `_marker` and the native
 # module. The compile path (`_compile`, with `ast` and the plan's edits) is imported by the
 # first decorator that rewrites, and `typing`, `types` and `threading` not at all (see
-# `TYPE_CHECKING` in `_marker`); python/tests/test_cli.py counts the modules.
+# `TYPE_CHECKING` in `_marker`); python/tests/test_programs.py counts the modules.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import CodeType

@@ -14,6 +14,7 @@ installs both).
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import tempfile
@@ -118,7 +119,7 @@ class Compile(unittest.TestCase):
         self.assertEqual(namespace["word"], "caf\u00e9")
 
     def test_errors_are_the_builtins_and_carry_no_frames_of_gotopy(self) -> None:
-        only_ast = 0x400  # ast.PyCF_ONLY_AST: gotopy returns code objects only
+        only_ast = ast.PyCF_ONLY_AST  # gotopy returns code objects only
         for args, error in [
             ((self.TEXT, "<g>", "spam"), ValueError),
             ((None, "<g>"), TypeError),
