@@ -123,6 +123,10 @@ struct TranslateArgs {
     /// Rewrite every scope that contains markers, module and class bodies included.
     #[arg(long)]
     all_scopes: bool,
+    /// Write the program's new source, to leave goto behind: no "generated" header, and no
+    /// `# gotopy: all-scopes` line (the imports of gotopy go in every translation).
+    #[arg(long)]
+    migrate: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -563,16 +567,28 @@ fn write_output(output: &Output, bytes: &[u8]) -> Option<String> {
 
 fn translate(args: &TranslateArgs, styles: Styles) -> u8 {
     let options = Options::new().all_scopes(args.all_scopes);
+    let purpose = if args.migrate {
+        gotopy::translate::Purpose::Migration
+    } else {
+        gotopy::translate::Purpose::Generated
+    };
     let planned = plan_jobs(
         &args.paths,
         args.output.as_deref(),
         args.out_dir.as_deref(),
         "py",
     );
-    run_batch(planned, |job| translate_job(job, options, styles.stderr))
+    run_batch(planned, |job| {
+        translate_job(job, options, purpose, styles.stderr)
+    })
 }
 
-fn translate_job(job: &Job, options: Options, color: bool) -> Compiling {
+fn translate_job(
+    job: &Job,
+    options: Options,
+    purpose: gotopy::translate::Purpose,
+    color: bool,
+) -> Compiling {
     let problem = |message: String| Compiling {
         report: String::new(),
         failed: false,
@@ -591,7 +607,7 @@ fn translate_job(job: &Job, options: Options, color: bool) -> Compiling {
         Ok(source) => source,
         Err(message) => return problem(message),
     };
-    match gotopy::translate::translate_source(&source, options) {
+    match gotopy::translate::translate_for(&source, options, purpose) {
         Ok(translated) => Compiling {
             report: render_text(&translated.warnings, &source, color),
             failed: false,

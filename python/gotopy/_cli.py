@@ -147,7 +147,7 @@ def _compile_files(args: argparse.Namespace) -> int:
 def _translate(args: argparse.Namespace) -> int:
     """Writes the translation of every input; exit statuses as ``check``'s."""
     found, problems = _collect_sources(args.paths)
-    scopes = args.all_scopes
+    scopes, migrate = args.all_scopes, args.migrate
     if args.output is not None and (len(found) != 1 or problems):
         raise _Stop(BAD_INPUT, "`-o` takes exactly one input file; use `--out-dir`")
     failed = False
@@ -164,7 +164,9 @@ def _translate(args: argparse.Namespace) -> int:
             problems.append(f"{output}: the output would overwrite its source")
             continue
         try:
-            text, checked = _read_input(path, lambda shown, data: _gotopy.translate(shown, data, all_scopes=scopes))
+            text, checked = _read_input(
+                path, lambda shown, data: _gotopy.translate(shown, data, all_scopes=scopes, migrate=migrate)
+            )
         except _Stop as problem:
             problems.append(str(problem))
             continue
@@ -482,6 +484,7 @@ _COMMANDS: list[tuple[str, str, Callable[[argparse.Namespace], int], list[Any]]]
             (("-o", "--output"), {"metavar": "OUT", "help": "the output of a single input; - is stdout"}),
             (("--out-dir",), {"metavar": "DIR", "help": "DIR/<path relative to its directory argument>"}),
         ],
+        (("--migrate",), {"action": "store_true", "help": "the program's new source: no header, nothing of gotopy"}),
     ]),
     ("run", "Run a Python program with goto, as `python` runs the same command line. Everything after FILE, "
      "-, CODE or MODULE is the program's (sys.argv[1:]).", _run, [

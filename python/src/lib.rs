@@ -92,14 +92,26 @@ fn check(path: &str, data: &[u8], all_scopes: bool) -> PyResult<Checked> {
 }
 
 /// `gotopy translate` of one module reported under `path`: the structured Python (`None`
-/// when the module has errors) and the module checked, for its report. `ValueError` when it
-/// cannot be decoded.
+/// when the module has errors) and the module checked, for its report; with `migrate`, the
+/// program's new source (`gotopy translate --migrate`). `ValueError` when it cannot be
+/// decoded.
 #[pyfunction]
-#[pyo3(signature = (path, data, *, all_scopes = false))]
-fn translate(path: &str, data: &[u8], all_scopes: bool) -> PyResult<(Option<String>, Checked)> {
+#[pyo3(signature = (path, data, *, all_scopes = false, migrate = false))]
+fn translate(
+    path: &str,
+    data: &[u8],
+    all_scopes: bool,
+    migrate: bool,
+) -> PyResult<(Option<String>, Checked)> {
+    use gotopy::translate::{Purpose, translate_for};
     let source = source(path, data)?;
     let options = Options::new().all_scopes(all_scopes);
-    let (text, diagnostics) = match gotopy::translate::translate_source(&source, options) {
+    let purpose = if migrate {
+        Purpose::Migration
+    } else {
+        Purpose::Generated
+    };
+    let (text, diagnostics) = match translate_for(&source, options, purpose) {
         Ok(translated) => (Some(translated.text), translated.warnings),
         Err(gotopy::compile::CompileError::Rejected { diagnostics, .. }) => (None, diagnostics),
         Err(error) => return Err(PyValueError::new_err(error.to_string())),

@@ -126,14 +126,18 @@ class SameAsTheBinary(unittest.TestCase):
     def test_translate_reports_as_the_binary(self) -> None:
         """``translate`` prints what the binary's does: the warnings of a file it translates
         and the diagnostics of one that ``check`` rejects, with no summary line, and the
-        same translation."""
-        for name in ("ok/unused_label_warning.py", "err/unknown_label.py", "ok/computed_goto.py"):
-            args = ["translate", f"fixtures/{name}", "-o", "-"]
-            ours, theirs = run([sys.executable, "-m", "gotopy", *args]), run([BINARY, *args])
-            result = self.compare(args, ours, theirs)
-            self.assertEqual(result.status, 1 if name.startswith("err/") else 0, repr(result))
-            if name == "ok/unused_label_warning.py":
-                self.assertIn(b"warning[G101]", result.stderr)
+        same translation, generated or (``--migrate``) the program's new source."""
+        names = ("ok/unused_label_warning.py", "err/unknown_label.py", "ok/computed_goto.py", "ok/module_level_all_scopes.py")
+        for name in names:
+            for migrate in ([], ["--migrate"]):
+                args = ["translate", *migrate, f"fixtures/{name}", "-o", "-"]
+                ours, theirs = run([sys.executable, "-m", "gotopy", *args]), run([BINARY, *args])
+                result = self.compare(args, ours, theirs)
+                self.assertEqual(result.status, 1 if name.startswith("err/") else 0, repr(result))
+                if name == "ok/unused_label_warning.py":
+                    self.assertIn(b"warning[G101]", result.stderr)
+                if migrate and result.status == 0:
+                    self.assertNotIn(b"gotopy", result.stdout)
 
     def test_standard_input(self) -> None:
         text = (FIXTURES / "err" / "duplicate_label.py").read_bytes()

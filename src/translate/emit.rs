@@ -69,7 +69,6 @@ impl<'a> Ctx<'a> {
                 self.nodes[first].range.start(),
             );
             let mut comments: Vec<Out> = tr
-                .text
                 .comments(range)
                 .into_iter()
                 .map(|(line, c)| comment_out(line, c))
@@ -116,8 +115,7 @@ impl<'a> Ctx<'a> {
                     let before = self.item_range(items[index - 1]).end();
                     let range = TextRange::new(before, self.nodes[node].range.start());
                     body.extend(
-                        tr.text
-                            .comments(range)
+                        tr.comments(range)
                             .into_iter()
                             .map(|(line, c)| comment_out(line, c)),
                     );

@@ -34,6 +34,20 @@ use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
 use crate::plan::{Checked, CompileError, checked, rejected};
 use text::{Kind, Out, Piece, Text, render};
 
+/// What a translation is for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Purpose {
+    /// A file generated from the goto source, which stays the one to edit: a header comment
+    /// says so, and each statement is on its source line.
+    #[default]
+    Generated,
+    /// The program's new source, for leaving goto behind: no header, and nothing of gotopy
+    /// left (its imports and decorators go, as in every translation, and so does a
+    /// `# gotopy: all-scopes` line); the statements keep their lines but for the blank ones
+    /// at the top.
+    Migration,
+}
+
 /// A translated module.
 #[derive(Debug)]
 pub struct Translated {
@@ -44,12 +58,27 @@ pub struct Translated {
 }
 
 /// Translates one module: checked first (its errors reject it, as `check` reports them),
-/// then every rewritten scope is written without goto, label, switch or case.
+/// then every rewritten scope is written without goto, label, switch or case; the output
+/// is a generated file ([`Purpose::Generated`]).
 pub fn translate_source(source: &Source, options: Options) -> Result<Translated, CompileError> {
-    crate::front::depth::on_deep_stack(source, || translate_source_here(source, options))
+    translate_for(source, options, Purpose::Generated)
 }
 
-fn translate_source_here(source: &Source, options: Options) -> Result<Translated, CompileError> {
+/// [`translate_source`] for a [`Purpose`]: a generated file or the new source of a
+/// migration.
+pub fn translate_for(
+    source: &Source,
+    options: Options,
+    purpose: Purpose,
+) -> Result<Translated, CompileError> {
+    crate::front::depth::on_deep_stack(source, || translate_here(source, options, purpose))
+}
+
+fn translate_here(
+    source: &Source,
+    options: Options,
+    purpose: Purpose,
+) -> Result<Translated, CompileError> {
     let Checked {
         parsed,
         module,
@@ -83,6 +112,7 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
         module: &module,
         names: Names::new(source.text()),
         saves: std::cell::Cell::new(0),
+        purpose,
     };
     let body = &parsed.syntax().body;
     let outs = match translator.module(body) {
@@ -97,7 +127,10 @@ fn translate_source_here(source: &Source, options: Options) -> Result<Translated
          source, not this file.",
         source.path()
     );
-    let mut rendered = render(outs, &header);
+    let mut rendered = match purpose {
+        Purpose::Generated => render(outs, Some(&header)),
+        Purpose::Migration => render(outs, None).trim_start_matches('\n').to_owned(),
+    };
     if source.text().contains("\r\n") {
         rendered = rendered.replace('\n', "\r\n");
     }
@@ -333,6 +366,7 @@ struct Translator<'a> {
     names: Names,
     /// How many `finally` bodies saved the register so far (each gets its own name).
     saves: std::cell::Cell<usize>,
+    purpose: Purpose,
 }
 
 type NodeId = usize;
@@ -494,12 +528,22 @@ struct ComputedGroup {
 }
 
 impl<'a> Translator<'a> {
+    /// The comments that stand alone in `range`, with their lines; in a migration, which
+    /// leaves nothing of gotopy, without the line that asks it for every scope.
+    fn comments(&self, range: TextRange) -> Vec<(usize, &'a str)> {
+        let mut comments = self.text.comments(range);
+        if self.purpose == Purpose::Migration {
+            comments.retain(|(_, comment)| comment.trim().as_bytes() != scan::ALL_SCOPES);
+        }
+        comments
+    }
+
     fn module(&self, body: &'a [Stmt]) -> Result<Vec<Out>, Diagnostic> {
         let mut outs = Vec::new();
         let end = TextSize::try_from(self.text.src.len()).unwrap_or_default();
         let first = body.first().map_or(end, Ranged::start);
         // Leading `#!` and coding lines stay on top (a coding line must be on line 1 or 2).
-        let comments = self.text.comments(TextRange::new(TextSize::new(0), first));
+        let comments = self.comments(TextRange::new(TextSize::new(0), first));
         let mut rest = Vec::new();
         for (line, comment) in comments {
             if line <= 2 && (comment.starts_with("#!") || is_coding(comment)) {
@@ -518,7 +562,7 @@ impl<'a> Translator<'a> {
         }
         outs.extend(self.scope_body(&self.module.scopes[0], body, first)?);
         let last = body.last().map_or(first, Ranged::end);
-        for (line, comment) in self.text.comments(TextRange::new(last, end)) {
+        for (line, comment) in self.comments(TextRange::new(last, end)) {
             outs.push(comment_out(line, comment));
         }
         Ok(outs)

@@ -255,15 +255,16 @@ impl<'a> Text<'a> {
 
 /// Writes the output tree: each statement on the line it wants when that line is still free,
 /// else on the next one; simple prefixes joined to the statement after them.
-/// The output's text, with `header` (a comment) on the first line that no statement
+/// The output's text, with `header` (a comment), if any, on the first line that no statement
 /// wanted (the line of a removed import, a blank line), or else at the end, so that every
 /// statement keeps its line.
-pub(super) fn render(outs: Vec<Out>, header: &str) -> String {
+pub(super) fn render(outs: Vec<Out>, header: Option<&str>) -> String {
     let mut lines = Lines::default();
     write(&normalize(outs), 0, &mut lines);
-    match lines.first_free {
-        Some(free) => lines.text.insert_str(free, header),
-        None => lines.push("", header),
+    match (header, lines.first_free) {
+        (None, _) => {}
+        (Some(header), Some(free)) => lines.text.insert_str(free, header),
+        (Some(header), None) => lines.push("", header),
     }
     lines.text.push('\n');
     lines.text
