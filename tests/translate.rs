@@ -233,6 +233,46 @@ fn a_migration_leaves_nothing_of_gotopy_and_runs_as_the_program_did() {
     assert!(migrated > 40, "only {migrated} fixtures migrated");
 }
 
+/// A comment after a goto (a coverage pragma, a note) stays in the translation, at the end
+/// of what the goto becomes: every one of the `ok` fixtures and of `tests/programs`, at
+/// least as many times as gotos of the source carry it.
+#[test]
+fn a_comment_after_a_goto_stays() {
+    let dir = common::Scratch::dir("comments");
+    let mut kept = 0;
+    for folder in ["fixtures/ok", "tests/programs"] {
+        for entry in std::fs::read_dir(common::root().join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let comments: Vec<&str> = (text.lines())
+                .filter(|line| line.trim_start().starts_with("goto "))
+                .filter_map(|line| line.find('#').map(|at| &line[at..]))
+                .collect();
+            if comments.is_empty() {
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let out = dir.join(&name);
+            let all_scopes = common::fixture_options(&text).all_scopes;
+            assert!(
+                translate(&path, &out, all_scopes).status.success(),
+                "{name}"
+            );
+            let output = std::fs::read_to_string(&out).unwrap();
+            for &comment in &comments {
+                let wanted = comments.iter().filter(|&&other| other == comment).count();
+                let found = output.matches(comment).count();
+                assert!(
+                    found >= wanted,
+                    "{name}: `{comment}` after {wanted} gotos of the source, {found} times in:\n{output}"
+                );
+                kept += 1;
+            }
+        }
+    }
+    assert!(kept >= 3, "only {kept} comments after gotos");
+}
+
 /// Programs per generated module: a module of 100,000 programs would take each interpreter
 /// minutes to compile, so larger runs go in modules of this many, each with a seed of its
 /// own (the given seed plus the module's number).
@@ -415,10 +455,12 @@ asyncio.run(main())
 /// numbered labels, whose guards nest as a balanced tree); 2026-12-01, 6 more inside, all
 /// in the fixture of gotos into code under literal tests
 /// (`goto_into_code_under_a_literal_test.py`: each `if` and `while` that a dispatch loop
-/// splits gives its label's line to the loop's guard). A change that moves fewer lowers
-/// them.
+/// splits gives its label's line to the loop's guard); 2026-12-02, 3 more after, in the
+/// two fixtures whose gotos carry a comment (`# pragma: no cover`, kept now at the end of
+/// what the goto becomes, which a late statement then cannot join). A change that moves
+/// fewer lowers them.
 const OFF_INSIDE_AT_MOST: usize = 531;
-const OFF_AFTER_AT_MOST: usize = 182;
+const OFF_AFTER_AT_MOST: usize = 185;
 
 /// Every statement of the `ok` fixtures and of `tests/programs`, found by Python's `ast` in
 /// the source and in the translation (`tests/translate/lines.py`): before the first

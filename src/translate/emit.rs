@@ -283,10 +283,23 @@ impl<'a> Ctx<'a> {
                         None => outs.push(Out::prefix(line, format!("{k} = 0"))),
                     }
                 }
+                // The marker goes; a comment after it stays, at the end of its line.
+                outs.extend(
+                    tr.text
+                        .trailing_comment(range)
+                        .map(|(at, c)| comment_out(at, c)),
+                );
             }
             NodeKind::Goto(_) | NodeKind::Computed(_) | NodeKind::Break | NodeKind::Continue => {
                 match self.codes.get(&node) {
-                    Some(code) => outs.extend(code.clone()),
+                    Some(code) => {
+                        let mut code = code.clone();
+                        // A comment after the goto ends what it becomes, wherever that is.
+                        if let Some((_, comment)) = tr.text.trailing_comment(range) {
+                            noted(&mut code, comment);
+                        }
+                        outs.extend(code);
+                    }
                     None => outs.push(self.verbatim(tr, node)),
                 }
             }
@@ -752,4 +765,20 @@ pub(super) fn holds(ranges: &[TextRange], range: TextRange) -> bool {
     ranges
         .get(first)
         .is_some_and(|inner| range.contains_range(*inner))
+}
+
+/// `code` (what a goto becomes) ending in `comment`: on its last simple statement, which
+/// then joins no statement after it; a comment that finds none is left out.
+fn noted(code: &mut [Out], comment: &str) {
+    if let Some(Out::Stmt {
+        pieces,
+        kind: kind @ (Kind::Simple | Kind::Noted),
+        ..
+    }) = code.last_mut()
+        && let Some(Piece::Rel(last)) = pieces.last_mut()
+    {
+        last.push_str("  ");
+        last.push_str(comment);
+        *kind = Kind::Noted;
+    }
 }
