@@ -12,7 +12,7 @@
 //! - The invariants ARCHITECTURE.md states that the words of the code can show
 //!   ([`INVARIANTS`]): the front end does no I/O, only `parse` calls the parser, `scan`
 //!   makes no diagnostic, `check` never reads the syntax tree, the CPython backend never
-//!   calls an interpreter.
+//!   calls an interpreter; and the Python package reads no instruction.
 //! - ARCHITECTURE.md's code map names every file of `src/`, `tests/`, `python/`,
 //!   `benches/` and `examples/` (code by its path, data by its path or its own folder's), and
 //!   every path it names exists.
@@ -517,6 +517,66 @@ fn the_stated_invariants_hold_in_the_code() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The Python package decides nothing about bytecode (ARCHITECTURE.md): no module of
+/// `python/gotopy/` reads a code object's instructions or tables, or imports `dis` or
+/// `opcode` (but `_cli.py`'s `dis` command, which prints what `dis` lists); `co_code` is
+/// only compared, to tell whether a function was rewritten.
+#[test]
+fn the_python_package_reads_no_instruction() {
+    const WORDS: [&str; 8] = [
+        "import dis",
+        "from dis",
+        "import opcode",
+        "from opcode",
+        "co_linetable",
+        "co_exceptiontable",
+        "co_lnotab",
+        "get_instructions",
+    ];
+    let broken = |path: &str, line: &str| {
+        let code = line.split('#').next().unwrap_or("").trim();
+        let word = WORDS.iter().find(|word| code.contains(*word));
+        let allowed = path.ends_with("/_cli.py") && code == "import dis";
+        let read = code.contains("co_code") && !code.contains("!=") && !code.contains("==");
+        (word.is_some() && !allowed) || read
+    };
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for path in files("python/gotopy") {
+        if !path.ends_with(".py") {
+            continue;
+        }
+        let text = std::fs::read_to_string(common::root().join(&path)).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            if broken(&path, line) {
+                wrong.push(format!("{path}:{}: {}", number + 1, line.trim()));
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 8, "only {checked} modules checked");
+    assert!(
+        wrong.is_empty(),
+        "the package reads bytecode:\n{}",
+        wrong.join("\n")
+    );
+    // Planted: each is caught, and what the package does is not.
+    assert!(broken("python/gotopy/_compile.py", "    import dis"));
+    assert!(broken(
+        "python/gotopy/_runtime.py",
+        "    ops = code.co_code[::2]"
+    ));
+    assert!(broken(
+        "python/gotopy/_cli.py",
+        "    from opcode import opmap"
+    ));
+    assert!(!broken("python/gotopy/_cli.py", "    import dis"));
+    assert!(!broken(
+        "python/gotopy/_runtime.py",
+        "if new.co_code != code.co_code:"
+    ));
 }
 
 /// Each invariant's first word, planted in a file it governs, breaks it; the same word in
