@@ -28,7 +28,7 @@ use crate::plan::cases::{
     search_table, switch_cases,
 };
 use crate::plan::prepare::{Generator, prepare};
-use crate::plan::{Checked, CompileError, checked, lost_track, rejected};
+use crate::plan::{Checked, CompileError, lost_track, on_checked, rejected};
 use crate::tables::Position;
 
 /// What the front end decided about one module, for CPython's compiler and the rewrite of
@@ -306,16 +306,16 @@ pub(crate) fn rejected_json(
 
 /// Checks a module and plans its compilation by CPython.
 pub fn plan_source(source: &Source, options: Options) -> Result<Plan, CompileError> {
-    crate::front::depth::on_deep_stack(source, || plan_source_here(source, options))
+    on_checked(source, options, |checked| plan_checked(source, checked))
 }
 
-fn plan_source_here(source: &Source, options: Options) -> Result<Plan, CompileError> {
+fn plan_checked(source: &Source, checked: Checked) -> Result<Plan, CompileError> {
     let Checked {
         parsed,
         module,
         diagnostics,
         rewritten,
-    } = checked(source, options)?;
+    } = checked;
     let mut ast = parsed.into_syntax();
     let positions = Positions::new(source.text());
     let mut plan = Plan {

@@ -99,6 +99,17 @@ pub(crate) struct Checked {
     pub(crate) rewritten: Vec<ScopeId>,
 }
 
+/// The one entry of every compile route (both backends, `translate`): on the deep stack
+/// when the module nests deeply (`front::depth::on_deep_stack`), the module parsed,
+/// scanned and checked ([`checked`]), then `then` with it.
+pub(crate) fn on_checked<T: Send>(
+    source: &Source,
+    options: Options,
+    then: impl FnOnce(Checked) -> Result<T, CompileError> + Send,
+) -> Result<T, CompileError> {
+    crate::front::depth::on_deep_stack(source, || then(checked(source, options)?))
+}
+
 /// Parses, scans and checks a module; its errors as a rejection.
 pub(crate) fn checked(source: &Source, options: Options) -> Result<Checked, CompileError> {
     let crate::front::Front {

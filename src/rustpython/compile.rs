@@ -30,7 +30,7 @@ use crate::front::diagnostic::{Code, Diagnostic};
 use crate::front::scan::Options;
 use crate::front::source::Source;
 use crate::plan::prepare::{Generator, Prepared, prepare};
-use crate::plan::{Checked, REPORT, caught, checked, rejected};
+use crate::plan::{Checked, REPORT, caught, on_checked, rejected};
 pub use crate::plan::{CompileError, in_codegen};
 use crate::rustpython::bytecode::for_each_code_mut;
 use crate::rustpython::lower::Rewriter;
@@ -50,16 +50,16 @@ pub struct Compiled {
 /// A module with no marker in a rewritten scope compiles to exactly what
 /// `rustpython_compiler::compile(text, Mode::Exec, path, CompileOpts::default())` gives.
 pub fn compile_source(source: &Source, options: Options) -> Result<Compiled, CompileError> {
-    crate::front::depth::on_deep_stack(source, || compile_source_here(source, options))
+    on_checked(source, options, |checked| compile_checked(source, checked))
 }
 
-fn compile_source_here(source: &Source, options: Options) -> Result<Compiled, CompileError> {
+fn compile_checked(source: &Source, checked: Checked) -> Result<Compiled, CompileError> {
     let Checked {
         parsed,
         module,
         diagnostics,
         rewritten,
-    } = checked(source, options)?;
+    } = checked;
     let mut ast = parsed.into_syntax();
     let file = SourceFileBuilder::new(source.path(), source.text()).finish();
     let prepared = if rewritten.is_empty() {

@@ -31,7 +31,7 @@ use crate::front::diagnostic::{Code, Diagnostic};
 use crate::front::scan::{self, MarkerId, MarkerKind, Module, Options, Scope, ScopeKind, SwitchId};
 use crate::front::source::Source;
 use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
-use crate::plan::{Checked, CompileError, checked, rejected};
+use crate::plan::{Checked, CompileError, on_checked, rejected};
 use text::{Kind, Out, Piece, Text, render};
 
 /// What a translation is for.
@@ -71,12 +71,14 @@ pub fn translate_for(
     options: Options,
     purpose: Purpose,
 ) -> Result<Translated, CompileError> {
-    crate::front::depth::on_deep_stack(source, || translate_here(source, options, purpose))
+    on_checked(source, options, |checked| {
+        translate_checked(source, checked, purpose)
+    })
 }
 
-fn translate_here(
+fn translate_checked(
     source: &Source,
-    options: Options,
+    checked: Checked,
     purpose: Purpose,
 ) -> Result<Translated, CompileError> {
     let Checked {
@@ -84,7 +86,7 @@ fn translate_here(
         module,
         mut diagnostics,
         ..
-    } = checked(source, options)?;
+    } = checked;
     // The output may nest as many blocks as the source does, or CPython's limit; and deeper
     // than CPython compiles only where the source already does.
     let blocks_allowed = blocks::deepest(&parsed.syntax().body).0.max(blocks::LIMIT);
