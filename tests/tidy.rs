@@ -92,12 +92,12 @@ const LAYERS: [(&str, bool, &[&str]); 4] = [
     ("the shells", false, &["cli", "main", "lib"]),
 ];
 
-/// The crate root's re-exports, by the top-level module each comes from (`None`: from a
-/// dependency).
+/// The crate root's re-exports, by the module each comes from (`None`: from a dependency):
+/// a path through one of them names that module.
 const REEXPORTS: [(&str, Option<&str>); 15] = [
     ("check_source", Some("front")),
-    ("diagnostic", Some("front")),
-    ("source", Some("front")),
+    ("diagnostic", Some("front::diagnostic")),
+    ("source", Some("front::source")),
     ("Code", Some("front")),
     ("Diagnostic", Some("front")),
     ("Severity", Some("front")),
@@ -105,11 +105,11 @@ const REEXPORTS: [(&str, Option<&str>); 15] = [
     ("Source", Some("front")),
     ("TextRange", None),
     ("TextSize", None),
-    ("bytecode", Some("rustpython")),
-    ("compile", Some("rustpython")),
-    ("rewrite", Some("rustpython")),
-    ("embed", Some("rustpython")),
-    ("run", Some("rustpython")),
+    ("bytecode", Some("rustpython::bytecode")),
+    ("compile", Some("rustpython::compile")),
+    ("rewrite", Some("rustpython::rewrite")),
+    ("embed", Some("rustpython::embed")),
+    ("run", Some("rustpython::run")),
 ];
 
 /// The module path of a source file under `src/`: `src/a/b.rs` and `src/a/b/mod.rs` are
@@ -199,27 +199,23 @@ fn code_only(text: &str) -> String {
     }
     code
 }
-/// The top-level modules `text` (the code of the file `path`) names, with the line of
-/// each: every path that starts at the crate root, `crate::x` or as many `super::` as lead
-/// there, alone or in a `use` group, nested groups too (`crate::{a::{b, c}, d}` names `a`
-/// and `d`). Re-exports of the crate root count as the module they come from; a name of a
-/// dependency is left out. Paths inside a top-level module (a `super::` that stays in it)
-/// name nothing here.
-fn named_modules(path: &str, text: &str) -> Vec<(usize, String)> {
+/// Every path of `text` (the code of the file `path`) that starts at the crate root or
+/// climbs there or within the crate (`crate::a`, `super::super::b`), as the module path it
+/// names from the root, with its line: a `use` group gives one per item, nested groups too
+/// (`crate::{a::{b, c}, d}` gives `a::b`, `a::c` and `d`); a path through the crate root's
+/// re-exports names the module they come from, and one to a dependency is left out.
+fn root_paths(path: &str, text: &str) -> Vec<(usize, Vec<String>)> {
     let code = code_only(text);
-    let depth = module_path(path).len();
+    let own = module_path(path);
     let mut found = Vec::new();
-    let mut at = 0;
-    while let Some(offset) = code[at..].find(['c', 's']) {
-        let start = at + offset;
-        at = start + 1;
+    for (start, _) in code.match_indices(['c', 's']) {
         if code[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
             continue;
         }
         let mut rest = &code[start..];
-        let supers = if let Some(after) = rest.strip_prefix("crate::") {
+        let climbed = if let Some(after) = rest.strip_prefix("crate::") {
             rest = after;
-            depth
+            own.len()
         } else {
             let mut count = 0;
             while let Some(after) = rest.strip_prefix("super::") {
@@ -228,55 +224,39 @@ fn named_modules(path: &str, text: &str) -> Vec<(usize, String)> {
             }
             count
         };
-        // Only a path that climbs to the crate root leaves its top-level module.
-        if supers == 0 || supers < depth {
+        if climbed == 0 {
             continue;
         }
-        assert!(supers == depth, "{path}: a path above the crate root");
+        assert!(climbed <= own.len(), "{path}: a path above the crate root");
+        let base = &own[..own.len() - climbed];
         let line = code[..start].matches('\n').count() + 1;
-        for name in leading_names(rest) {
-            let module = match REEXPORTS.iter().find(|(item, _)| *item == name) {
-                Some((_, module)) => module.map(str::to_owned),
-                None => Some(name),
-            };
-            found.extend(module.map(|module| (line, module)));
+        for named in expand(rest) {
+            let mut full: Vec<String> = base.iter().map(|segment| segment.to_string()).collect();
+            let first = named.first().map(String::as_str);
+            match (REEXPORTS.iter()).find(|(item, _)| base.is_empty() && first == Some(*item)) {
+                Some((_, None)) => continue,
+                Some((_, Some(module))) => {
+                    full.extend(module.split("::").map(str::to_owned));
+                    full.extend(named.into_iter().skip(1));
+                }
+                None => full.extend(named),
+            }
+            if !full.is_empty() {
+                found.push((line, full));
+            }
         }
-        at = start + (code[start..].len() - rest.len()).max(1);
     }
     found
 }
 
-/// The first name of each path in `rest`: of the path itself, or of each item of the group
-/// it opens (`{a::b, c}` gives `a` and `c`).
-fn leading_names(rest: &str) -> Vec<String> {
-    let word = |text: &str| -> String {
-        let text = text.trim_start();
-        let end = text
-            .find(|c: char| !c.is_alphanumeric() && c != '_')
-            .unwrap_or(text.len());
-        text[..end].to_owned()
-    };
-    let Some(group) = rest.strip_prefix('{') else {
-        return vec![word(rest)];
-    };
-    let (mut names, mut nesting, mut item) = (Vec::new(), 0, 0);
-    for (at, c) in group.char_indices() {
-        match c {
-            '{' => nesting += 1,
-            '}' if nesting == 0 => {
-                names.push(word(&group[item..at]));
-                break;
-            }
-            '}' => nesting -= 1,
-            ',' if nesting == 0 => {
-                names.push(word(&group[item..at]));
-                item = at + 1;
-            }
-            _ => {}
-        }
-    }
-    names.retain(|name| !name.is_empty() && name != "self");
-    names
+/// The top-level modules `text` (the code of the file `path`) names ([`root_paths`]), with
+/// the line of each, once per line.
+fn named_modules(path: &str, text: &str) -> Vec<(usize, String)> {
+    let mut named: Vec<(usize, String)> = (root_paths(path, text).into_iter())
+        .map(|(line, mut module)| (line, module.swap_remove(0)))
+        .collect();
+    named.dedup();
+    named
 }
 
 /// The layer of a top-level module: its index in [`LAYERS`], bottom first.
@@ -666,51 +646,19 @@ fn expand(rest: &str) -> Vec<Vec<String>> {
     paths
 }
 
-/// The modules of the crate (by module path) that the code of the file `path` names by a
-/// path from the crate root or through `super::`, each the longest prefix of the path that
-/// is a module of `modules`; with the line of each.
+/// The modules of the crate (by module path) that the code of the file `path` names
+/// ([`root_paths`]), each the longest prefix of the path that is a module of `modules`;
+/// with the line of each.
 fn used_modules(path: &str, text: &str, modules: &[Vec<String>]) -> Vec<(usize, Vec<String>)> {
-    let code = code_only(text);
-    let own: Vec<String> = module_path(path).iter().map(|s| s.to_string()).collect();
-    let mut found = Vec::new();
-    for (start, _) in code.match_indices(['c', 's']) {
-        if code[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
-            continue;
-        }
-        let mut rest = &code[start..];
-        let base: Vec<String> = if let Some(after) = rest.strip_prefix("crate::") {
-            rest = after;
-            Vec::new()
-        } else {
-            let mut climbed = 0;
-            while let Some(after) = rest.strip_prefix("super::") {
-                rest = after.trim_start();
-                climbed += 1;
-            }
-            if climbed == 0 || climbed > own.len() {
-                continue;
-            }
-            own[..own.len() - climbed].to_vec()
-        };
-        let line = code[..start].matches('\n').count() + 1;
-        for named in expand(rest) {
-            let mut full = base.clone();
-            full.extend(named);
-            if full.len() == 1
-                && let Some((_, Some(module))) = REEXPORTS.iter().find(|(item, _)| *item == full[0])
-            {
-                full = vec![module.to_string()];
-            }
+    (root_paths(path, text).into_iter())
+        .filter_map(|(line, full)| {
             let module = (0..=full.len())
                 .rev()
                 .map(|length| &full[..length])
-                .find(|prefix| modules.iter().any(|module| module == prefix));
-            if let Some(module) = module {
-                found.push((line, module.to_vec()));
-            }
-        }
-    }
-    found
+                .find(|prefix| modules.iter().any(|module| module == prefix))?;
+            Some((line, module.to_vec()))
+        })
+        .collect()
 }
 
 /// A module of the crate in its import graph.
