@@ -283,19 +283,13 @@ impl<'a> Ctx<'a> {
                         None => outs.push(Out::prefix(line, format!("{k} = 0"))),
                     }
                 }
-                // The marker goes; a comment after it stays, at the end of its line.
-                outs.extend(
-                    tr.text
-                        .trailing_comment(range)
-                        .map(|(at, c)| comment_out(at, c)),
-                );
             }
             NodeKind::Goto(_) | NodeKind::Computed(_) | NodeKind::Break | NodeKind::Continue => {
                 match self.codes.get(&node) {
                     Some(code) => {
                         let mut code = code.clone();
                         // A comment after the goto ends what it becomes, wherever that is.
-                        if let Some((_, comment)) = tr.text.trailing_comment(range) {
+                        if let Some(comment) = tr.text.trailing_comment(range) {
                             noted(&mut code, comment);
                         }
                         outs.extend(code);

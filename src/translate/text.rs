@@ -141,14 +141,14 @@ impl<'a> Text<'a> {
             .max(1)
     }
 
-    /// The comment after the statement at `range` on its last line (`label .top  # the
-    /// loop`), if it has one: the line of the comment, and its text.
-    pub(super) fn trailing_comment(&self, range: TextRange) -> Option<(usize, &'a str)> {
+    /// The comment after the statement at `range` on its last line (`goto .a  # pragma: no
+    /// cover`), if it has one.
+    pub(super) fn trailing_comment(&self, range: TextRange) -> Option<&'a str> {
         let last = self.line(range.end());
         let line_text = self.line_text(last);
         let from = (usize::from(range.end()) - self.starts[last - 1]).min(line_text.len());
         let tail = line_text[from..].trim();
-        tail.starts_with('#').then_some((last, tail))
+        tail.starts_with('#').then_some(tail)
     }
 
     /// The text of a line without its line break.
@@ -390,15 +390,6 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
         match out {
             Out::Stmt { line, pieces, kind } => {
                 if *kind == Kind::Comment && *line <= lines.count {
-                    // A comment whose line is taken ends that line when it is still the
-                    // last (a marker's: `while True:  # the loop`), else it is dropped.
-                    if *line == lines.count
-                        && let [Piece::Rel(comment)] = pieces.as_slice()
-                    {
-                        lines.text.push_str("  ");
-                        lines.text.push_str(comment);
-                        open = None;
-                    }
                     continue;
                 }
                 if matches!(kind, Kind::Simple | Kind::Noted)
@@ -449,8 +440,6 @@ fn one_line(header: &str, body: &[Out], at: usize) -> Option<String> {
         return None;
     }
     let mut text = format!("{header}:");
-    let mut statements = 0;
-    let mut comment: Option<&str> = None;
     for (index, out) in body.iter().enumerate() {
         let Out::Stmt { line, pieces, kind } = out else {
             return None;
@@ -459,26 +448,12 @@ fn one_line(header: &str, body: &[Out], at: usize) -> Option<String> {
         let [Piece::Rel(statement)] = pieces.as_slice() else {
             return None;
         };
-        if *kind == Kind::Comment {
-            // A comment of this line ends it (write drops one whose line went by).
-            match (*line).cmp(&at) {
-                std::cmp::Ordering::Greater => return None,
-                std::cmp::Ordering::Equal => comment = Some(statement),
-                std::cmp::Ordering::Less => {}
-            }
-            continue;
-        }
         let joins = *kind == Kind::Simple || *kind == Kind::Noted && last;
-        if !joins || *line > at || comment.is_some() {
+        if !joins || *line > at {
             return None;
         }
-        text.push_str(if statements == 0 { " " } else { "; " });
+        text.push_str(if index == 0 { " " } else { "; " });
         text.push_str(statement);
-        statements += 1;
     }
-    if let Some(comment) = comment {
-        text.push_str("  ");
-        text.push_str(comment);
-    }
-    (statements > 0).then_some(text)
+    (!body.is_empty()).then_some(text)
 }
