@@ -67,6 +67,10 @@ enum Command {
     /// Serve the Language Server Protocol over standard input and output, for editors:
     /// diagnostics as you type, labels as symbols (docs/editors.md).
     Server(ServerArgs),
+    /// What `gotopy compile --python` runs beside the package's driver: the native module's
+    /// answers for a CPython of this version (`3.X`), over standard input and output.
+    #[command(name = "__native", hide = true)]
+    Native { version: String },
 }
 
 #[derive(Debug, clap::Args)]
@@ -267,6 +271,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
         Command::Dis(args) => dis(&args, styles),
         Command::Translate(args) => translate(&args, styles),
         Command::Run(args) => run::run_program(args, styles),
+        Command::Native { version } => cpython::serve_native(&version),
         Command::Server(args) => {
             match gotopy::server::serve_stdio(Options::new().all_scopes(args.all_scopes)) {
                 Ok(()) => SUCCESS,

@@ -195,26 +195,16 @@ def compiled(
 
 def _own_frames() -> int:
     """How many frames from the caller's out are gotopy's own: its package's modules (by
-    name: a program that embeds them gives them no file), the script beside this module for
-    ``gotopy compile --python``, and ``runpy``'s running ``python -m gotopy``; so that
-    ``compile()`` has the room it has without gotopy, in the frame that asked (``python
-    FILE`` compiles before any frame)."""
-    import os
-
-    file = globals().get("__file__")
-    here = os.path.dirname(os.path.abspath(file)) if file else None
-
-    def own(frame: types.FrameType) -> bool:
-        name = frame.f_globals.get("__name__") or ""
-        return (
-            name in ("gotopy", "runpy")
-            or name.startswith("gotopy.")
-            or here is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here
-        )
-
+    name: a program that embeds them gives them no file, nor ``gotopy compile --python``'s
+    copy) and ``runpy``'s running ``python -m gotopy``; so that ``compile()`` has the room
+    it has without gotopy, in the frame that asked (``python FILE`` compiles before any
+    frame)."""
     count = 0
     frame: types.FrameType | None = sys._getframe(1)
-    while frame is not None and own(frame):
+    while frame is not None:
+        name = frame.f_globals.get("__name__") or ""
+        if not (name in ("gotopy", "runpy") or name.startswith("gotopy.")):
+            break
         count += 1
         frame = frame.f_back
     return count

@@ -103,7 +103,7 @@ fn to_python<'py>(py: Python<'py>, value: &Constant) -> PyResult<Bound<'py, PyAn
 }
 
 /// The code object of the function `search` that `text` defines, compiled by this
-/// interpreter as `gotopy compile --python` compiles it (`src/cli/cpython.py`).
+/// interpreter as `gotopy compile --python` compiles it (`src/cli/standin.py`).
 fn search_function<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     let builtins = py.import("builtins")?;
     let module = builtins

@@ -1,37 +1,36 @@
 //! `gotopy compile --python INTERPRETER`: standard `.pyc` files for a CPython on which gotopy
-//! is not installed. The binary does all of gotopy's work (check, plan, lower, the check of
-//! what a standalone file still needs) with the same Rust code as the extension; the named
-//! interpreter only compiles what it is given and writes the files, through a small script
-//! (`cpython.py`, with the package's edits to CPython's tree, `_prepare.py`), one interpreter
-//! per core, one JSON object a line each way.
+//! is not installed, by the package's own driver. The binary writes the package's modules
+//! (`gotopy::cpython::package`) to a temporary directory, with a stand-in for the native
+//! module (`standin.py`), and runs `python -m gotopy compile`'s command line there
+//! ([`compile_pyc`]): reading, the plan's edits to CPython's tree, the compile, the `.pyc`
+//! files, every message and the exit status are the package's. The stand-in asks this
+//! binary, run as `gotopy __native 3.X` ([`serve_native`]), for what the native module
+//! computes, with the same Rust code: the plan, the lowered code objects, late errors, and
+//! what a standalone file still needs. One JSON object a line each way.
 
-use std::io::{BufRead, BufReader, Write};
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Command;
 
-use gotopy::compile::CompileError;
 use gotopy::cpython::code::{Code, Constant, Lowered, SEARCH_FILE, SEARCH_FUNCTION};
 use gotopy::cpython::markers::{still_needed, still_needed_refusal};
-use gotopy::cpython::module::{LateError, Node, late_error, lower_module};
-use gotopy::cpython::plan::plan_source;
+use gotopy::cpython::module::{LateError, Node, late_error_json, lower_module};
+use gotopy::cpython::package;
+use gotopy::cpython::plan::{Plan, plan_source, rejection_json};
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, asks_all_scopes};
-use gotopy::diagnostic::{REPORT, render_text};
+use gotopy::diagnostic::{Format, REPORT, render_text};
 use gotopy::{Options, Source};
 use serde_json::{Value, json};
 
-use super::{BAD_INPUT, Input, collect_inputs, exit_status, io_reason, progress_bar, shown};
+use super::{BAD_INPUT, SUCCESS, io_reason};
 
-/// The script the interpreter runs.
-const SCRIPT: &str = include_str!("cpython.py");
+/// The native module's stand-in, after the lines [`stand_in`] writes.
+const STAND_IN: &str = include_str!("standin.py");
 
-/// The package's edits to CPython's tree, which the script imports.
-const PREPARE: &str = include_str!("../../python/gotopy/_prepare.py");
-
-/// What the interpreter runs first: the version check (the script needs a supported
-/// version), then the script, from the directory given after it.
+/// What the interpreter runs: the version check (the package needs a supported version),
+/// then the package's command line, from the directory given after it.
 fn driver() -> String {
     let (first, last) = (Version::ALL[0], Version::ALL[Version::COUNT - 1]);
     format!(
@@ -41,12 +40,26 @@ if not (3, {}) <= sys.version_info[:2] <= (3, {}):
                      'gotopy compiles for CPython {}\\n')
     sys.exit(2)
 sys.path.insert(0, sys.argv[1])
-import gotopy_compile
-gotopy_compile.main()
+from gotopy import _cli
+sys.exit(_cli.main(sys.argv[2:]))
 ",
         first.minor(),
         last.minor(),
         Version::SUPPORTED
+    )
+}
+
+/// The stand-in's text: the native module's constants, the binary to ask, then
+/// [`STAND_IN`].
+fn stand_in(native: &Path) -> String {
+    let formats: Vec<&str> = Format::ALL.iter().map(|format| format.name()).collect();
+    let literal = |value: Value| value.to_string();
+    format!(
+        "VERSION = {}\nFORMATS = tuple({})\nREPORT = {}\nNATIVE = {}\n{STAND_IN}",
+        literal(json!(env!("CARGO_PKG_VERSION"))),
+        literal(json!(formats)),
+        literal(json!(REPORT)),
+        literal(json!(native.to_string_lossy())),
     )
 }
 
@@ -71,414 +84,235 @@ pub(super) fn compile_pyc(args: &PycArgs<'_>) -> u8 {
     }
 }
 
-/// One running interpreter with the script.
-struct Interpreter {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-    python: PathBuf,
-}
-
-impl Interpreter {
-    fn start(python: &Path, directory: &Path) -> Result<(Interpreter, Value), String> {
-        // Isolated: neither the user's site-packages nor PYTHONPATH comes before the script.
-        let mut child = Command::new(python)
-            .args(["-I", "-c", &driver()])
-            .arg(directory)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|error| format!("cannot run {}: {}", python.display(), io_reason(&error)))?;
-        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(format!("cannot talk to {}", python.display()));
-        };
-        let mut interpreter = Interpreter {
-            child,
-            input,
-            output: BufReader::new(output),
-            python: python.to_path_buf(),
-        };
-        let hello = interpreter.read()?;
-        Ok((interpreter, hello))
-    }
-
-    /// The next answer; an interpreter that stopped answering ends the command.
-    fn read(&mut self) -> Result<Value, String> {
-        let mut line = String::new();
-        let read = self.output.read_line(&mut line);
-        if matches!(read, Ok(0) | Err(_)) {
-            let status = self.child.wait().map_err(|error| error.to_string())?;
-            // The version check exits with `compile`'s own status for bad input.
-            if status.code() == Some(i32::from(BAD_INPUT)) {
-                return Err(String::new());
-            }
-            return Err(format!(
-                "{} failed while compiling ({status})",
-                self.python.display()
-            ));
-        }
-        serde_json::from_str(&line).map_err(|error| {
-            format!(
-                "{} answered what gotopy cannot read: {error}",
-                self.python.display()
-            )
-        })
-    }
-
-    fn ask(&mut self, request: &Value) -> Result<Value, String> {
-        let sent = writeln!(self.input, "{request}").and_then(|()| self.input.flush());
-        if sent.is_err() {
-            return self.read();
-        }
-        self.read()
-    }
-}
-
-impl Drop for Interpreter {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One file, and where its `.pyc` goes.
-struct Job {
-    source: PathBuf,
-    target: PathBuf,
-}
-
-/// What compiling one file came to.
-#[derive(Default)]
-struct Outcome {
-    report: String,
-    failed: bool,
-    problem: Option<String>,
-}
-
 fn run(args: &PycArgs<'_>) -> Result<u8, String> {
-    if args.paths.iter().any(|path| path.as_os_str() == "-") {
-        return Err("compile writes a .pyc beside its source: standard input has none".to_owned());
-    }
+    let native = std::env::current_exe()
+        .map_err(|error| format!("cannot find the gotopy binary: {}", io_reason(&error)))?;
     let directory = tempfile::tempdir()
         .map_err(|error| format!("cannot create a temporary directory: {error}"))?;
-    for (name, text) in [("gotopy_compile.py", SCRIPT), ("_prepare.py", PREPARE)] {
-        let path = directory.path().join(name);
-        std::fs::write(&path, text)
-            .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+    let stand_in = stand_in(&native);
+    let files = (package::MODULES.iter())
+        .map(|&(module, text)| (package::file_of(module), text))
+        .chain([("gotopy/_gotopy.py".to_owned(), stand_in.as_str())]);
+    for (file, text) in files {
+        let path = directory.path().join(file);
+        let written = (path.parent().map_or(Ok(()), std::fs::create_dir_all))
+            .and_then(|()| std::fs::write(&path, text));
+        written.map_err(|error| format!("cannot write {}: {error}", path.display()))?;
     }
-    let (first, hello) = match Interpreter::start(args.python, directory.path()) {
-        Ok(started) => started,
-        // The interpreter said why itself.
-        Err(message) if message.is_empty() => return Ok(BAD_INPUT),
-        Err(message) => return Err(message),
+    // Isolated: neither the user's site-packages nor PYTHONPATH comes before the package.
+    let mut command = Command::new(args.python);
+    command.args(["-I", "-c", &driver()]).arg(directory.path());
+    command.args(["--color", if args.color { "always" } else { "never" }]);
+    command.args(["compile", "--invalidation-mode", args.invalidation_mode]);
+    if args.all_scopes {
+        command.arg("--all-scopes");
+    }
+    if let Some(out_dir) = args.out_dir {
+        command.arg("--out-dir").arg(out_dir);
+    }
+    let status = (command.arg("--").args(args.paths).status()).map_err(|error| {
+        format!(
+            "cannot run {}: {}",
+            args.python.display(),
+            io_reason(&error)
+        )
+    })?;
+    match status.code().and_then(|code| u8::try_from(code).ok()) {
+        Some(code) => Ok(code),
+        None => Err(format!(
+            "{} failed while compiling ({status})",
+            args.python.display()
+        )),
+    }
+}
+
+/// `gotopy __native 3.X`: answers the stand-in's requests, one a line, until its input ends.
+pub(super) fn serve_native(version: &str) -> u8 {
+    let version = version
+        .split_once('.')
+        .and_then(|(major, minor)| Version::new(major.parse().ok()?, minor.parse().ok()?));
+    let Some(version) = version else {
+        eprintln!(
+            "gotopy: error: no CPython {} is {version:?}",
+            Version::SUPPORTED
+        );
+        return BAD_INPUT;
     };
-    let version = hello["version"]
-        .as_array()
-        .and_then(|v| Version::new(v.first()?.as_u64()? as u32, v.get(1)?.as_u64()? as u32))
-        .ok_or_else(|| {
-            let supported = Version::SUPPORTED;
-            format!("{} is no CPython {supported}", args.python.display())
-        })?;
-    let cache_tag = hello["cache_tag"].as_str().unwrap_or_default().to_owned();
-    let (jobs, mut problems) = jobs(args, &cache_tag);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(jobs.len())
-        .max(1);
-    let mut interpreters = vec![first];
-    for _ in 1..workers {
-        interpreters.push(Interpreter::start(args.python, directory.path())?.0);
-    }
-    let progress = progress_bar(jobs.len());
-    let compiler = Compiler {
+    let mut native = Native {
         shapes: Shapes::of(version),
-        all_scopes: args.all_scopes,
-        color: args.color,
-        mode: args.invalidation_mode,
+        plans: HashMap::new(),
+        next: 0,
     };
-    let next = AtomicUsize::new(0);
-    let outcomes: Vec<Mutex<Option<Outcome>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
-    let failure: Mutex<Option<String>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for mut interpreter in interpreters {
-            let (next, outcomes, failure, jobs, compiler, progress) =
-                (&next, &outcomes, &failure, &jobs, &compiler, &progress);
-            scope.spawn(move || {
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(job) = jobs.get(index) else { break };
-                    match compiler.compile(&mut interpreter, job) {
-                        Ok(outcome) => {
-                            *outcomes[index].lock().unwrap_or_else(|e| e.into_inner()) =
-                                Some(outcome)
-                        }
-                        Err(message) => {
-                            *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
-                            // Let the other workers stop too.
-                            next.store(jobs.len(), Ordering::Relaxed);
-                            break;
-                        }
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let answer = serde_json::from_str::<Value>(&line)
+            .map_err(|error| error.to_string())
+            .and_then(|request| native.answer(&request))
+            .unwrap_or_else(|error| json!({ "error": error }));
+        if writeln!(out, "{answer}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    SUCCESS
+}
+
+/// A module planned for the stand-in, which holds it by number.
+struct Planned {
+    source: Source,
+    plan: Plan,
+    color: bool,
+}
+
+/// What the helper keeps between requests.
+struct Native {
+    shapes: &'static Shapes,
+    plans: HashMap<u64, Planned>,
+    next: u64,
+}
+
+impl Native {
+    fn answer(&mut self, request: &Value) -> Result<Value, String> {
+        for id in request["drop"].as_array().into_iter().flatten() {
+            self.plans.remove(&id.as_u64().unwrap_or(u64::MAX));
+        }
+        if let Some(asked) = request.get("plan") {
+            return self.plan(asked);
+        }
+        if let Some(asked) = request.get("lower") {
+            let planned = self.planned(&asked["plan"])?;
+            let nodes = (asked["nodes"].as_array().ok_or("no nodes")?.iter())
+                .map(|node| Node {
+                    parent: node[0].as_u64().map(|parent| parent as usize),
+                    qualname: node[1].as_str().unwrap_or_default().to_owned(),
+                })
+                .collect::<Vec<_>>();
+            let mut codes = HashMap::new();
+            for (index, described) in asked["codes"].as_object().ok_or("no codes")? {
+                let index: usize = index.parse().map_err(|_| "a code object without index")?;
+                codes.insert(index, code_of(described).ok_or("a code object unread")?);
+            }
+            let load = |index: usize| codes.remove(&index).unwrap_or_default();
+            return Ok(
+                match lower_module(self.shapes, &planned.plan, &nodes, load) {
+                    Ok(lowered) => {
+                        let lowered = (lowered.iter())
+                            .map(|(index, new)| json!([index, lowered_json(new)]))
+                            .collect::<Vec<_>>();
+                        json!({ "lowered": lowered })
                     }
-                    progress.inc(1);
+                    Err(error) => planned.rejected(&error),
+                },
+            );
+        }
+        if let Some(asked) = request.get("late_error") {
+            let planned = self.planned(&asked["plan"])?;
+            let at = asked["span"].as_array().map(|span| {
+                let part = |at: usize| span.get(at).and_then(Value::as_i64).unwrap_or(-1) as i32;
+                [part(0), part(1), part(2), part(3)]
+            });
+            let help = asked["help"].as_str().unwrap_or_default().to_owned();
+            let message = asked["message"].as_str().unwrap_or_default().to_owned();
+            return Ok(planned.rejected(&LateError::new(help.is_empty(), message, help, at)));
+        }
+        if let Some(asked) = request.get("still_needed") {
+            let names: Vec<String> =
+                serde_json::from_value(asked["names"].clone()).map_err(|e| e.to_string())?;
+            for described in asked["codes"].as_array().into_iter().flatten() {
+                let code = code_of(described).ok_or("a code object unread")?;
+                let found = still_needed(self.shapes, &code, &names).map_err(|e| e.to_string())?;
+                if let Some((name, at)) = found {
+                    let (message, help) = still_needed_refusal(&name);
+                    return Ok(json!({ "found": [message, at, help] }));
                 }
+            }
+            return Ok(json!({ "found": null }));
+        }
+        if let Some(data) = request.get("decode") {
+            return Ok(match gotopy::source::decode(&bytes(data)?) {
+                Ok(text) => json!({ "text": text }),
+                Err(error) => json!({ "value_error": error.to_string() }),
             });
         }
-    });
-    progress.finish_and_clear();
-    if let Some(message) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(message);
-    }
-    let mut failed = false;
-    for outcome in outcomes {
-        let Some(outcome) = outcome.into_inner().unwrap_or_else(|e| e.into_inner()) else {
-            continue;
-        };
-        eprint!("{}", outcome.report);
-        failed |= outcome.failed;
-        problems.extend(outcome.problem);
-    }
-    for message in &problems {
-        eprintln!("gotopy: error: {message}");
-    }
-    Ok(exit_status(!problems.is_empty(), failed))
-}
-
-/// A job per input file: the cache file beside the source (`__pycache__/NAME.TAG.pyc`, as
-/// `importlib.util.cache_from_source` names it), or `--out-dir`'s sourceless layout (the
-/// path relative to the directory argument, or the file's name, `.py` replaced by `.pyc`).
-fn jobs(args: &PycArgs<'_>, cache_tag: &str) -> (Vec<Job>, Vec<String>) {
-    let mut jobs = Vec::new();
-    let mut problems = Vec::new();
-    for path in args.paths {
-        let (inputs, found) = if path.is_dir() {
-            collect_inputs(std::slice::from_ref(path))
-        } else {
-            (vec![Input::from_path(path)], Vec::new())
-        };
-        problems.extend(found);
-        for input in inputs {
-            let Input::File(source) = input else { continue };
-            let target = match args.out_dir {
-                Some(dir) => {
-                    let relative = if path.is_dir() {
-                        source.strip_prefix(path).unwrap_or(&source).to_path_buf()
-                    } else {
-                        PathBuf::from(source.file_name().unwrap_or(source.as_os_str()))
-                    };
-                    dir.join(relative.with_extension("pyc"))
-                }
-                None => {
-                    let stem = source.file_stem().unwrap_or_default().to_string_lossy();
-                    let name = format!("{stem}.{cache_tag}.pyc");
-                    source
-                        .parent()
-                        .unwrap_or(Path::new(""))
-                        .join("__pycache__")
-                        .join(name)
-                }
-            };
-            jobs.push(Job { source, target });
+        if let Some(data) = request.get("asks_all_scopes") {
+            return Ok(json!({ "asks": asks_all_scopes(&bytes(data)?) }));
         }
-    }
-    (jobs, problems)
-}
-
-/// What every job shares.
-struct Compiler<'a> {
-    shapes: &'static Shapes,
-    all_scopes: bool,
-    color: bool,
-    mode: &'a str,
-}
-
-/// Why a file's compile stops early: with its outcome, or because the interpreter cannot go
-/// on (which ends the command).
-enum Stop {
-    File(Outcome),
-    Command(String),
-}
-
-impl From<String> for Stop {
-    fn from(message: String) -> Stop {
-        Stop::Command(message)
-    }
-}
-
-/// An outcome that fails the file with `report`.
-fn failed(report: String) -> Stop {
-    Stop::File(Outcome {
-        report,
-        failed: true,
-        problem: None,
-    })
-}
-
-/// An outcome that makes the command exit 2 with `problem`, after `report`.
-fn problem(report: String, problem: String) -> Stop {
-    Stop::File(Outcome {
-        report,
-        failed: false,
-        problem: Some(problem),
-    })
-}
-
-impl Compiler<'_> {
-    /// Compiles one file: its outcome, or why the interpreter could not go on.
-    fn compile(&self, interpreter: &mut Interpreter, job: &Job) -> Result<Outcome, String> {
-        match self.steps(interpreter, job) {
-            Ok(outcome) | Err(Stop::File(outcome)) => Ok(outcome),
-            Err(Stop::Command(message)) => Err(message),
-        }
+        Err(format!("gotopy cannot answer {request}"))
     }
 
-    /// Read and plan; the interpreter compiles; lower; check what a standalone file still
-    /// needs; the interpreter writes the file.
-    fn steps(&self, interpreter: &mut Interpreter, job: &Job) -> Result<Outcome, Stop> {
-        let shown_source = shown(&job.source);
-        let data = std::fs::read(&job.source).map_err(|error| {
-            problem(
-                String::new(),
-                format!("{shown_source}: cannot read: {}", io_reason(&error)),
-            )
-        })?;
-        let source = Source::from_bytes(shown_source.as_str(), &data)
-            .map_err(|error| problem(String::new(), format!("{shown_source}: {error}")))?;
-        let options = Options::new().all_scopes(self.all_scopes || asks_all_scopes(&data));
-        let plan = plan_source(&source, options).map_err(|error| match error {
-            CompileError::Rejected { diagnostics, .. } => {
-                failed(render_text(&diagnostics, &source, self.color))
-            }
-            other => failed(format!("{shown_source}: error: {other}\n")),
-        })?;
-        let late = |error: LateError| {
-            failed(render_text(
-                &[late_error(&source, &error)],
-                &source,
-                self.color,
-            ))
+    /// Decodes, checks and plans one module, as the native module's `plan`.
+    fn plan(&mut self, asked: &Value) -> Result<Value, String> {
+        let path = asked["path"].as_str().unwrap_or_default();
+        let source = match Source::from_bytes(path, &bytes(&asked["data"])?) {
+            Ok(source) => source,
+            Err(error) => return Ok(json!({ "value_error": error.to_string() })),
         };
-        let answer = interpreter.ask(&json!({"compile": {
-            "path": shown_source,
-            "data": hex(&data),
-            "plan": if plan.edits_tree() { serde_json::to_value(&plan).map_err(|e| e.to_string())? } else { Value::Null },
+        let scope_line = asked["scope_line"].as_u64().map(|line| line as usize);
+        let all_scopes = asked["all_scopes"].as_bool().unwrap_or_default();
+        let options = Options::new().all_scopes(all_scopes).scope_line(scope_line);
+        let color = asked["color"].as_bool().unwrap_or_default();
+        let plan = match plan_source(&source, options) {
+            Ok(plan) => plan,
+            Err(error) => return Ok(json!({ "rejected": rejection_json(&error, &source, color) })),
+        };
+        let id = self.next;
+        self.next += 1;
+        let functions = (plan.scopes.iter())
+            .filter(|scope| scope.kind == "function")
+            .map(|scope| &scope.qualname)
+            .collect::<Vec<_>>();
+        let answer = json!({ "plan": {
+            "id": id,
+            "json": serde_json::to_string(&plan).map_err(|error| error.to_string())?,
+            "warnings": render_text(&plan.warnings, &source, color),
+            "rewrites": !plan.scopes.is_empty(),
+            "edits_tree": plan.edits_tree(),
             "deep": plan.deep,
-            "functions": plan.scopes.iter().filter(|scope| scope.kind == "function").map(|scope| &scope.qualname).collect::<Vec<_>>(),
-            "scopes": plan.scopes.iter().map(|scope| &scope.qualname).collect::<Vec<_>>(),
-        }}))?;
-        self.failure(&answer, &shown_source)?;
-        if let Some(message) = answer["late"].as_str() {
-            let help = answer["help"].as_str().unwrap_or_default().to_owned();
-            return Err(late(LateError::new(
-                help.is_empty(),
-                message.to_owned(),
-                help,
-                None,
-            )));
-        }
-        let described = answer["codes"].as_array().cloned().unwrap_or_default();
-        let nodes: Vec<Node> = (described.iter())
-            .map(|code| Node {
-                parent: code["parent"].as_u64().map(|parent| parent as usize),
-                qualname: code["qualname"].as_str().unwrap_or_default().to_owned(),
-            })
-            .collect();
-        let codes: Vec<Option<Code>> = described.iter().map(code_of).collect();
-        let load = |index: usize| codes[index].clone().unwrap_or_default();
-        let lowered = lower_module(self.shapes, &plan, &nodes, load).map_err(late)?;
-        let removed: Vec<String> =
-            serde_json::from_value(answer["removed"].clone()).unwrap_or_default();
-        if let Some(error) = self.still_needed(&codes, &lowered, &removed)? {
-            return Err(late(error));
-        }
-        let replace: Vec<Value> = (lowered.iter())
-            .map(|(index, new)| {
-                json!([index, {
-                    "code": hex(&new.code),
-                    "locations": hex(&new.locations),
-                    "exceptions": hex(&new.exceptions),
-                    "stacksize": new.stacksize,
-                    "added": new.added.iter().map(constant_json).collect::<Vec<_>>(),
-                    "names": new.names,
-                }])
-            })
-            .collect();
-        let answer = interpreter.ask(&json!({"write": {
-            "replace": replace,
-            "source": job.source,
-            "target": job.target,
-            "mode": self.mode,
-        }}))?;
-        let warnings = render_text(&plan.warnings, &source, self.color);
-        if let Some(errno) = answer["errno"].as_i64() {
-            let error = std::io::Error::from_raw_os_error(errno as i32);
-            let why = format!(
-                "{}: cannot write: {}",
-                shown(&job.target),
-                io_reason(&error)
-            );
-            return Err(problem(warnings, why));
-        }
-        self.failure(&answer, &shown_source)?;
-        Ok(Outcome {
-            report: warnings,
-            failed: false,
-            problem: None,
-        })
+            "functions": functions,
+        }});
+        self.plans.insert(
+            id,
+            Planned {
+                source,
+                plan,
+                color,
+            },
+        );
+        Ok(answer)
     }
 
-    /// The first load, in a code object of the module as it is after the rewrite, of a name
-    /// that the imports a standalone file leaves out (`removed`) bound.
-    fn still_needed(
-        &self,
-        codes: &[Option<Code>],
-        lowered: &[(usize, Lowered)],
-        removed: &[String],
-    ) -> Result<Option<LateError>, String> {
-        if removed.is_empty() {
-            return Ok(None);
-        }
-        for (index, code) in codes.iter().enumerate() {
-            let Some(code) = code else { continue };
-            let code = match lowered.iter().find(|(at, _)| *at == index) {
-                Some((_, new)) => rewritten(code, new),
-                None => code.clone(),
-            };
-            let found =
-                still_needed(self.shapes, &code, removed).map_err(|error| error.to_string())?;
-            if let Some((name, at)) = found {
-                let (message, help) = still_needed_refusal(&name);
-                return Ok(Some(LateError::new(
-                    false,
-                    message,
-                    help.to_owned(),
-                    Some(at),
-                )));
-            }
-        }
-        Ok(None)
-    }
-
-    /// Stops on an answer that says the interpreter failed on this file: a syntax error of
-    /// CPython's own, CPython's own error of a module it cannot compile (`RecursionError`,
-    /// `MemoryError`), or an error inside the script (`G900`).
-    fn failure(&self, answer: &Value, shown_source: &str) -> Result<(), Stop> {
-        if let Some([line, message]) = answer["syntax_error"].as_array().map(Vec::as_slice) {
-            let message = message.as_str().unwrap_or_default();
-            return Err(failed(format!("{shown_source}:{line}: error: {message}\n")));
-        }
-        if let Some(error) = answer["raised"].as_str() {
-            return Err(failed(format!("{shown_source}: error: {error}\n")));
-        }
-        if let Some(error) = answer["error"].as_str() {
-            return Err(failed(format!(
-                "{shown_source}: error[G900]: internal error: {error} ({REPORT})\n"
-            )));
-        }
-        Ok(())
+    fn planned(&self, id: &Value) -> Result<&Planned, String> {
+        (id.as_u64().and_then(|id| self.plans.get(&id))).ok_or_else(|| format!("no plan {id}"))
     }
 }
 
-/// A code object the script described in full, as the backend reads it.
+impl Planned {
+    fn rejected(&self, error: &LateError) -> Value {
+        json!({ "rejected": late_error_json(&self.source, error, self.color) })
+    }
+}
+
+fn bytes(hex: &Value) -> Result<Vec<u8>, String> {
+    hex.as_str()
+        .and_then(unhex)
+        .ok_or_else(|| "bytes unread".to_owned())
+}
+
+fn lowered_json(new: &Lowered) -> Value {
+    json!({
+        "code": hex(&new.code),
+        "locations": hex(&new.locations),
+        "exceptions": hex(&new.exceptions),
+        "stacksize": new.stacksize,
+        "added": new.added.iter().map(constant_json).collect::<Vec<_>>(),
+        "names": new.names,
+    })
+}
+
+/// A code object the stand-in described, as the backend reads it.
 fn code_of(described: &Value) -> Option<Code> {
     let bytes = |name: &str| unhex(described[name].as_str()?);
     let strings = |name: &str| -> Option<Vec<String>> {
@@ -513,17 +347,6 @@ fn code_of(described: &Value) -> Option<Code> {
         strings("freevars")?,
     );
     Some(code)
-}
-
-/// `code` with the tables, constants and names a rewrite gave it.
-fn rewritten(code: &Code, new: &Lowered) -> Code {
-    let mut code = code.clone();
-    code.code.clone_from(&new.code);
-    code.locations.clone_from(&new.locations);
-    code.exceptions.clone_from(&new.exceptions);
-    code.constants.extend(new.added.iter().cloned());
-    code.names.extend(new.names.iter().cloned());
-    code
 }
 
 fn constant_of(value: &Value) -> Constant {

@@ -1,7 +1,8 @@
 //! The Python package's own modules (`python/gotopy`, `python/goto`), for programs that run
 //! them in a CPython where the package is not installed: `gotopy compile --python` (with a
-//! stand-in for the native module) and `gotopy-python`'s embedding (with the native module
-//! built in). One list, so that a module added to the package is added to both.
+//! stand-in for the native module, `src/cli/standin.py`) and `gotopy-python`'s embedding
+//! (with the native module built in). One list, so that a module added to the package is
+//! added to both.
 
 /// Each module's qualified name and source, packages first.
 pub const MODULES: [(&str, &str); 11] = [

@@ -1,0 +1,234 @@
+"""``gotopy._gotopy`` for ``gotopy compile --python INTERPRETER``, where the package's
+native module is not installed: the binary runs the package's own driver
+(``python -m gotopy compile``'s modules) in that interpreter, with this module in the native
+module's place. Each function the driver calls is answered by the binary, which runs
+as a helper (``gotopy __native``, started once per process on first use, one JSON object a
+line each way) with the same Rust code as the native module; what crosses is bytes in
+hexadecimal, the plan, and the code objects the binary lowers or looks into, with their
+constants as ``gotopy::cpython::code::Constant`` tells them apart.
+
+Only what ``python -m gotopy compile`` uses is here; the binary writes the first lines of
+this file (``VERSION``, ``FORMATS``, ``REPORT``, ``NATIVE``).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import types
+
+
+class Rejected(Exception):
+    """A module gotopy rejects: its only argument is the JSON of its errors and report."""
+
+
+def frameless(function, importing=False):  # noqa: ARG001 - the native module's signature
+    """The native module raises its errors without the frames below the caller's; no such
+    frames matter here, where only the driver calls."""
+    return function
+
+
+class _Helper:
+    """The binary answering this process (a forked worker starts its own)."""
+
+    def __init__(self):
+        self.owner = os.getpid()
+        self.process = subprocess.Popen(
+            [NATIVE, "__native", "{}.{}".format(*sys.version_info)],  # noqa: F821 - written above
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.dropped = []
+
+    def ask(self, request):
+        if self.dropped:
+            request["drop"], self.dropped = self.dropped, []
+        self.process.stdin.write(json.dumps(request).encode() + b"\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the gotopy binary stopped answering")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        if "rejected" in answer:
+            raise Rejected(answer["rejected"])
+        if "value_error" in answer:
+            raise ValueError(answer["value_error"])
+        return answer
+
+
+_helper = None
+
+
+def _ask(request):
+    global _helper
+    if _helper is None or _helper.owner != os.getpid():
+        _helper = _Helper()
+    return _helper.ask(request)
+
+
+def decode_source(data):
+    return _ask({"decode": data.hex()})["text"]
+
+
+def asks_all_scopes(data):
+    return _ask({"asks_all_scopes": data.hex()})["asks"]
+
+
+class Plan:
+    """A module the front end accepted, and its plan, which the helper holds by ``id``."""
+
+    def __init__(self, answer):
+        self.__dict__.update(answer)
+
+    def __del__(self):
+        if _helper is not None and _helper.owner == os.getpid():
+            _helper.dropped.append(self.id)
+
+    def lower(self, module):
+        found = _tree_of(module)
+        scopes = {scope["qualname"] for scope in json.loads(self.json)["scopes"]}
+        answer = _ask({"lower": {
+            "plan": self.id,
+            "nodes": [[parent, code.co_qualname] for code, parent in found],
+            "codes": {index: _described(code) for index, (code, _) in enumerate(found) if code.co_qualname in scopes},
+        }})
+        return _rebuilt(found, {index: new for index, new in answer["lowered"]})
+
+    def late_error(self, message, span, help=None):  # noqa: A002 - the native module's name
+        try:
+            _ask({"late_error": {"plan": self.id, "message": message, "span": span, "help": help}})
+        except Rejected as error:
+            return error
+        raise RuntimeError("the gotopy binary did not reject a late error")
+
+
+def plan(path, data, *, all_scopes=False, color=False, scope_line=None):
+    request = {"path": path, "data": data.hex(), "all_scopes": all_scopes, "color": color, "scope_line": scope_line}
+    return Plan(_ask({"plan": request})["plan"])
+
+
+def still_needed(module, names):
+    """The first load, in a code object of ``module``, of one of ``names``: ``(message,
+    position, help)``, or ``None``. Only code objects that name one are sent."""
+    wanted = set(names)
+    codes = [
+        _described(code)
+        for code, _ in _tree_of(module)
+        if wanted & {*code.co_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars}
+    ]
+    if not codes:
+        return None
+    found = _ask({"still_needed": {"codes": codes, "names": names}})["found"]
+    if found is None:
+        return None
+    message, position, help = found  # noqa: A001 - the native module's name
+    return message, tuple(part if part >= 0 else None for part in position), help
+
+
+def _tree_of(module):
+    """The module's code objects in pre-order, each with the index of its parent."""
+    found = []
+    work = [(module, None)]
+    while work:
+        code, parent = work.pop()
+        index = len(found)
+        found.append((code, parent))
+        nested = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        work.extend((c, index) for c in reversed(nested))
+    return found
+
+
+def _constant(value):
+    kind = type(value)
+    if value is None:
+        return None
+    if kind is int:
+        return {"int": format(value, "x")}
+    if kind is str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return {"other": True}
+        return {"str": value}
+    if kind is bytes:
+        return {"bytes": value.hex()}
+    return {"other": True}
+
+
+def _python_constant(value):
+    """A constant the binary added, as a Python object."""
+    if value is None:
+        return None
+    if "int" in value:
+        return int(value["int"], 16)
+    if "str" in value:
+        return value["str"]
+    if "bool" in value:
+        return bool(value["bool"])
+    if "tuple" in value:
+        return tuple(_python_constant(item) for item in value["tuple"])
+    if "search" in value:
+        # The search function of computed gotos in many frames: its code, compiled here.
+        module = compile(value["search"], value["file"], "exec", dont_inherit=True)
+        return next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == value["name"])
+    return bytes.fromhex(value["bytes"])
+
+
+def _described(code):
+    return {
+        "qualname": code.co_qualname,
+        "code": code.co_code.hex(),
+        "exceptions": code.co_exceptiontable.hex(),
+        "locations": code.co_linetable.hex(),
+        "first_line": code.co_firstlineno,
+        "names": list(code.co_names),
+        "varnames": list(code.co_varnames),
+        "cellvars": list(code.co_cellvars),
+        "freevars": list(code.co_freevars),
+        "constants": [_constant(c) for c in code.co_consts],
+        "flags": code.co_flags,
+        "argcount": code.co_argcount,
+        "kwonlyargcount": code.co_kwonlyargcount,
+        "stacksize": code.co_stacksize,
+    }
+
+
+def _rebuilt(found, replaced):
+    """The module with each lowered code object (by pre-order index) put in, every code
+    object on the way to one rebuilt around it; and the lowered code objects as placed."""
+    along = set()
+    for index in replaced:
+        at = index
+        while at is not None and at not in along:
+            along.add(at)
+            at = found[at][1]
+    placed = {}
+    for index, lowered in replaced.items():
+        code = found[index][0]
+        placed[index] = code.replace(
+            co_code=bytes.fromhex(lowered["code"]),
+            co_consts=code.co_consts + tuple(_python_constant(c) for c in lowered["added"]),
+            co_names=code.co_names + tuple(lowered["names"]),
+            co_linetable=bytes.fromhex(lowered["locations"]),
+            co_exceptiontable=bytes.fromhex(lowered["exceptions"]),
+            co_stacksize=lowered["stacksize"],
+        )
+    index_of = {id(code): index for index, (code, _) in enumerate(found)}
+
+    def build(index):
+        code = placed.get(index, found[index][0])
+        if index not in along:
+            return code
+        consts = tuple(
+            build(index_of[id(c)]) if isinstance(c, types.CodeType) and id(c) in index_of else c
+            for c in code.co_consts
+        )
+        if any(a is not b for a, b in zip(consts, code.co_consts)):
+            code = code.replace(co_consts=consts)
+        if index in placed:
+            placed[index] = code
+        return code
+
+    return build(0), list(placed.values())
