@@ -89,6 +89,30 @@ fn plain_run(python: &Path, file: &Path) -> Output {
         .unwrap()
 }
 
+/// `path` translated into `dir` (for every scope when it asks so): its text, the output's
+/// path, and whether it asks for every scope.
+fn translated_into(path: &Path, dir: &Path) -> (String, PathBuf, bool) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let output = dir.join(path.file_name().unwrap());
+    let all_scopes = text.contains("# gotopy: all-scopes");
+    assert!(
+        translate(path, &output, all_scopes).status.success(),
+        "{path:?}"
+    );
+    (text, output, all_scopes)
+}
+
+/// Every `ok` fixture and every program of tests/programs, in order.
+fn fixtures_and_programs() -> Vec<PathBuf> {
+    let mut sources: Vec<PathBuf> = ["fixtures/ok", "tests/programs"]
+        .into_iter()
+        .flat_map(|under| std::fs::read_dir(common::root().join(under)).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    sources.sort();
+    sources
+}
+
 /// Whether a line of a translation still uses gotopy: imports it or decorates with it.
 fn uses_gotopy(line: &str) -> bool {
     let line = line.trim_start();
@@ -472,22 +496,11 @@ const OFF_AFTER_AT_MOST: usize = 185;
 #[test]
 fn statements_keep_their_source_lines() {
     let dir = common::Scratch::dir("translate-lines");
-    let mut sources: Vec<PathBuf> = ["fixtures/ok", "tests/programs"]
-        .into_iter()
-        .flat_map(|under| std::fs::read_dir(common::root().join(under)).unwrap())
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    sources.sort();
+    let sources = fixtures_and_programs();
     let (mut checked, mut inside, mut after) = ([0; 3], 0, 0);
     let mut shown = String::new();
     for path in &sources {
-        let text = std::fs::read_to_string(path).unwrap();
-        let output = dir.join(path.file_name().unwrap());
-        let all_scopes = text.contains("# gotopy: all-scopes");
-        assert!(
-            translate(path, &output, all_scopes).status.success(),
-            "{path:?}"
-        );
+        let (_, output, all_scopes) = translated_into(path, &dir);
         let run = Command::new("python3")
             .arg(common::root().join("tests/translate/lines.py"))
             .arg(path)
@@ -852,4 +865,100 @@ fn translations_nest_no_deeper_than_cpython_compiles() {
         }
         panic!("{kind}: every depth of {depths:?} translates");
     });
+}
+
+/// The names each translation adds (`_goto_k`, `_goto_v`, ...: a register, a saved value,
+/// a search), for every `ok` fixture and every program of tests/programs, against the
+/// record `tests/translate/added.txt` (`GOTOPY_BLESS=1` writes it again): a shape that
+/// went back to a dispatch loop shows as a name more. The oracle of what a person would
+/// write is the reading of each file, done once; docs/translate.md has the sums.
+#[test]
+fn the_names_each_translation_adds_are_recorded() {
+    let dir = common::Scratch::dir("translate-added");
+    let sources = fixtures_and_programs();
+    let mut table =
+        String::from("# file: names added, lines of the source, lines of the translation\n");
+    let (mut files, mut without) = (0, 0);
+    for path in &sources {
+        let (text, output, _) = translated_into(path, &dir);
+        let translated = std::fs::read_to_string(&output).unwrap();
+        let mut added: Vec<&str> = translated
+            .match_indices("_goto_")
+            .map(|(at, _)| {
+                let rest = &translated[at..];
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                &rest[..end]
+            })
+            .collect();
+        added.sort_unstable();
+        added.dedup();
+        files += 1;
+        without += usize::from(added.is_empty());
+        let name = path
+            .strip_prefix(common::root())
+            .unwrap()
+            .display()
+            .to_string();
+        table.push_str(&format!(
+            "{name}: {} {} {}\n",
+            added.len(),
+            text.lines().count(),
+            translated.lines().count()
+        ));
+    }
+    let record = common::root().join("tests/translate/added.txt");
+    if std::env::var_os("GOTOPY_BLESS").is_some() {
+        std::fs::write(&record, &table).unwrap();
+    }
+    let recorded = std::fs::read_to_string(&record).unwrap_or_default();
+    assert!(
+        recorded == table,
+        "the names translations add changed (GOTOPY_BLESS=1 records them):\n{}",
+        table
+            .lines()
+            .filter(|line| !recorded.lines().any(|old| old == *line))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    println!("{without} of {files} files translate without an added name");
+}
+
+/// Forward skips become `if`s and `else`s, and the loop around them a `while`: the shapes
+/// of tests/translate/structured.py translate without a name added, and the program's own
+/// assertions (each goto function against the same function written without goto) pass
+/// on plain CPython.
+#[test]
+fn forward_skips_become_ifs_and_elses() {
+    let dir = common::Scratch::dir("translate-structured");
+    let source = common::root().join("tests/translate/structured.py");
+    let output = dir.join("structured.py");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_gotopy"));
+    let done = command
+        .args(["translate", "--migrate", "-o"])
+        .arg(&output)
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let translated = std::fs::read_to_string(&output).unwrap();
+    assert!(!translated.contains("_goto_"), "{translated}");
+    assert_eq!(translated.matches("else:").count(), 2, "{translated}");
+    for (version, python) in cpython::pythons() {
+        let ran = plain_run(&python, &output);
+        assert_eq!(
+            (
+                ran.status.success(),
+                String::from_utf8_lossy(&ran.stdout).as_ref()
+            ),
+            (true, "ok\n"),
+            "CPython {version}: {}\n{translated}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+    }
 }

@@ -17,6 +17,7 @@ mod analysis;
 mod blocks;
 mod conditions;
 mod emit;
+mod skips;
 mod text;
 mod tree;
 
@@ -72,6 +73,19 @@ pub fn translate_for(
     purpose: Purpose,
 ) -> Result<Translated, CompileError> {
     on_checked(source, options, |checked| {
+        // The forward skips written as `if`s, when there are some: the same program, which
+        // the rest translates with fewer jumps. Its warnings are the source's.
+        if let Some(simpler) = skips::structured(source, &checked, options) {
+            let translated = on_checked(&simpler, options, |simpler_checked| {
+                translate_checked(&simpler, simpler_checked, purpose)
+            });
+            if let Ok(translated) = translated {
+                return Ok(Translated {
+                    warnings: checked.diagnostics,
+                    ..translated
+                });
+            }
+        }
         translate_checked(source, checked, purpose)
     })
 }

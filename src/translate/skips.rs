@@ -1,0 +1,412 @@
+//! Forward skips as `if`s, before the translation proper: `if TEST: goto .l`, then some
+//! statements, then `label .l`, all three in one statement list, is the same program as
+//! `if not (TEST):` over those statements; the label goes when no other goto names it. The
+//! source is written so, on the same lines (the new `if` on the old one's, the statements
+//! one level deeper, the label's line left blank but for its comment), and the translation
+//! proper takes that source: what needed the register and a dispatch loop needs neither.
+//!
+//! Skips in one list are taken where they nest or follow each other, never where they
+//! cross. A goto to a label inside the skipped statements, or out of them, stays a goto of
+//! the rewritten source, which the translation proper handles as any other. Nothing is
+//! taken from a scope with a computed goto or a switch (their labels may be reached by
+//! value), nor where the text would not survive a change of indentation: a string over
+//! several lines, a tab in the indentation, carriage returns.
+
+use std::collections::HashMap;
+
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustpython_compiler::ast::token::TokenKind;
+use rustpython_compiler::ast::{self as ast, Stmt};
+
+use crate::front::scan::{MarkerKind, Module, Options, ScopeKind};
+use crate::front::source::Source;
+use crate::plan::{Checked, on_checked};
+
+/// The source with its forward skips written as `if`s (and `else`s), or `None` when it
+/// has none to take. `checked` is the source's; each pass after the first checks the
+/// source the one before wrote.
+pub(super) fn structured(source: &Source, checked: &Checked, options: Options) -> Option<Source> {
+    let written = |text: String| Source::new(source.path(), text);
+    let first = pass(Shape::Skip, source, checked).map(written);
+    let second = match &first {
+        None => pass(Shape::Else, source, checked),
+        Some(first) => on_checked(first, options, |checked| {
+            Ok(pass(Shape::Else, first, &checked))
+        })
+        .ok()
+        .flatten(),
+    };
+    second.map(written).or(first)
+}
+
+/// One pass: the source with the skips of `shape` taken.
+fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
+    let text = source.text();
+    if text.contains('\r') {
+        return None;
+    }
+    let markers = Markers::of(&checked.module);
+    if markers.gotos.is_empty() {
+        return None;
+    }
+    let tokens: &[rustpython_compiler::ast::token::Token] = checked.parsed.tokens();
+    // Per token, how many before it hold a line break inside (strings over several
+    // lines): a range's count is a difference of two.
+    let mut broken = vec![0u32];
+    for token in tokens {
+        let newline = matches!(
+            token.kind(),
+            TokenKind::Newline | TokenKind::NonLogicalNewline
+        );
+        let inside = !newline && text[token.range()].contains('\n');
+        broken.push(broken.last().unwrap_or(&0) + u32::from(inside));
+    }
+    let count = |table: &[u32], range: TextRange| {
+        let first = tokens.partition_point(|token| token.start() < range.start());
+        let last = tokens.partition_point(|token| token.start() < range.end());
+        table[last] - table[first]
+    };
+    let lines = Lines::new(text);
+    let mut finder = Finder {
+        shape,
+        markers: &markers,
+        text,
+        lines: &lines,
+        skips: Vec::new(),
+        unbroken: &|range| count(&broken, range) == 0,
+    };
+    finder.lists(&checked.parsed.syntax().body);
+    if finder.skips.is_empty() {
+        return None;
+    }
+    Some(rewrite(text, &lines, &markers, &finder.skips))
+}
+
+/// The gotos and labels of the scopes whose forward skips may be taken, by where their
+/// statements start.
+struct Markers {
+    gotos: HashMap<TextSize, String>,
+    labels: HashMap<TextSize, String>,
+    /// How many gotos of its scope name each label (by where the label starts).
+    named: HashMap<TextSize, usize>,
+}
+
+impl Markers {
+    fn of(module: &Module) -> Markers {
+        let mut markers = Markers {
+            gotos: HashMap::new(),
+            labels: HashMap::new(),
+            named: HashMap::new(),
+        };
+        let written = (module.scopes.iter()).filter(|scope| {
+            scope.kind != ScopeKind::Module
+                && (scope.decorated || scope.rewritten && !scope.markers.is_empty())
+        });
+        for scope in written {
+            let by_value = scope.markers.iter().any(|marker| {
+                matches!(
+                    marker.kind,
+                    MarkerKind::ComputedGoto { .. }
+                        | MarkerKind::Switch(_)
+                        | MarkerKind::Case { .. }
+                )
+            });
+            if by_value {
+                continue;
+            }
+            let mut names: HashMap<&str, usize> = HashMap::new();
+            for marker in &scope.markers {
+                if let MarkerKind::Goto { name, .. } = &marker.kind {
+                    *names.entry(name.as_str()).or_default() += 1;
+                    markers.gotos.insert(marker.range.start(), name.to_string());
+                }
+            }
+            for marker in &scope.markers {
+                if let MarkerKind::Label { name, .. } = &marker.kind {
+                    let start = marker.range.start();
+                    markers.labels.insert(start, name.to_string());
+                    markers
+                        .named
+                        .insert(start, names.get(name.as_str()).copied().unwrap_or(0));
+                }
+            }
+        }
+        markers
+    }
+}
+
+/// A skip to take: its edits of the text, the lines that go one level deeper (from the one
+/// after the goto's to the last skipped statement's), and its label's statement.
+struct Skip {
+    edits: Vec<(TextRange, String)>,
+    skipped: TextRange,
+    label: TextRange,
+}
+
+/// The two shapes taken, each in a pass of its own over the source the pass before wrote.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// `if TEST: goto .l` / S / `label .l`: `if not (TEST):` / S.
+    Skip,
+    /// `if TEST:` / S1 / `goto .l` (the last of its body) / S2 / `label .l`: the goto's line
+    /// becomes `else:` over S2.
+    Else,
+}
+
+struct Finder<'a> {
+    shape: Shape,
+    markers: &'a Markers,
+    text: &'a str,
+    lines: &'a Lines,
+    skips: Vec<Skip>,
+    /// No string over several lines in the range.
+    unbroken: &'a dyn Fn(TextRange) -> bool,
+}
+
+impl<'a> Finder<'a> {
+    /// Finds the skips of `body` and of every list nested in it (iteratively: an `elif`
+    /// chain nests as deep as it is long).
+    fn lists(&mut self, body: &[Stmt]) {
+        let mut work = vec![body];
+        while let Some(list) = work.pop() {
+            self.list(list);
+            for stmt in list {
+                work.extend(child_lists(stmt));
+            }
+        }
+    }
+
+    /// The skips of one list, the first of two that cross left out.
+    fn list(&mut self, list: &[Stmt]) {
+        // The labels of the list by name, and the ends of the skips taken around the
+        // statement at hand, innermost last (taken skips nest, so the innermost ends first).
+        let labels: HashMap<&str, usize> = (list.iter().enumerate())
+            .filter_map(|(at, stmt)| Some((self.markers.labels.get(&stmt.start())?.as_str(), at)))
+            .collect();
+        let mut around: Vec<usize> = Vec::new();
+        for (at, stmt) in list.iter().enumerate() {
+            let Some((name, goto)) = self.goto_branch(stmt) else {
+                continue;
+            };
+            let Some(&end) = labels.get(name.as_str()).filter(|&&end| end > at + 1) else {
+                continue;
+            };
+            let label = &list[end];
+            while around.last().is_some_and(|&to| to < at) {
+                around.pop();
+            }
+            // A skip that ends inside this one would cross it.
+            if around.last().is_some_and(|&to| to < end) {
+                continue;
+            }
+            let skipped = TextRange::new(list[at + 1].start(), list[end - 1].end());
+            let alone = |range: TextRange| self.lines.alone(self.text, range);
+            let fits = self.lines.line(goto.end()) < self.lines.line(skipped.start())
+                && self.lines.line(skipped.end()) < self.lines.line(label.start())
+                && alone(label.range())
+                && (self.shape == Shape::Skip || alone(goto))
+                && (self.unbroken)(TextRange::new(stmt.start(), skipped.end()))
+                && !self.lines.tabbed(stmt.start(), label.end());
+            if !fits {
+                continue;
+            }
+            let Stmt::If(branch) = stmt else { continue };
+            let edits = match self.shape {
+                Shape::Skip => {
+                    // The goto goes, with the blanks before it on its line.
+                    let blanks = self.text[..usize::from(goto.start())]
+                        .trim_end_matches([' ', '\t'])
+                        .len();
+                    let blanks = TextSize::try_from(blanks).unwrap_or_default();
+                    let test = branch.test.range();
+                    let negated = match &*branch.test {
+                        // `not x` (or `not (x)`) is tested as `x` (or `(x)`).
+                        ast::Expr::UnaryOp(ast::ExprUnaryOp {
+                            op: ast::UnaryOp::Not,
+                            ..
+                        }) => self.text[test][3..].trim_start().to_owned(),
+                        ast::Expr::Name(_)
+                        | ast::Expr::Attribute(_)
+                        | ast::Expr::Call(_)
+                        | ast::Expr::Subscript(_) => format!("not {}", &self.text[test]),
+                        _ => format!("not ({})", &self.text[test]),
+                    };
+                    vec![
+                        (test, negated),
+                        (TextRange::new(blanks, goto.end()), String::new()),
+                    ]
+                }
+                Shape::Else => {
+                    // The goto's line is the `else:`, as deep as the `if`.
+                    let first = self.lines.start(stmt.start());
+                    let indent = &self.text[usize::from(first)..usize::from(stmt.start())];
+                    let line = self.lines.start(goto.start());
+                    vec![(TextRange::new(line, goto.end()), format!("{indent}else:"))]
+                }
+            };
+            around.push(end);
+            // Deeper from the line after the goto's: the comments before the first
+            // statement too.
+            let after = self.lines.starts[self.lines.line(goto.end()) + 1];
+            self.skips.push(Skip {
+                edits,
+                skipped: TextRange::new(after, skipped.end()),
+                label: label.range(),
+            });
+        }
+    }
+
+    /// The name and range of the goto of `stmt`, an `if` with no other branch: its only
+    /// statement (a skip), or its last after others (an else).
+    fn goto_branch(&self, stmt: &Stmt) -> Option<(&'a String, TextRange)> {
+        let Stmt::If(branch) = stmt else { return None };
+        if !branch.elif_else_clauses.is_empty() {
+            return None;
+        }
+        let goto = match (self.shape, branch.body.as_slice()) {
+            (Shape::Skip, [only]) => only,
+            (Shape::Else, [_, .., last]) => last,
+            _ => return None,
+        };
+        let name = self.markers.gotos.get(&goto.start())?;
+        Some((name, goto.range()))
+    }
+}
+
+/// The source with `skips` taken: each `if TEST: goto .l` written `if not (TEST):`, the
+/// labels no other goto names blanked (their comments stay), then the skipped lines one
+/// level deeper for each skip around them. No edit adds or takes a line.
+fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> String {
+    let mut edits: Vec<(TextRange, String)> = Vec::new();
+    let mut taken: HashMap<TextSize, (TextRange, usize)> = HashMap::new();
+    for skip in skips {
+        edits.extend(skip.edits.iter().cloned());
+        taken.entry(skip.label.start()).or_insert((skip.label, 0)).1 += 1;
+    }
+    for (start, (label, count)) in taken {
+        if markers.named.get(&start) == Some(&count) {
+            // With the blanks after it, when a comment follows: the comment takes its place.
+            let rest = &text[usize::from(label.end())..];
+            let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+            let noted = rest[blanks..].starts_with('#');
+            // Without, the indentation before it too: the line is left empty.
+            let range = if noted {
+                let blanks = TextSize::try_from(blanks).unwrap_or_default();
+                TextRange::new(label.start(), label.end() + blanks)
+            } else {
+                TextRange::new(lines.start(label.start()), label.end())
+            };
+            edits.push((range, String::new()));
+        }
+    }
+    edits.sort_by_key(|(range, _)| range.start());
+    let mut edited = String::with_capacity(text.len());
+    let mut at = 0;
+    for (range, with) in edits {
+        edited.push_str(&text[at..usize::from(range.start())]);
+        edited.push_str(&with);
+        at = usize::from(range.end());
+    }
+    edited.push_str(&text[at..]);
+    let mut deeper = vec![0i32; lines.starts.len() + 1];
+    for skip in skips {
+        deeper[lines.line(skip.skipped.start())] += 1;
+        deeper[lines.line(skip.skipped.end()) + 1] -= 1;
+    }
+    let mut out = String::with_capacity(edited.len() + edited.len() / 8);
+    let mut level = 0;
+    for (line, text) in edited.split_inclusive('\n').enumerate() {
+        level += deeper[line];
+        if level > 0 && !text.trim().is_empty() {
+            out.push_str(&"    ".repeat(level.unsigned_abs() as usize));
+        }
+        out.push_str(text);
+    }
+    out
+}
+
+/// The statement lists directly inside `stmt`.
+fn child_lists(stmt: &Stmt) -> Vec<&[Stmt]> {
+    match stmt {
+        Stmt::If(branch) => {
+            let mut lists = vec![branch.body.as_slice()];
+            lists.extend(
+                branch
+                    .elif_else_clauses
+                    .iter()
+                    .map(|clause| clause.body.as_slice()),
+            );
+            lists
+        }
+        Stmt::While(ast::StmtWhile { body, orelse, .. })
+        | Stmt::For(ast::StmtFor { body, orelse, .. }) => vec![body, orelse],
+        Stmt::With(ast::StmtWith { body, .. }) => vec![body],
+        Stmt::Try(attempt) => {
+            let mut lists = vec![attempt.body.as_slice()];
+            lists.extend(attempt.handlers.iter().map(|handler| {
+                let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                handler.body.as_slice()
+            }));
+            lists.extend([attempt.orelse.as_slice(), attempt.finalbody.as_slice()]);
+            lists
+        }
+        Stmt::Match(choice) => choice
+            .cases
+            .iter()
+            .map(|case| case.body.as_slice())
+            .collect(),
+        // A nested function or class is a scope of its own, with lists of its own.
+        Stmt::FunctionDef(function) => vec![function.body.as_slice()],
+        Stmt::ClassDef(class) => vec![class.body.as_slice()],
+        _ => Vec::new(),
+    }
+}
+
+/// Where each line starts, and how many lines before each are indented with a tab.
+struct Lines {
+    starts: Vec<TextSize>,
+    tabbed: Vec<u32>,
+}
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        let mut starts = vec![TextSize::default()];
+        for (at, _) in text.match_indices('\n') {
+            starts.push(TextSize::try_from(at + 1).unwrap_or_default());
+        }
+        let mut tabbed = vec![0u32];
+        for line in text.split('\n') {
+            let indented = line
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .any(|c| c == '\t');
+            tabbed.push(tabbed.last().unwrap_or(&0) + u32::from(indented));
+        }
+        Lines { starts, tabbed }
+    }
+
+    /// Where the line of `offset` starts.
+    fn start(&self, offset: TextSize) -> TextSize {
+        self.starts[self.line(offset)]
+    }
+
+    /// The zero-based line of `offset`.
+    fn line(&self, offset: TextSize) -> usize {
+        self.starts.partition_point(|&start| start <= offset) - 1
+    }
+
+    /// Nothing but blanks before `range` on its first line, and nothing but blanks or a
+    /// comment after it on its last.
+    fn alone(&self, text: &str, range: TextRange) -> bool {
+        let first = usize::from(self.starts[self.line(range.start())]);
+        let before = text[first..usize::from(range.start())].trim().is_empty();
+        let rest = &text[usize::from(range.end())..];
+        let after = rest[..rest.find('\n').unwrap_or(rest.len())].trim_start();
+        before && (after.is_empty() || after.starts_with('#'))
+    }
+
+    /// Some line from the one of `start` to the one of `end` is indented with a tab.
+    fn tabbed(&self, start: TextSize, end: TextSize) -> bool {
+        self.tabbed[self.line(end) + 1] > self.tabbed[self.line(start)]
+    }
+}

@@ -1,0 +1,107 @@
+"""Shapes a person writes as `if`, `else` and `while`: each goto function is checked
+against the same function written without goto, on many inputs."""
+
+from goto import goto, label
+
+
+@goto
+def gcd(a, b):
+    label .top
+    if b == 0:
+        goto .done
+    a, b = b, a % b
+    goto .top
+    label .done
+    return a
+
+
+def gcd_plain(a, b):
+    while b != 0:
+        a, b = b, a % b
+    return a
+
+
+@goto
+def clamp(x, low, high):
+    if x >= low:  # nothing to raise
+        goto .checked_low
+    x = low
+    label .checked_low
+    if not x > high:
+        goto .checked_high
+    x = high
+    label .checked_high
+    return x
+
+
+def clamp_plain(x, low, high):
+    return min(max(x, low), high)
+
+
+@goto
+def steps(t0):
+    rv = 0
+    label .top
+    if t0 == 1:
+        goto .done
+    if t0 % 2 == 0:
+        goto .even
+    t0 = 3 * t0 + 1
+    goto .next
+    label .even  # halve
+    t0 = t0 // 2
+    label .next
+    rv = rv + 1
+    goto .top
+    label .done
+    return rv
+
+
+def steps_plain(t0):
+    rv = 0
+    while t0 != 1:
+        t0 = t0 // 2 if t0 % 2 == 0 else 3 * t0 + 1
+        rv += 1
+    return rv
+
+
+@goto
+def kinds(values):
+    out = []
+    for v in values:
+        if v is None:
+            goto .skip
+        if isinstance(v, str):
+            goto .text
+        out.append(("number", v))
+        goto .next
+        label .text
+        out.append(("text", v))
+        label .next
+        if v == 0:
+            goto .skip
+        out.append(("seen", v))
+        label .skip
+    return out
+
+
+def kinds_plain(values):
+    out = []
+    for v in values:
+        if v is None:
+            continue
+        out.append(("text", v) if isinstance(v, str) else ("number", v))
+        if v != 0:
+            out.append(("seen", v))
+    return out
+
+
+for a in range(30):
+    for b in range(30):
+        assert gcd(a, b) == gcd_plain(a, b), (a, b)
+for x in range(-5, 15):
+    assert clamp(x, 0, 9) == clamp_plain(x, 0, 9), x
+for n in range(1, 200):
+    assert steps(n) == steps_plain(n), n
+assert kinds([1, None, "a", 0, 2.5]) == kinds_plain([1, None, "a", 0, 2.5])
+print("ok")
