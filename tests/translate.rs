@@ -925,7 +925,7 @@ fn the_names_each_translation_adds_are_recorded() {
     println!("{without} of {files} files translate without an added name");
 }
 
-/// Forward skips become `if`s and `else`s, and the loop around them a `while`: the shapes
+/// Forward skips become `if`s and `else`s, and a loop with its test a `while`: the shapes
 /// of tests/translate/structured.py translate without a name added, and the program's own
 /// assertions (each goto function against the same function written without goto) pass
 /// on plain CPython.
@@ -948,6 +948,8 @@ fn forward_skips_become_ifs_and_elses() {
     );
     let translated = std::fs::read_to_string(&output).unwrap();
     assert!(!translated.contains("_goto_"), "{translated}");
+    assert!(!translated.contains("while True"), "{translated}");
+    assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
     assert_eq!(translated.matches("else:").count(), 2, "{translated}");
     for (version, python) in cpython::pythons() {
         let ran = plain_run(&python, &output);

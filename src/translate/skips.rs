@@ -26,17 +26,21 @@ use crate::plan::{Checked, on_checked};
 /// has none to take. `checked` is the source's; each pass after the first checks the
 /// source the one before wrote.
 pub(super) fn structured(source: &Source, checked: &Checked, options: Options) -> Option<Source> {
-    let written = |text: String| Source::new(source.path(), text);
-    let first = pass(Shape::Skip, source, checked).map(written);
-    let second = match &first {
-        None => pass(Shape::Else, source, checked),
-        Some(first) => on_checked(first, options, |checked| {
-            Ok(pass(Shape::Else, first, &checked))
-        })
-        .ok()
-        .flatten(),
-    };
-    second.map(written).or(first)
+    let mut written: Option<Source> = None;
+    for shape in SHAPES {
+        let text = match &written {
+            None => pass(shape, source, checked),
+            Some(before) => {
+                on_checked(before, options, |checked| Ok(pass(shape, before, &checked)))
+                    .ok()
+                    .flatten()
+            }
+        };
+        if let Some(text) = text {
+            written = Some(Source::new(source.path(), text));
+        }
+    }
+    written
 }
 
 /// One pass: the source with the skips of `shape` taken.
@@ -139,7 +143,7 @@ impl Markers {
 /// after the goto's to the last skipped statement's), and its label's statement.
 struct Skip {
     edits: Vec<(TextRange, String)>,
-    skipped: TextRange,
+    skipped: Option<TextRange>,
     label: TextRange,
 }
 
@@ -151,7 +155,13 @@ enum Shape {
     /// `if TEST:` / S1 / `goto .l` (the last of its body) / S2 / `label .l`: the goto's line
     /// becomes `else:` over S2.
     Else,
+    /// `label .l` / `if TEST:` / S / `goto .l` (the last of its body): `while TEST:` / S, when
+    /// no `break` or `continue` in S would be the new loop's.
+    Loop,
 }
+
+/// The passes, in order: a loop's exit test is a skip first.
+const SHAPES: [Shape; 3] = [Shape::Skip, Shape::Else, Shape::Loop];
 
 struct Finder<'a> {
     shape: Shape,
@@ -178,6 +188,10 @@ impl<'a> Finder<'a> {
 
     /// The skips of one list, the first of two that cross left out.
     fn list(&mut self, list: &[Stmt]) {
+        if self.shape == Shape::Loop {
+            self.loops(list);
+            return;
+        }
         // The labels of the list by name, and the ends of the skips taken around the
         // statement at hand, innermost last (taken skips nest, so the innermost ends first).
         let labels: HashMap<&str, usize> = (list.iter().enumerate())
@@ -236,7 +250,7 @@ impl<'a> Finder<'a> {
                         (TextRange::new(blanks, goto.end()), String::new()),
                     ]
                 }
-                Shape::Else => {
+                Shape::Else | Shape::Loop => {
                     // The goto's line is the `else:`, as deep as the `if`.
                     let first = self.lines.start(stmt.start());
                     let indent = &self.text[usize::from(first)..usize::from(stmt.start())];
@@ -250,7 +264,37 @@ impl<'a> Finder<'a> {
             let after = self.lines.starts[self.lines.line(goto.end()) + 1];
             self.skips.push(Skip {
                 edits,
-                skipped: TextRange::new(after, skipped.end()),
+                skipped: Some(TextRange::new(after, skipped.end())),
+                label: label.range(),
+            });
+        }
+    }
+
+    /// The loops of one list: `label .l` then an `if` whose body ends with `goto .l`.
+    fn loops(&mut self, list: &[Stmt]) {
+        for (at, stmt) in list.iter().enumerate().skip(1) {
+            let Some((name, goto)) = self.goto_branch(stmt) else {
+                continue;
+            };
+            let label = &list[at - 1];
+            let Stmt::If(branch) = stmt else { continue };
+            let body = &branch.body[..branch.body.len() - 1];
+            let last = body.last().map_or(stmt.start(), Ranged::end);
+            let fits = self.markers.labels.get(&label.start()) == Some(name)
+                && self.lines.alone(self.text, goto)
+                && self.lines.line(last) < self.lines.line(goto.start())
+                && !loop_exit(body);
+            if !fits {
+                continue;
+            }
+            let keyword = TextRange::at(stmt.start(), TextSize::of("if"));
+            let line = self.lines.start(goto.start());
+            self.skips.push(Skip {
+                edits: vec![
+                    (keyword, "while".to_owned()),
+                    (TextRange::new(line, goto.end()), String::new()),
+                ],
+                skipped: None,
                 label: label.range(),
             });
         }
@@ -265,7 +309,7 @@ impl<'a> Finder<'a> {
         }
         let goto = match (self.shape, branch.body.as_slice()) {
             (Shape::Skip, [only]) => only,
-            (Shape::Else, [_, .., last]) => last,
+            (Shape::Else | Shape::Loop, [_, .., last]) => last,
             _ => return None,
         };
         let name = self.markers.gotos.get(&goto.start())?;
@@ -309,9 +353,9 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Stri
     }
     edited.push_str(&text[at..]);
     let mut deeper = vec![0i32; lines.starts.len() + 1];
-    for skip in skips {
-        deeper[lines.line(skip.skipped.start())] += 1;
-        deeper[lines.line(skip.skipped.end()) + 1] -= 1;
+    for skipped in skips.iter().filter_map(|skip| skip.skipped) {
+        deeper[lines.line(skipped.start())] += 1;
+        deeper[lines.line(skipped.end()) + 1] -= 1;
     }
     let mut out = String::with_capacity(edited.len() + edited.len() / 8);
     let mut level = 0;
@@ -323,6 +367,24 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Stri
         out.push_str(text);
     }
     out
+}
+
+/// Whether `body` holds a `break` or `continue` of a loop around it.
+fn loop_exit(body: &[Stmt]) -> bool {
+    let mut work = vec![body];
+    while let Some(list) = work.pop() {
+        for stmt in list {
+            match stmt {
+                Stmt::Break(_) | Stmt::Continue(_) => return true,
+                // A loop's own body is its own; its `else` is not.
+                Stmt::While(ast::StmtWhile { orelse, .. })
+                | Stmt::For(ast::StmtFor { orelse, .. }) => work.push(orelse),
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                other => work.extend(child_lists(other)),
+            }
+        }
+    }
+    false
 }
 
 /// The statement lists directly inside `stmt`.
