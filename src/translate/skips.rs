@@ -22,25 +22,34 @@ use crate::front::scan::{MarkerKind, Module, Options, ScopeKind};
 use crate::front::source::Source;
 use crate::plan::{Checked, on_checked};
 
-/// The source with its forward skips written as `if`s (and `else`s), or `None` when it
-/// has none to take. `checked` is the source's; each pass after the first checks the
-/// source the one before wrote.
+/// The source with its forward skips written as `if`s and `else`s and its loops as
+/// `while`s, or `None` when it has none to take. `checked` is the source's; the passes after
+/// one that wrote the source check what it wrote.
 pub(super) fn structured(source: &Source, checked: &Checked, options: Options) -> Option<Source> {
-    let mut written: Option<Source> = None;
-    for shape in SHAPES {
-        let text = match &written {
-            None => pass(shape, source, checked),
-            Some(before) => {
-                on_checked(before, options, |checked| Ok(pass(shape, before, &checked)))
-                    .ok()
-                    .flatten()
-            }
+    let (mut next, text) = passes(0, source, checked);
+    let mut written = Source::new(source.path(), text?);
+    while next < SHAPES.len() {
+        let checked = on_checked(&written, options, |checked| {
+            Ok(passes(next, &written, &checked))
+        });
+        let Ok((after, Some(text))) = checked else {
+            break;
         };
-        if let Some(text) = text {
-            written = Some(Source::new(source.path(), text));
+        next = after;
+        written = Source::new(source.path(), text);
+    }
+    Some(written)
+}
+
+/// The passes from the `from`-th on `source` as `checked`, up to the first that writes it:
+/// the next pass's index, and the text written.
+fn passes(from: usize, source: &Source, checked: &Checked) -> (usize, Option<String>) {
+    for (at, &shape) in SHAPES.iter().enumerate().skip(from) {
+        if let Some(text) = pass(shape, source, checked) {
+            return (at + 1, Some(text));
         }
     }
-    written
+    (SHAPES.len(), None)
 }
 
 /// One pass: the source with the skips of `shape` taken.
