@@ -33,7 +33,7 @@ use crate::front::scan::{self, MarkerId, MarkerKind, Module, Options, Scope, Sco
 use crate::front::source::Source;
 use crate::plan::cases::{NO_SUCH_LABEL, no_such_label_text, switch_cases};
 use crate::plan::{Checked, CompileError, on_checked, rejected};
-use text::{Kind, Out, Piece, Text, render};
+use text::{Kind, Out, Piece, Text, render, render_compact};
 
 /// What a translation is for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,7 +77,7 @@ pub fn translate_for(
         // the rest translates with fewer jumps. Its warnings are the source's.
         if let Some(simpler) = skips::structured(source, &checked, options) {
             let translated = on_checked(&simpler, options, |simpler_checked| {
-                translate_checked(&simpler, simpler_checked, purpose)
+                translate_checked(&simpler, simpler_checked, purpose, source.text())
             });
             if let Ok(translated) = translated {
                 return Ok(Translated {
@@ -86,14 +86,17 @@ pub fn translate_for(
                 });
             }
         }
-        translate_checked(source, checked, purpose)
+        translate_checked(source, checked, purpose, source.text())
     })
 }
 
+/// `source` translated; `original` is the text the user wrote, whose lines a migration's
+/// blank lines follow (`source` may be its rewrite with the skips taken).
 fn translate_checked(
     source: &Source,
     checked: Checked,
     purpose: Purpose,
+    original: &str,
 ) -> Result<Translated, CompileError> {
     let Checked {
         parsed,
@@ -145,7 +148,9 @@ fn translate_checked(
     );
     let mut rendered = match purpose {
         Purpose::Generated => render(outs, Some(&header)),
-        Purpose::Migration => render(outs, None).trim_start_matches('\n').to_owned(),
+        Purpose::Migration => render_compact(outs, original)
+            .trim_start_matches('\n')
+            .to_owned(),
     };
     if source.text().contains("\r\n") {
         rendered = rendered.replace('\n', "\r\n");

@@ -9,8 +9,8 @@
 //! cross. A goto to a label inside the skipped statements, or out of them, stays a goto of
 //! the rewritten source, which the translation proper handles as any other. Nothing is
 //! taken from a scope with a computed goto or a switch (their labels may be reached by
-//! value), nor where the text would not survive a change of indentation: a string over
-//! several lines, a tab in the indentation, carriage returns.
+//! value), nor where the text would not survive a change of indentation: a tab in the
+//! indentation, carriage returns. The lines inside a string are copied as they are.
 
 use std::collections::HashMap;
 
@@ -62,31 +62,24 @@ fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
     if markers.gotos.is_empty() {
         return None;
     }
-    let tokens: &[rustpython_compiler::ast::token::Token] = checked.parsed.tokens();
-    // Per token, how many before it hold a line break inside (strings over several
-    // lines): a range's count is a difference of two.
-    let mut broken = vec![0u32];
-    for token in tokens {
+    let mut lines = Lines::new(text);
+    // The lines that start inside a token (a string over several lines): copied as they are.
+    for token in checked.parsed.tokens().iter() {
         let newline = matches!(
             token.kind(),
             TokenKind::Newline | TokenKind::NonLogicalNewline
         );
-        let inside = !newline && text[token.range()].contains('\n');
-        broken.push(broken.last().unwrap_or(&0) + u32::from(inside));
+        if !newline && text[token.range()].contains('\n') {
+            let (first, last) = (lines.line(token.start()), lines.line(token.end()));
+            lines.inside[first + 1..=last].fill(true);
+        }
     }
-    let count = |table: &[u32], range: TextRange| {
-        let first = tokens.partition_point(|token| token.start() < range.start());
-        let last = tokens.partition_point(|token| token.start() < range.end());
-        table[last] - table[first]
-    };
-    let lines = Lines::new(text);
     let mut finder = Finder {
         shape,
         markers: &markers,
         text,
         lines: &lines,
         skips: Vec::new(),
-        unbroken: &|range| count(&broken, range) == 0,
     };
     finder.lists(&checked.parsed.syntax().body);
     if finder.skips.is_empty() {
@@ -178,8 +171,6 @@ struct Finder<'a> {
     text: &'a str,
     lines: &'a Lines,
     skips: Vec<Skip>,
-    /// No string over several lines in the range.
-    unbroken: &'a dyn Fn(TextRange) -> bool,
 }
 
 impl<'a> Finder<'a> {
@@ -228,7 +219,6 @@ impl<'a> Finder<'a> {
                 && self.lines.line(skipped.end()) < self.lines.line(label.start())
                 && alone(label.range())
                 && (self.shape == Shape::Skip || alone(goto))
-                && (self.unbroken)(TextRange::new(stmt.start(), skipped.end()))
                 && !self.lines.tabbed(stmt.start(), label.end());
             if !fits {
                 continue;
@@ -370,7 +360,7 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Stri
     let mut level = 0;
     for (line, text) in edited.split_inclusive('\n').enumerate() {
         level += deeper[line];
-        if level > 0 && !text.trim().is_empty() {
+        if level > 0 && !text.trim().is_empty() && !lines.inside[line] {
             out.push_str(&"    ".repeat(level.unsigned_abs() as usize));
         }
         out.push_str(text);
@@ -437,6 +427,8 @@ fn child_lists(stmt: &Stmt) -> Vec<&[Stmt]> {
 struct Lines {
     starts: Vec<TextSize>,
     tabbed: Vec<u32>,
+    /// Whether each line starts inside a token: a string over several lines.
+    inside: Vec<bool>,
 }
 
 impl Lines {
@@ -453,7 +445,12 @@ impl Lines {
                 .any(|c| c == '\t');
             tabbed.push(tabbed.last().unwrap_or(&0) + u32::from(indented));
         }
-        Lines { starts, tabbed }
+        let inside = vec![false; starts.len()];
+        Lines {
+            starts,
+            tabbed,
+            inside,
+        }
     }
 
     /// Where the line of `offset` starts.

@@ -13,6 +13,8 @@ use rustpython_compiler::ast::token::{TokenKind, Tokens};
 pub(super) enum Piece {
     Rel(String),
     Raw(String),
+    /// A line that starts inside a string: copied as it is, and never dropped.
+    Str(String),
 }
 
 /// What a statement of the output is, for the allocator.
@@ -193,7 +195,7 @@ impl<'a> Text<'a> {
                 if index == 0 {
                     Piece::Rel(part.to_owned())
                 } else if self.raw.contains(&(first + index)) {
-                    Piece::Raw(part.to_owned())
+                    Piece::Str(part.to_owned())
                 } else if let Some(rest) = part.strip_prefix(indent)
                     && !rest.is_empty()
                 {
@@ -280,6 +282,41 @@ pub(super) fn render(outs: Vec<Out>, header: Option<&str>) -> String {
     lines.text
 }
 
+/// The output as [`render`] writes it without a header, less the blank lines where
+/// `source` had something on the same line (a marker, a decorator or an import that is
+/// gone, a statement that moved), and no run of blank lines longer than the longest in
+/// `source`: the program's new source, whose lines no traceback needs to match. A line
+/// inside a string always stays.
+pub(super) fn render_compact(outs: Vec<Out>, source: &str) -> String {
+    let mut lines = Lines::default();
+    write(&normalize(outs), 0, &mut lines);
+    let strings: std::collections::HashSet<usize> = lines.strings.into_iter().collect();
+    let source: Vec<&str> = source.split('\n').collect();
+    let longest = (source.iter())
+        .scan(0, |run, line| {
+            *run = if line.trim().is_empty() { *run + 1 } else { 0 };
+            Some(*run)
+        })
+        .max()
+        .unwrap_or(0);
+    let mut out = String::with_capacity(lines.text.len() + 1);
+    let mut run = 0;
+    for (at, line) in lines.text.split('\n').enumerate() {
+        if line.trim().is_empty() && !strings.contains(&(at + 1)) {
+            let gone = source.get(at).is_some_and(|was| !was.trim().is_empty());
+            if gone || run >= longest {
+                continue;
+            }
+            run += 1;
+        } else {
+            run = 0;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// The output as it is written: its text (lines joined by `\n`), how many lines it has, and
 /// where the first blank line that only places a statement on its line starts (not a line
 /// of a statement, such as a string's blank line).
@@ -288,6 +325,8 @@ struct Lines {
     text: String,
     count: usize,
     first_free: Option<usize>,
+    /// The lines (from 1) that start inside a string.
+    strings: Vec<usize>,
 }
 
 impl Lines {
@@ -411,6 +450,10 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
                     match piece {
                         Piece::Rel(text) => lines.push(&indent, text),
                         Piece::Raw(text) => lines.push("", text),
+                        Piece::Str(text) => {
+                            lines.push("", text);
+                            lines.strings.push(lines.count);
+                        }
                     }
                 }
             }

@@ -96,6 +96,20 @@ def kinds_plain(values):
     return out
 
 
+@goto
+def banner(wide):
+    if not wide:
+        goto .narrow
+    text = """a
+
+b"""
+    goto .done
+    label .narrow
+    text = "ab"
+    label .done
+    return text
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -104,4 +118,5 @@ for x in range(-5, 15):
 for n in range(1, 200):
     assert steps(n) == steps_plain(n), n
 assert kinds([1, None, "a", 0, 2.5]) == kinds_plain([1, None, "a", 0, 2.5])
+assert banner(True) == "a\n\nb" and banner(False) == "ab"
 print("ok")
