@@ -4,12 +4,13 @@
 //! exit status; the library below it takes text and returns values.
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use gotopy::diagnostic::{Format, render_text, report_as};
+use gotopy::inputs::{Input, collect_inputs, io_reason, read_bytes, read_source, shown};
 use gotopy::{Diagnostic, Options, Source, check_source};
 
 mod cpython;
@@ -732,102 +733,4 @@ fn print_stdout(bytes: &[u8]) -> Result<(), String> {
         .write_all(bytes)
         .and_then(|()| stdout.flush())
         .map_err(|error| format!("cannot write to standard output: {}", io_reason(&error)))
-}
-
-/// Where source text comes from.
-enum Input {
-    Stdin,
-    File(PathBuf),
-}
-
-impl Input {
-    /// A command-line path: `-` is standard input.
-    fn from_path(path: &Path) -> Self {
-        if path.as_os_str() == "-" {
-            Input::Stdin
-        } else {
-            Input::File(path.to_path_buf())
-        }
-    }
-}
-
-/// Expands the command-line paths into inputs, in a stable order; paths that cannot be
-/// expanded come back as messages.
-fn collect_inputs(paths: &[PathBuf]) -> (Vec<Input>, Vec<String>) {
-    let mut inputs = Vec::new();
-    let mut problems = Vec::new();
-    for path in paths {
-        if path.as_os_str() != "-" && path.is_dir() {
-            let before = inputs.len();
-            for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
-                match entry {
-                    Ok(entry) if entry.file_type().is_file() && is_python(entry.path()) => {
-                        inputs.push(Input::File(entry.into_path()));
-                    }
-                    Ok(_) => {}
-                    Err(error) => problems.push(format!("{}: {}", shown(path), walk_error(&error))),
-                }
-            }
-            if inputs.len() == before {
-                problems.push(format!("{}: no Python files (`*.py`) found", shown(path)));
-            }
-        } else {
-            inputs.push(Input::from_path(path));
-        }
-    }
-    (inputs, problems)
-}
-
-fn walk_error(error: &walkdir::Error) -> String {
-    match (error.path(), error.io_error()) {
-        (Some(path), Some(io)) => format!("cannot read {}: {}", shown(path), io_reason(io)),
-        _ => error.to_string(),
-    }
-}
-
-fn is_python(path: &Path) -> bool {
-    path.extension().is_some_and(|extension| extension == "py")
-}
-
-fn shown(path: &Path) -> String {
-    path.display().to_string()
-}
-
-fn read_source(input: &Input) -> Result<Source, String> {
-    let (path, bytes) = read_bytes(input)?;
-    Source::from_bytes(path.as_str(), &bytes).map_err(|error| format!("{path}: {error}"))
-}
-
-/// The path an input is shown under, and its bytes; why it cannot be read.
-fn read_bytes(input: &Input) -> Result<(String, Vec<u8>), String> {
-    Ok(match input {
-        Input::Stdin => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|error| format!("<stdin>: cannot read: {}", io_reason(&error)))?;
-            ("<stdin>".to_owned(), bytes)
-        }
-        Input::File(path) => {
-            let bytes = std::fs::read(path)
-                .map_err(|error| format!("{}: cannot read: {}", shown(path), io_reason(&error)))?;
-            (shown(path), bytes)
-        }
-    })
-}
-
-/// An I/O error in words, without the OS error number.
-fn io_reason(error: &std::io::Error) -> String {
-    match error.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
-        std::io::ErrorKind::IsADirectory => "is a directory".to_owned(),
-        _ => {
-            let text = error.to_string();
-            match text.find(" (os error") {
-                Some(end) => text[..end].to_lowercase(),
-                None => text,
-            }
-        }
-    }
 }

@@ -66,6 +66,8 @@ pub mod cpython;
 mod rustpython;
 pub mod translate;
 // The language server.
+#[cfg(feature = "inputs")]
+pub mod inputs;
 #[cfg(feature = "server")]
 pub mod server;
 

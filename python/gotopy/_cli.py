@@ -2,11 +2,11 @@
 
 It mirrors the ``gotopy`` binary's command line (src/cli.rs): the same subcommands and
 options where CPython allows, the same messages and exit statuses. Everything else is the
-native module's: decoding, checking and rendering are gotopy's own Rust functions, so the
-diagnostics, JSON and summary line are the binary's byte for byte. Only what touches the
-process lives here: argument parsing (one table, ``_COMMANDS``), reading files and standard
-input, walking directories, deciding colour from the streams and the environment, running
-the program, and the exit status.
+native module's: decoding, checking, rendering and the walk of directories are gotopy's own
+Rust functions, so the diagnostics, JSON, summary line and the messages of paths are the
+binary's byte for byte. Only what touches the process lives here: argument parsing (one
+table, ``_COMMANDS``), reading files and standard input, deciding colour from the streams
+and the environment, running the program, and the exit status.
 """
 
 from __future__ import annotations
@@ -372,43 +372,9 @@ def _read_input(path: str, work: Callable[[str, bytes], Any]) -> Any:
 
 def _collect_sources(paths: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
     """Each input path with the directory argument it was found under (``None`` for a
-    path given as it is, ``-`` included), directories expanded in the binary's order;
-    paths that cannot be expanded come back as messages."""
-    inputs: list[tuple[str, str | None]] = []
-    problems: list[str] = []
-    for path in paths:
-        if path != "-" and os.path.isdir(path):
-            found = _walk(path, path, problems)
-            if not found:
-                problems.append(f"{path}: no Python files (`*.py`) found")
-            inputs.extend((str(one), path) for one in found)
-        else:
-            inputs.append((path, None))
-    return inputs, problems
-
-
-def _walk(root: str, directory: str, problems: list[str]) -> list[str | None]:
-    """The Python files under ``directory`` (``root``, the argument, or a directory inside
-    it), depth first, each directory's entries in byte order of their names, symbolic links
-    not followed: the binary's walk, with its messages."""
-    found: list[str | None] = []
-    try:
-        entries = sorted(os.scandir(directory), key=lambda entry: os.fsencode(entry.name))
-    except OSError as error:
-        problems.append(f"{root}: cannot read {directory}: {_compile.os_error_words(error)}")
-        return found
-    for entry in entries:
-        path = os.path.join(directory, entry.name)
-        if entry.is_dir(follow_symlinks=False):
-            found.extend(_walk(root, path, problems))
-        elif entry.is_file(follow_symlinks=False) and _is_python(entry.name):
-            found.append(path)
-    return found
-
-
-def _is_python(name: str) -> bool:
-    # Rust's `Path::extension`: `.py` alone is a hidden file without an extension.
-    return name.endswith(".py") and len(name) > len(".py")
+    path given as it is, ``-`` included), directories expanded as the binary expands them
+    (the native module's walk); paths that cannot be expanded come back as messages."""
+    return _gotopy.collect_sources(list(paths))
 
 
 def _output_problem(error: Exception) -> str:

@@ -425,6 +425,31 @@ fn still_needed(
     Ok(None)
 }
 
+/// The command line's paths expanded as the binary expands them (`gotopy::inputs`): each
+/// Python file with the directory argument it was found under (`None` for a path given as
+/// it is, `-` included), and the messages of the paths that could not be expanded.
+#[pyfunction]
+fn collect_sources(paths: Vec<std::path::PathBuf>) -> CollectedSources {
+    let (found, problems) = gotopy::inputs::collect_sources(&paths);
+    let found = (found.into_iter())
+        .map(|(input, root)| {
+            let path = match input {
+                gotopy::inputs::Input::Stdin => std::ffi::OsString::from("-"),
+                gotopy::inputs::Input::File(path) => path.into_os_string(),
+            };
+            (path, root.map(|root| root.as_os_str().to_owned()))
+        })
+        .collect();
+    (found, problems)
+}
+
+/// What [`collect_sources`] gives Python: `(path, directory argument or None)` pairs, and
+/// messages.
+type CollectedSources = (
+    Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>,
+    Vec<String>,
+);
+
 /// Whether a module asks for every scope to be rewritten (the line `# gotopy: all-scopes`
 /// among its first five), as the import hook and `compile` honour it.
 #[pyfunction]
@@ -478,9 +503,9 @@ mod _gotopy {
     use super::{BytecodeError, Refused, Rejected};
     #[pymodule_export]
     use super::{
-        Checked, Plan, asks_all_scopes, check, decode_source, has_markers, misused_markers, plan,
-        plan_beside, reassemble, render, render_text, rewrite_without_source, serve, still_needed,
-        translate,
+        Checked, Plan, asks_all_scopes, check, collect_sources, decode_source, has_markers,
+        misused_markers, plan, plan_beside, reassemble, render, render_text,
+        rewrite_without_source, serve, still_needed, translate,
     };
 
     /// `FORMATS`: the names of the report formats, the default first; `VERSION`: the

@@ -24,7 +24,7 @@ use gotopy::diagnostic::{Format, REPORT, render_text};
 use gotopy::{Options, Source};
 use serde_json::{Value, json};
 
-use super::{BAD_INPUT, SUCCESS, io_reason};
+use super::{BAD_INPUT, SUCCESS, io_reason, shown};
 
 /// The native module's stand-in, after the lines [`stand_in`] writes.
 const STAND_IN: &str = include_str!("standin.py");
@@ -236,6 +236,21 @@ impl Native {
                 Ok(text) => json!({ "text": text }),
                 Err(error) => json!({ "value_error": error.to_string() }),
             });
+        }
+        if let Some(paths) = request.get("collect_sources") {
+            let paths: Vec<PathBuf> =
+                serde_json::from_value(paths.clone()).map_err(|error| error.to_string())?;
+            let (found, problems) = gotopy::inputs::collect_sources(&paths);
+            let found = (found.iter())
+                .map(|(input, root)| {
+                    let path = match input {
+                        gotopy::inputs::Input::Stdin => "-".to_owned(),
+                        gotopy::inputs::Input::File(path) => shown(path),
+                    };
+                    json!([path, root.map(shown)])
+                })
+                .collect::<Vec<_>>();
+            return Ok(json!({ "found": found, "problems": problems }));
         }
         if let Some(data) = request.get("asks_all_scopes") {
             return Ok(json!({ "asks": asks_all_scopes(&bytes(data)?) }));

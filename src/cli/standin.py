@@ -72,6 +72,11 @@ def decode_source(data):
     return _ask({"decode": data.hex()})["text"]
 
 
+def collect_sources(paths):
+    answer = _ask({"collect_sources": paths})
+    return [tuple(pair) for pair in answer["found"]], answer["problems"]
+
+
 def asks_all_scopes(data):
     return _ask({"asks_all_scopes": data.hex()})["asks"]
 
