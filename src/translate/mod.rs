@@ -117,7 +117,7 @@ fn translate_checked(
         .filter(|scope| scope.kind != ScopeKind::Module);
     let mut written: Vec<TextSize> = named
         .clone()
-        .filter(|scope| scope.decorated || scope.rewritten && !scope.markers.is_empty())
+        .filter(|scope| is_written(scope))
         .map(|scope| scope.name_range.start())
         .collect();
     written.sort();
@@ -648,6 +648,12 @@ impl<'a> Translator<'a> {
             .get(first)
             .is_some_and(|&start| start < range.end())
     }
+}
+
+/// Whether translate writes `scope` anew: decorated for goto, or rewritten (every scope,
+/// when asked) and holding markers.
+fn is_written(scope: &Scope) -> bool {
+    scope.decorated || scope.rewritten && !scope.markers.is_empty()
 }
 
 fn is_coding(comment: &str) -> bool {

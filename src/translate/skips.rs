@@ -1,9 +1,13 @@
-//! Forward skips as `if`s, before the translation proper: `if TEST: goto .l`, then some
-//! statements, then `label .l`, all three in one statement list, is the same program as
-//! `if not (TEST):` over those statements; the label goes when no other goto names it. The
-//! source is written so, on the same lines (the new `if` on the old one's, the statements
-//! one level deeper, the label's line left blank but for its comment), and the translation
-//! proper takes that source: what needed the register and a dispatch loop needs neither.
+//! Forward skips as `if`s and `else`s, and loops as `while`s, before the translation
+//! proper: `if TEST: goto .l`, then some statements, then `label .l`, all three in one
+//! statement list, is the same program as `if not (TEST):` over those statements; an `if`
+//! whose body ends with `goto .l` before some statements and `label .l` is that `if` with an
+//! `else:` over them; `label .l` then an `if TEST:` whose body ends with `goto .l` is `while
+//! TEST:` over the rest of that body ([`Shape`]). A label goes when no other goto names it.
+//! The source is written so, on the same lines (the new `if` on the old one's, the `else:`
+//! on the goto's, the statements one level deeper, the label's line left blank but for its
+//! comment), and the translation proper takes that source: what needed the register and a
+//! dispatch loop needs neither.
 //!
 //! Skips in one list are taken where they nest or follow each other, never where they
 //! cross. A goto to a label inside the skipped statements, or out of them, stays a goto of
@@ -104,10 +108,8 @@ impl Markers {
             labels: HashMap::new(),
             named: HashMap::new(),
         };
-        let written = (module.scopes.iter()).filter(|scope| {
-            scope.kind != ScopeKind::Module
-                && (scope.decorated || scope.rewritten && !scope.markers.is_empty())
-        });
+        let written = (module.scopes.iter())
+            .filter(|scope| scope.kind != ScopeKind::Module && super::is_written(scope));
         for scope in written {
             let by_value = scope.markers.iter().any(|marker| {
                 matches!(
@@ -149,7 +151,7 @@ struct Skip {
     label: TextRange,
 }
 
-/// The two shapes taken, each in a pass of its own over the source the pass before wrote.
+/// The shapes taken, each in a pass of its own over the source the pass before wrote.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
     /// `if TEST: goto .l` / S / `label .l`: `if not (TEST):` / S.
@@ -224,8 +226,8 @@ impl<'a> Finder<'a> {
                 continue;
             }
             let Stmt::If(branch) = stmt else { continue };
-            let edits = match self.shape {
-                Shape::Skip => {
+            let edits = if self.shape == Shape::Skip {
+                {
                     // The goto goes, with the blanks before it on its line.
                     let blanks = self.text[..usize::from(goto.start())]
                         .trim_end_matches([' ', '\t'])
@@ -249,13 +251,12 @@ impl<'a> Finder<'a> {
                         (TextRange::new(blanks, goto.end()), String::new()),
                     ]
                 }
-                Shape::Else | Shape::Loop => {
-                    // The goto's line is the `else:`, as deep as the `if`.
-                    let first = self.lines.start(stmt.start());
-                    let indent = &self.text[usize::from(first)..usize::from(stmt.start())];
-                    let line = self.lines.start(goto.start());
-                    vec![(TextRange::new(line, goto.end()), format!("{indent}else:"))]
-                }
+            } else {
+                // The goto's line is the `else:`, as deep as the `if`.
+                let first = self.lines.start(stmt.start());
+                let indent = &self.text[usize::from(first)..usize::from(stmt.start())];
+                let line = self.lines.start(goto.start());
+                vec![(TextRange::new(line, goto.end()), format!("{indent}else:"))]
             };
             around.push(end);
             // Deeper from the line after the goto's: the comments before the first
@@ -280,6 +281,7 @@ impl<'a> Finder<'a> {
             let body = &branch.body[..branch.body.len() - 1];
             let last = body.last().map_or(stmt.start(), Ranged::end);
             let fits = self.markers.labels.get(&label.start()) == Some(name)
+                && self.lines.alone(self.text, label.range())
                 && self.lines.alone(self.text, goto)
                 && self.lines.line(last) < self.lines.line(goto.start())
                 && !loop_exit(body);

@@ -97,6 +97,16 @@ def kinds_plain(values):
 
 
 @goto
+def countdown(n):
+    out = []; label .top
+    if n > 0:
+        out.append(n)
+        n -= 1
+        goto .top
+    return out
+
+
+@goto
 def banner(wide):
     if not wide:
         goto .narrow
@@ -118,5 +128,6 @@ for x in range(-5, 15):
 for n in range(1, 200):
     assert steps(n) == steps_plain(n), n
 assert kinds([1, None, "a", 0, 2.5]) == kinds_plain([1, None, "a", 0, 2.5])
+assert countdown(3) == [3, 2, 1]
 assert banner(True) == "a\n\nb" and banner(False) == "ab"
 print("ok")
