@@ -9,8 +9,8 @@ times each, runs alternated:
 - ``python -m compileall -q -f -j 1`` (one process, compileall's default) and ``-j 0``
   (one per core), writing CPython's own ``.pyc`` files;
 - ``python -m gotopy compile`` (the package: one worker process per core);
-- ``gotopy compile --python python3.X`` (the binary: one interpreter per core), when the
-  binary is given (``GOTOPY_BIN`` or the first argument).
+- ``gotopy compile --python python3.X`` (the package's driver run by the binary, which
+  answers for the native module), when the binary is given (``GOTOPY_BIN`` or the first argument).
 
 Run: ``GOTOPY_BIN=target/release/gotopy python python/benches/pyc.py`` with the package
 installed (docs/performance.md).
