@@ -75,18 +75,16 @@ pub fn translate_for(
     on_checked(source, options, |checked| {
         // The forward skips written as `if`s, when there are some: the same program, which
         // the rest translates with fewer jumps. Its warnings are the source's.
-        if let Some(simpler) = skips::structured(source, &checked, options) {
-            let translated = on_checked(&simpler, options, |simpler_checked| {
-                translate_checked(&simpler, simpler_checked, purpose, source.text())
-            });
-            if let Ok(translated) = translated {
-                return Ok(Translated {
-                    warnings: checked.diagnostics,
-                    ..translated
-                });
-            }
+        let simpler = skips::structured(source, &checked, options, |simpler, simpler_checked| {
+            translate_checked(simpler, simpler_checked, purpose, source.text())
+        });
+        match simpler {
+            Some(translated) => Ok(Translated {
+                warnings: checked.diagnostics,
+                ..translated
+            }),
+            None => translate_checked(source, checked, purpose, source.text()),
         }
-        translate_checked(source, checked, purpose, source.text())
     })
 }
 

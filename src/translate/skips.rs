@@ -24,25 +24,43 @@ use rustpython_compiler::ast::{self as ast, Stmt};
 
 use crate::front::scan::{MarkerKind, Module, Options, ScopeKind};
 use crate::front::source::Source;
-use crate::plan::{Checked, on_checked};
+use crate::plan::{Checked, CompileError, on_checked};
 
-/// The source with its forward skips written as `if`s and `else`s and its loops as
-/// `while`s, or `None` when it has none to take. `checked` is the source's; the passes after
-/// one that wrote the source check what it wrote.
-pub(super) fn structured(source: &Source, checked: &Checked, options: Options) -> Option<Source> {
+/// `then` of the source with its forward skips written as `if`s and `else`s and its loops
+/// as `while`s: each source a pass writes is checked once, and that check serves the passes
+/// after it and then `then`. `None` when no pass takes anything, or when a written source
+/// fails (its check, or `then`): the caller goes on with the source as it is. `checked` is
+/// the source's.
+pub(super) fn structured<T: Send>(
+    source: &Source,
+    checked: &Checked,
+    options: Options,
+    then: impl Fn(&Source, Checked) -> Result<T, CompileError> + Sync,
+) -> Option<T> {
+    /// What one check of a written source came to.
+    enum Step<T> {
+        /// A pass wrote the source again: the next pass's index, and the text.
+        Written(usize, String),
+        /// No pass after took anything: `then`'s result.
+        Done(Result<T, CompileError>),
+    }
     let (mut next, text) = passes(0, source, checked);
     let mut written = Source::new(source.path(), text?);
-    while next < SHAPES.len() {
-        let checked = on_checked(&written, options, |checked| {
-            Ok(passes(next, &written, &checked))
+    loop {
+        let step = on_checked(&written, options, |checked| {
+            Ok(match passes(next, &written, &checked) {
+                (after, Some(text)) => Step::Written(after, text),
+                (_, None) => Step::Done(then(&written, checked)),
+            })
         });
-        let Ok((after, Some(text))) = checked else {
-            break;
-        };
-        next = after;
-        written = Source::new(source.path(), text);
+        match step.ok()? {
+            Step::Written(after, text) => {
+                next = after;
+                written = Source::new(source.path(), text);
+            }
+            Step::Done(done) => return done.ok(),
+        }
     }
-    Some(written)
 }
 
 /// The passes from the `from`-th on `source` as `checked`, up to the first that writes it:
