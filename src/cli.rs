@@ -263,7 +263,7 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
                 python,
                 paths: &args.paths,
                 out_dir: args.out_dir.as_deref(),
-                invalidation_mode: invalidation_mode(args.invalidation_mode),
+                invalidation_mode: args.invalidation_mode.map(invalidation_mode),
                 all_scopes: args.all_scopes,
                 color: styles.stderr,
             }),
@@ -285,17 +285,10 @@ pub fn run(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitC
     })
 }
 
-/// The name of the invalidation mode asked for, or `py_compile`'s default: checked-hash when
-/// `SOURCE_DATE_EPOCH` is set (for reproducible builds), else the source's timestamp.
-fn invalidation_mode(asked: Option<InvalidationMode>) -> &'static str {
-    let mode = asked.unwrap_or(
-        if std::env::var_os("SOURCE_DATE_EPOCH").is_some_and(|v| !v.is_empty()) {
-            InvalidationMode::CheckedHash
-        } else {
-            InvalidationMode::Timestamp
-        },
-    );
-    match mode {
+/// The name of the invalidation mode asked for; without, the package's driver takes
+/// `py_compile`'s default.
+fn invalidation_mode(asked: InvalidationMode) -> &'static str {
+    match asked {
         InvalidationMode::Timestamp => "timestamp",
         InvalidationMode::CheckedHash => "checked-hash",
         InvalidationMode::UncheckedHash => "unchecked-hash",

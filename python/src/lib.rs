@@ -220,11 +220,8 @@ impl Plan {
 
     /// The qualified names of the functions it rewrites.
     #[getter]
-    fn functions(&self) -> Vec<String> {
-        (self.plan.scopes.iter())
-            .filter(|scope| scope.kind == "function")
-            .map(|scope| scope.qualname.clone())
-            .collect()
+    fn functions(&self) -> Vec<&str> {
+        self.plan.functions()
     }
 
     /// The module's code object, compiled by CPython from the plan, with the code object of

@@ -68,7 +68,8 @@ pub(super) struct PycArgs<'a> {
     pub(super) python: &'a Path,
     pub(super) paths: &'a [PathBuf],
     pub(super) out_dir: Option<&'a Path>,
-    pub(super) invalidation_mode: &'a str,
+    /// Without, the package's default (`py_compile`'s).
+    pub(super) invalidation_mode: Option<&'a str>,
     pub(super) all_scopes: bool,
     pub(super) color: bool,
 }
@@ -103,7 +104,10 @@ fn run(args: &PycArgs<'_>) -> Result<u8, String> {
     let mut command = Command::new(args.python);
     command.args(["-I", "-c", &driver()]).arg(directory.path());
     command.args(["--color", if args.color { "always" } else { "never" }]);
-    command.args(["compile", "--invalidation-mode", args.invalidation_mode]);
+    command.arg("compile");
+    if let Some(mode) = args.invalidation_mode {
+        command.args(["--invalidation-mode", mode]);
+    }
     if args.all_scopes {
         command.arg("--all-scopes");
     }
@@ -275,10 +279,6 @@ impl Native {
         };
         let id = self.next;
         self.next += 1;
-        let functions = (plan.scopes.iter())
-            .filter(|scope| scope.kind == "function")
-            .map(|scope| &scope.qualname)
-            .collect::<Vec<_>>();
         let answer = json!({ "plan": {
             "id": id,
             "json": serde_json::to_string(&plan).map_err(|error| error.to_string())?,
@@ -286,7 +286,7 @@ impl Native {
             "rewrites": !plan.scopes.is_empty(),
             "edits_tree": plan.edits_tree(),
             "deep": plan.deep,
-            "functions": functions,
+            "functions": plan.functions(),
         }});
         self.plans.insert(
             id,

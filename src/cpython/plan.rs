@@ -78,6 +78,15 @@ impl Plan {
             || !self.trampolines.is_empty()
             || (self.scopes.iter()).any(|scope| !scope.switches.is_empty())
     }
+
+    /// The qualified names of the functions it rewrites (whose opt-in decorators a
+    /// standalone `.pyc` file leaves out).
+    pub fn functions(&self) -> Vec<&str> {
+        (self.scopes.iter())
+            .filter(|scope| scope.kind == "function")
+            .map(|scope| scope.qualname.as_str())
+            .collect()
+    }
 }
 
 /// A `with` statement: where it starts (where the exit of a goto leaving it is found up to
