@@ -61,10 +61,18 @@ fn minor(version: &str) -> u32 {
 }
 
 fn translate(input: &Path, output: &Path, all_scopes: bool) -> Output {
+    translate_as(input, output, all_scopes, false)
+}
+
+/// `gotopy translate`, with `--migrate` when `migrate`.
+fn translate_as(input: &Path, output: &Path, all_scopes: bool, migrate: bool) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_gotopy"));
     command.arg("translate").arg(input).arg("-o").arg(output);
     if all_scopes {
         command.arg("--all-scopes");
+    }
+    if migrate {
+        command.arg("--migrate");
     }
     command.output().unwrap()
 }
@@ -210,16 +218,7 @@ fn a_migration_leaves_nothing_of_gotopy_and_runs_as_the_program_did() {
         let text = std::fs::read_to_string(&path).unwrap();
         let options = common::fixture_options(&text);
         let out = dir.join(&name);
-        let mut command = Command::new(env!("CARGO_BIN_EXE_gotopy"));
-        command
-            .args(["translate", "--migrate"])
-            .arg(&path)
-            .arg("-o")
-            .arg(&out);
-        if options.all_scopes {
-            command.arg("--all-scopes");
-        }
-        let translated = command.output().unwrap();
+        let translated = translate_as(&path, &out, options.all_scopes, true);
         assert!(
             translated.status.success(),
             "{name}: translate --migrate failed\n{}",
@@ -934,13 +933,7 @@ fn forward_skips_become_ifs_and_elses() {
     let dir = common::Scratch::dir("translate-structured");
     let source = common::root().join("tests/translate/structured.py");
     let output = dir.join("structured.py");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_gotopy"));
-    let done = command
-        .args(["translate", "--migrate", "-o"])
-        .arg(&output)
-        .arg(&source)
-        .output()
-        .unwrap();
+    let done = translate_as(&source, &output, false, true);
     assert!(
         done.status.success(),
         "{}",

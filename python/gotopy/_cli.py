@@ -108,7 +108,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    found, problems = _collect_sources(args.paths)
+    found, problems = _gotopy.collect_sources(args.paths)
     checked, scopes = [], args.all_scopes
     for path, _ in found:
         try:
@@ -131,7 +131,7 @@ def _compile_files(args: argparse.Namespace) -> int:
 
     if "-" in args.paths:
         raise _Stop(BAD_INPUT, "compile writes a .pyc beside its source: standard input has none")
-    found, problems = _collect_sources(args.paths)
+    found, problems = _gotopy.collect_sources(args.paths)
     mode = _pyc.default_mode()
     if args.invalidation_mode:
         mode = py_compile.PycInvalidationMode[args.invalidation_mode.upper().replace("-", "_")]
@@ -146,7 +146,7 @@ def _compile_files(args: argparse.Namespace) -> int:
 
 def _translate(args: argparse.Namespace) -> int:
     """Writes the translation of every input; exit statuses as ``check``'s."""
-    found, problems = _collect_sources(args.paths)
+    found, problems = _gotopy.collect_sources(args.paths)
     scopes, migrate = args.all_scopes, args.migrate
     if args.output is not None and (len(found) != 1 or problems):
         raise _Stop(BAD_INPUT, "`-o` takes exactly one input file; use `--out-dir`")
@@ -368,13 +368,6 @@ def _read_input(path: str, work: Callable[[str, bytes], Any]) -> Any:
         return work(shown, data)
     except ValueError as error:
         raise _Stop(BAD_INPUT, f"{shown}: {error}") from error
-
-
-def _collect_sources(paths: Sequence[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
-    """Each input path with the directory argument it was found under (``None`` for a
-    path given as it is, ``-`` included), directories expanded as the binary expands them
-    (the native module's walk); paths that cannot be expanded come back as messages."""
-    return _gotopy.collect_sources(list(paths))
 
 
 def _output_problem(error: Exception) -> str:
