@@ -27,8 +27,10 @@
 //!
 //! - `vm` (default): the embedded interpreter (`rustpython-vm`, `-stdlib`, `-pylib`), for
 //!   `embed` and `run`.
-//! - `cli` (default, implies `vm` and `server`): the `gotopy` binary.
-//! - `server` (implied by `cli`): `server`, the language server (`lsp-server`, `lsp-types`);
+//! - `cli` (default, implies `vm` and `shell`): the `gotopy` binary.
+//! - `shell` (implied by `cli`): `shell`, the command line of the binary and of the Python
+//!   package (`clap`, `rayon`, `indicatif`, `anstream`), and `inputs`, what it reads.
+//! - `server` (implied by `shell`): `server`, the language server (`lsp-server`, `lsp-types`);
 //!   it needs no interpreter, and the Python package's extension builds it too.
 //!
 //! Without them (`default-features = false`) the crate is the front end and the compile path:
@@ -70,6 +72,9 @@ pub mod translate;
 pub mod inputs;
 #[cfg(feature = "server")]
 pub mod server;
+// The command line.
+#[cfg(feature = "shell")]
+pub mod shell;
 
 pub use front::check_source;
 pub use front::diagnostic::{self, Code, Diagnostic, Severity};

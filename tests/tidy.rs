@@ -89,7 +89,11 @@ const LAYERS: [(&str, bool, &[&str]); 4] = [
         true,
         &["cpython", "rustpython", "translate", "server"],
     ),
-    ("the shells", false, &["cli", "main", "lib", "inputs"]),
+    (
+        "the shells",
+        false,
+        &["shell", "cli", "main", "lib", "inputs"],
+    ),
 ];
 
 /// The crate root's re-exports, by the module each comes from (`None`: from a dependency):

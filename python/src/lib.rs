@@ -2,8 +2,8 @@
 //! `gotopy` crate. Its front end (check, diagnostics, the plan of a module) and its CPython
 //! backend (`gotopy::cpython`: decoding, lowering and assembling code objects for the
 //! running version) take bytes and code objects from Python and give text and code objects
-//! back. It knows nothing of the command line, the file system or colour detection, and
-//! makes no decision about bytecode itself.
+//! back; the package's command line is gotopy's own (`gotopy::shell`, in `shell.rs`). It makes
+//! no decision about bytecode itself.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -15,9 +15,8 @@ use gotopy::cpython::module::{LateError, late_error_json, lower_module};
 use gotopy::cpython::plan::{plan_source, rejection_json};
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, markers, rewrite};
-use gotopy::diagnostic::{Format, render_text as render_one, report_as, report_text};
 use gotopy::tables::Position;
-use gotopy::{Diagnostic, Options, Source, check_source};
+use gotopy::{Options, Source};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -25,6 +24,7 @@ use pyo3::prelude::*;
 mod code;
 pub mod embed;
 mod frames;
+mod shell;
 
 create_exception!(
     _gotopy,
@@ -45,28 +45,6 @@ create_exception!(
     "A code object that cannot be decoded, or a rewrite that fails the check."
 );
 
-/// One module checked: its decoded source and its diagnostics.
-#[pyclass(frozen, module = "gotopy._gotopy")]
-struct Checked {
-    source: Source,
-    diagnostics: Vec<Diagnostic>,
-}
-
-#[pymethods]
-impl Checked {
-    /// The path the module is reported under.
-    #[getter]
-    fn path(&self) -> &str {
-        self.source.path()
-    }
-
-    /// Whether some diagnostic is an error (what makes `check` exit with status 1).
-    #[getter]
-    fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(Diagnostic::is_error)
-    }
-}
-
 fn source(path: &str, data: &[u8]) -> PyResult<Source> {
     Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))
 }
@@ -80,86 +58,6 @@ fn decode_source(data: &[u8]) -> PyResult<String> {
 
 /// Decodes and checks one module reported under `path`; `ValueError` when it cannot be
 /// decoded.
-#[pyfunction]
-#[pyo3(signature = (path, data, *, all_scopes = false))]
-fn check(path: &str, data: &[u8], all_scopes: bool) -> PyResult<Checked> {
-    let source = source(path, data)?;
-    let diagnostics = check_source(&source, Options::new().all_scopes(all_scopes));
-    Ok(Checked {
-        source,
-        diagnostics,
-    })
-}
-
-/// `gotopy translate` of one module reported under `path`: the structured Python (`None`
-/// when the module has errors) and the module checked, for its report; with `migrate`, the
-/// program's new source (`gotopy translate --migrate`). `ValueError` when it cannot be
-/// decoded.
-#[pyfunction]
-#[pyo3(signature = (path, data, *, all_scopes = false, migrate = false))]
-fn translate(
-    path: &str,
-    data: &[u8],
-    all_scopes: bool,
-    migrate: bool,
-) -> PyResult<(Option<String>, Checked)> {
-    use gotopy::translate::{Purpose, translate_for};
-    let source = source(path, data)?;
-    let options = Options::new().all_scopes(all_scopes);
-    let purpose = if migrate {
-        Purpose::Migration
-    } else {
-        Purpose::Generated
-    };
-    let (text, diagnostics) = match translate_for(&source, options, purpose) {
-        Ok(translated) => (Some(translated.text), translated.warnings),
-        Err(gotopy::compile::CompileError::Rejected { diagnostics, .. }) => (None, diagnostics),
-        Err(error) => return Err(PyValueError::new_err(error.to_string())),
-    };
-    Ok((
-        text,
-        Checked {
-            source,
-            diagnostics,
-        },
-    ))
-}
-
-/// The text report of `gotopy check`: every module's diagnostics, then the summary line
-/// (without it for `summary=False`, as `compile` and `translate` report).
-#[pyfunction]
-#[pyo3(signature = (checked, *, color = false, summary = true))]
-fn render_text(checked: Vec<PyRef<'_, Checked>>, color: bool, summary: bool) -> String {
-    let modules = checked
-        .iter()
-        .map(|one| (&one.source, one.diagnostics.as_slice()));
-    if summary {
-        report_text(modules, color)
-    } else {
-        modules
-            .map(|(source, diagnostics)| render_one(diagnostics, source, color))
-            .collect()
-    }
-}
-
-/// The report of `gotopy check --format FORMAT`, `FORMAT` one of the module's `FORMATS`
-/// (the library's list, which the binary offers too); `color` for text only.
-#[pyfunction]
-#[pyo3(signature = (format, checked, *, color = false))]
-fn render(format: &str, checked: Vec<PyRef<'_, Checked>>, color: bool) -> PyResult<String> {
-    let Some(format) = Format::named(format) else {
-        return Err(PyValueError::new_err(format!(
-            "no report format {format:?}"
-        )));
-    };
-    let modules = checked
-        .iter()
-        .map(|one| (&one.source, one.diagnostics.as_slice()));
-    report_as(format, modules, color).map_err(|error| {
-        PyValueError::new_err(format!("cannot write the diagnostics as JSON: {error}"))
-    })
-}
-
 /// The shapes of the running interpreter's version.
 fn shapes(py: Python<'_>) -> PyResult<&'static Shapes> {
     static FOUND: OnceLock<Option<&'static Shapes>> = OnceLock::new();
@@ -422,31 +320,6 @@ fn still_needed(
     Ok(None)
 }
 
-/// The command line's paths expanded as the binary expands them (`gotopy::inputs`): each
-/// Python file with the directory argument it was found under (`None` for a path given as
-/// it is, `-` included), and the messages of the paths that could not be expanded.
-#[pyfunction]
-fn collect_sources(paths: Vec<std::path::PathBuf>) -> CollectedSources {
-    let (found, problems) = gotopy::inputs::collect_sources(&paths);
-    let found = (found.into_iter())
-        .map(|(input, root)| {
-            let path = match input {
-                gotopy::inputs::Input::Stdin => std::ffi::OsString::from("-"),
-                gotopy::inputs::Input::File(path) => path.into_os_string(),
-            };
-            (path, root.map(|root| root.as_os_str().to_owned()))
-        })
-        .collect();
-    (found, problems)
-}
-
-/// What [`collect_sources`] gives Python: `(path, directory argument or None)` pairs, and
-/// messages.
-type CollectedSources = (
-    Vec<(std::ffi::OsString, Option<std::ffi::OsString>)>,
-    Vec<String>,
-);
-
 /// Whether a module asks for every scope to be rewritten (the line `# gotopy: all-scopes`
 /// among its first five), as the import hook and `compile` honour it.
 #[pyfunction]
@@ -474,45 +347,33 @@ fn reassemble<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     code::replace(code, &lowered)
 }
 
-/// Serves the Language Server Protocol over standard input and output until the client
-/// sends `exit` (`gotopy server`), without the GIL: the server is the front end alone.
-#[pyfunction]
-#[pyo3(signature = (*, all_scopes = false))]
-fn serve(py: Python<'_>, all_scopes: bool) -> PyResult<()> {
-    let options = gotopy::Options::new().all_scopes(all_scopes);
-    py.detach(|| gotopy::server::serve_stdio(options))
-        .map_err(|error| pyo3::exceptions::PyOSError::new_err(error.to_string()))
-}
-
 /// Free of the GIL (PEP 703): on a free-threaded CPython the module keeps the GIL off. Every
-/// class is frozen (`Checked`, `Plan`, `Frameless`: their Rust fields set once when made, then
+/// class is frozen (`Plan`, `Frameless`: their Rust fields set once when made, then
 /// only read; `Frameless`'s `__dict__` is a Python dict, which CPython locks), the only
 /// statics are `OnceLock`s (the shapes and opcode tables of a version) and thread-locals,
 /// the front end forbids `unsafe` (this crate's one `unsafe` call, `embed::register`, runs
-/// before any interpreter does), and `plan_beside` and `serve` detach from the interpreter
-/// while only Rust runs. The Python modules' shared state has its own locks or none to need
+/// before any interpreter does), and `plan_beside` detaches from the interpreter while only
+/// Rust runs. The Python modules' shared state has its own locks or none to need
 /// (docs/python.md, "Threads").
 #[pymodule(gil_used = false)]
 mod _gotopy {
     #[pymodule_export]
     use super::frames::{Frameless, frameless};
     #[pymodule_export]
+    use super::shell::main;
+    #[pymodule_export]
     use super::{BytecodeError, Refused, Rejected};
     #[pymodule_export]
     use super::{
-        Checked, Plan, asks_all_scopes, check, collect_sources, decode_source, has_markers,
-        misused_markers, plan, plan_beside, reassemble, render, render_text,
-        rewrite_without_source, serve, still_needed, translate,
+        Plan, asks_all_scopes, decode_source, has_markers, misused_markers, plan, plan_beside,
+        reassemble, rewrite_without_source, still_needed,
     };
 
-    /// `FORMATS`: the names of the report formats, the default first; `VERSION`: the
-    /// package's version (this crate's, which pyproject.toml takes as the package's);
-    /// `REPORT`: the help of every internal error, the binary's words.
+    /// `VERSION`: the package's version (this crate's, which pyproject.toml takes as the
+    /// package's); `REPORT`: the help of every internal error, the binary's words.
     #[pymodule_init]
     fn init(module: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
         use pyo3::types::PyModuleMethods;
-        let names = gotopy::diagnostic::Format::ALL.map(gotopy::diagnostic::Format::name);
-        module.add("FORMATS", pyo3::types::PyTuple::new(module.py(), names)?)?;
         module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
         module.add("REPORT", gotopy::diagnostic::REPORT)
     }

@@ -86,7 +86,7 @@ class Installed(unittest.TestCase):
             ["no-such-command"],
         ]
         def same(text: str) -> str:
-            # The program name, and the usage lines argparse wraps and indents after it.
+            # The program name, and the lines clap aligns after it.
             return " ".join(text.replace("python -m gotopy", "gotopy").split())
 
         for args in cases:
@@ -95,7 +95,7 @@ class Installed(unittest.TestCase):
                 self.assertEqual(command.returncode, module.returncode)
                 for ours, theirs in ((command.stdout, module.stdout), (command.stderr, module.stderr)):
                     self.assertEqual(same(ours), same(theirs))
-        self.assertTrue(both("--help")[0].stdout.startswith("usage: gotopy [-h]"))
+        self.assertIn("\nUsage: gotopy [OPTIONS] <COMMAND>\n", both("--help")[0].stdout)
 
     def test_run_prints_what_the_binary_prints(self) -> None:
         command = run([str(COMMAND), "run", "examples/countdown.py"])

@@ -1,17 +1,18 @@
 //! `gotopy compile --python INTERPRETER`: standard `.pyc` files for a CPython on which gotopy
 //! is not installed, by the package's own driver. The binary writes the package's modules
 //! (`gotopy::cpython::package`) to a temporary directory, with a stand-in for the native
-//! module (`standin.py`), and runs `python -m gotopy compile`'s command line there
-//! ([`compile_pyc`]): reading, the plan's edits to CPython's tree, the compile, the `.pyc`
-//! files, every message and the exit status are the package's. The stand-in asks this
-//! binary, run as `gotopy __native 3.X` ([`serve_native`]), for what the native module
-//! computes, with the same Rust code: the plan, the lowered code objects, late errors, and
-//! what a standalone file still needs. One JSON object a line each way.
+//! module (`standin.py`), and runs the package's `compile` there ([`compile_pyc`], with the
+//! request the package's own command line makes, `gotopy::shell::PycRequest`): reading, the
+//! plan's edits to CPython's tree, the compile, the `.pyc` files, every message and the exit
+//! status are the package's. The stand-in asks this binary, run as `gotopy __native 3.X`
+//! ([`serve_native`]), for what the native module computes, with the same Rust code: the
+//! plan, the lowered code objects, late errors, and what a standalone file still needs. One
+//! JSON object a line each way.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 use gotopy::cpython::code::{Code, Constant, Lowered, SEARCH_FILE, SEARCH_FUNCTION};
 use gotopy::cpython::markers::{still_needed, still_needed_refusal};
@@ -20,28 +21,31 @@ use gotopy::cpython::package;
 use gotopy::cpython::plan::{Plan, plan_source, rejection_json};
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, asks_all_scopes};
-use gotopy::diagnostic::{Format, REPORT, render_text};
+use gotopy::diagnostic::{REPORT, render_text};
 use gotopy::{Options, Source};
 use serde_json::{Value, json};
 
-use super::{BAD_INPUT, SUCCESS, io_reason, shown};
+use gotopy::inputs::io_reason;
+use gotopy::shell::args::CompileArgs;
+use gotopy::shell::{BAD_INPUT, PycRequest, SUCCESS, bad_input};
 
 /// The native module's stand-in, after the lines [`stand_in`] writes.
 const STAND_IN: &str = include_str!("standin.py");
 
 /// What the interpreter runs: the version check (the package needs a supported version),
-/// then the package's command line, from the directory given after it.
+/// then the package's `compile`, from the directory given after it, with the request it
+/// reads from standard input.
 fn driver() -> String {
     let (first, last) = (Version::ALL[0], Version::ALL[Version::COUNT - 1]);
     format!(
-        "import sys
+        "import json, sys
 if not (3, {}) <= sys.version_info[:2] <= (3, {}):
     sys.stderr.write(f'gotopy: error: {{sys.executable}} is Python {{sys.version.split()[0]}}; '
                      'gotopy compiles for CPython {}\\n')
     sys.exit(2)
 sys.path.insert(0, sys.argv[1])
 from gotopy import _cli
-sys.exit(_cli.main(sys.argv[2:]))
+sys.exit(_cli.compile_files(**json.load(sys.stdin)))
 ",
         first.minor(),
         last.minor(),
@@ -52,40 +56,23 @@ sys.exit(_cli.main(sys.argv[2:]))
 /// The stand-in's text: the native module's constants, the binary to ask, then
 /// [`STAND_IN`].
 fn stand_in(native: &Path) -> String {
-    let formats: Vec<&str> = Format::ALL.iter().map(|format| format.name()).collect();
     let literal = |value: Value| value.to_string();
     format!(
-        "VERSION = {}\nFORMATS = tuple({})\nREPORT = {}\nNATIVE = {}\n{STAND_IN}",
+        "VERSION = {}\nREPORT = {}\nNATIVE = {}\n{STAND_IN}",
         literal(json!(env!("CARGO_PKG_VERSION"))),
-        literal(json!(formats)),
         literal(json!(REPORT)),
         literal(json!(native.to_string_lossy())),
     )
 }
 
-/// `compile`'s options for `--python`.
-pub(super) struct PycArgs<'a> {
-    pub(super) python: &'a Path,
-    pub(super) paths: &'a [PathBuf],
-    pub(super) out_dir: Option<&'a Path>,
-    /// Without, the package's default (`py_compile`'s).
-    pub(super) invalidation_mode: Option<&'a str>,
-    pub(super) all_scopes: bool,
-    pub(super) color: bool,
+/// Compiles the inputs of `compile --python` for the named interpreter; the exit status of
+/// `compile`.
+pub(super) fn compile_pyc(python: &Path, args: &CompileArgs, color: bool) -> u8 {
+    run(python, args, color).unwrap_or_else(|message| bad_input(&message))
 }
 
-/// Compiles the inputs for the named interpreter; the exit status of `compile`.
-pub(super) fn compile_pyc(args: &PycArgs<'_>) -> u8 {
-    match run(args) {
-        Ok(status) => status,
-        Err(message) => {
-            eprintln!("gotopy: error: {message}");
-            BAD_INPUT
-        }
-    }
-}
-
-fn run(args: &PycArgs<'_>) -> Result<u8, String> {
+fn run(python: &Path, args: &CompileArgs, color: bool) -> Result<u8, String> {
+    let request = PycRequest::new(args, color)?;
     let native = std::env::current_exe()
         .map_err(|error| format!("cannot find the gotopy binary: {}", io_reason(&error)))?;
     let directory = tempfile::tempdir()
@@ -101,31 +88,23 @@ fn run(args: &PycArgs<'_>) -> Result<u8, String> {
         written.map_err(|error| format!("cannot write {}: {error}", path.display()))?;
     }
     // Isolated: neither the user's site-packages nor PYTHONPATH comes before the package.
-    let mut command = Command::new(args.python);
+    let mut command = Command::new(python);
     command.args(["-I", "-c", &driver()]).arg(directory.path());
-    command.args(["--color", if args.color { "always" } else { "never" }]);
-    command.arg("compile");
-    if let Some(mode) = args.invalidation_mode {
-        command.args(["--invalidation-mode", mode]);
-    }
-    if args.all_scopes {
-        command.arg("--all-scopes");
-    }
-    if let Some(out_dir) = args.out_dir {
-        command.arg("--out-dir").arg(out_dir);
-    }
-    let status = (command.arg("--").args(args.paths).status()).map_err(|error| {
-        format!(
-            "cannot run {}: {}",
-            args.python.display(),
-            io_reason(&error)
-        )
-    })?;
+    let cannot_run =
+        |error: std::io::Error| format!("cannot run {}: {}", python.display(), io_reason(&error));
+    let mut child = (command.stdin(Stdio::piped()).spawn()).map_err(cannot_run)?;
+    let request = serde_json::to_vec(&request.json()).map_err(|error| error.to_string())?;
+    // A driver that ends early (an interpreter too old) leaves the request unread.
+    let _ = child
+        .stdin
+        .take()
+        .map(|mut stdin| stdin.write_all(&request));
+    let status = child.wait().map_err(cannot_run)?;
     match status.code().and_then(|code| u8::try_from(code).ok()) {
         Some(code) => Ok(code),
         None => Err(format!(
             "{} failed while compiling ({status})",
-            args.python.display()
+            python.display()
         )),
     }
 }
@@ -240,21 +219,6 @@ impl Native {
                 Ok(text) => json!({ "text": text }),
                 Err(error) => json!({ "value_error": error.to_string() }),
             });
-        }
-        if let Some(paths) = request.get("collect_sources") {
-            let paths: Vec<PathBuf> =
-                serde_json::from_value(paths.clone()).map_err(|error| error.to_string())?;
-            let (found, problems) = gotopy::inputs::collect_sources(&paths);
-            let found = (found.iter())
-                .map(|(input, root)| {
-                    let path = match input {
-                        gotopy::inputs::Input::Stdin => "-".to_owned(),
-                        gotopy::inputs::Input::File(path) => shown(path),
-                    };
-                    json!([path, root.map(shown)])
-                })
-                .collect::<Vec<_>>();
-            return Ok(json!({ "found": found, "problems": problems }));
         }
         if let Some(data) = request.get("asks_all_scopes") {
             return Ok(json!({ "asks": asks_all_scopes(&bytes(data)?) }));

@@ -4,81 +4,12 @@
 
 use std::path::PathBuf;
 
+use gotopy::inputs::{Input, read_bytes};
+use gotopy::shell::args::{Program, RunArgs, Styles};
+use gotopy::shell::bad_input;
 use gotopy::{Options, Source};
 
-use super::{BAD_INPUT, Input, Styles, Warnings, compile_input, compiled_or_reported, read_bytes};
-
-#[derive(Debug, clap::Args)]
-pub(super) struct RunArgs {
-    /// Rewrite every scope that contains markers, module and class bodies included.
-    #[arg(long)]
-    all_scopes: bool,
-    /// Run CODE as the main module (`python -c`): `sys.argv[0]` is `-c`, and the current
-    /// directory comes first on `sys.path`.
-    #[arg(
-        short = 'c',
-        value_names = ["CODE", "ARGS"],
-        num_args = 1..,
-        allow_hyphen_values = true,
-        conflicts_with = "module"
-    )]
-    command: Option<Vec<String>>,
-    /// Find MODULE on `sys.path` and run it as `__main__` (`python -m`), compiled with goto;
-    /// a package runs its `__main__` module. `sys.argv[0]` is the module's path, and the
-    /// current directory comes first on `sys.path`.
-    #[arg(
-        short = 'm',
-        value_names = ["MODULE", "ARGS"],
-        num_args = 1..,
-        allow_hyphen_values = true
-    )]
-    module: Option<Vec<String>>,
-    /// The Python file, or a code object `gotopy compile` wrote (`.rpyc`); `-` reads the
-    /// program from standard input.
-    #[arg(
-        value_name = "FILE",
-        required_unless_present_any = ["command", "module"],
-        conflicts_with_all = ["command", "module"]
-    )]
-    path: Option<PathBuf>,
-    /// Arguments for the program: `sys.argv[1:]`.
-    #[arg(
-        value_name = "ARGS",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    args: Vec<String>,
-}
-
-/// The program `run` runs, named as `python` names it.
-enum Program {
-    /// A file, or standard input.
-    Input(Input),
-    /// `-c CODE`.
-    Code(String),
-    /// `-m MODULE`.
-    Module(String),
-}
-
-impl RunArgs {
-    /// The program and its arguments, `sys.argv[1:]`.
-    fn program(self) -> (Program, Vec<String>) {
-        let split = |mut values: Vec<String>| {
-            let rest = values.split_off(1.min(values.len()));
-            (values.pop().unwrap_or_default(), rest)
-        };
-        if let Some(values) = self.command {
-            let (code, args) = split(values);
-            (Program::Code(code), args)
-        } else if let Some(values) = self.module {
-            let (module, args) = split(values);
-            (Program::Module(module), args)
-        } else {
-            let path = self.path.unwrap_or_else(|| PathBuf::from("-"));
-            (Program::Input(Input::from_path(&path)), self.args)
-        }
-    }
-}
+use super::{Warnings, compile_input, compiled_or_reported};
 
 pub(super) fn run_program(args: RunArgs, styles: Styles) -> u8 {
     use gotopy::run::{Main, run_main};
@@ -115,10 +46,8 @@ pub(super) fn run_program(args: RunArgs, styles: Styles) -> u8 {
             let compile = |origin: &str| {
                 compile(&Input::File(PathBuf::from(origin))).map(|(_, compiled)| compiled.code)
             };
-            gotopy::run::run_module(&name, args, compile).unwrap_or_else(|reason| {
-                eprintln!("gotopy: error: {reason}");
-                BAD_INPUT
-            })
+            gotopy::run::run_module(&name, args, compile)
+                .unwrap_or_else(|reason| bad_input(&reason.to_string()))
         }
     }
 }
@@ -133,10 +62,7 @@ fn program_code(
     options: Options,
     styles: Styles,
 ) -> Result<(String, rustpython_compiler::CodeObject), u8> {
-    let bad = |message: String| {
-        eprintln!("gotopy: error: {message}");
-        BAD_INPUT
-    };
+    let bad = |message: String| bad_input(&message);
     let (path, bytes) = read_bytes(input).map_err(bad)?;
     if bytes.first() == Some(&0) {
         return match gotopy::bytecode::unmarshal(&bytes) {

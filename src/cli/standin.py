@@ -7,8 +7,8 @@ line each way) with the same Rust code as the native module; what crosses is byt
 hexadecimal, the plan, and the code objects the binary lowers or looks into, with their
 constants as ``gotopy::cpython::code::Constant`` tells them apart.
 
-Only what ``python -m gotopy compile`` uses is here; the binary writes the first lines of
-this file (``VERSION``, ``FORMATS``, ``REPORT``, ``NATIVE``).
+Only what the package's ``compile`` uses is here; the binary writes the first lines of
+this file (``VERSION``, ``REPORT``, ``NATIVE``).
 """
 
 import json
@@ -70,11 +70,6 @@ def _ask(request):
 
 def decode_source(data):
     return _ask({"decode": data.hex()})["text"]
-
-
-def collect_sources(paths):
-    answer = _ask({"collect_sources": paths})
-    return [tuple(pair) for pair in answer["found"]], answer["problems"]
 
 
 def asks_all_scopes(data):

@@ -1,0 +1,166 @@
+//! The Python package's `gotopy` command (`python -m gotopy`): gotopy's own command line
+//! (`gotopy::shell`, the binary's), with the CPython the package runs in as its interpreter.
+//! `check`, `translate` and `server` run here in Rust as in the binary; `compile`, `dis` and
+//! `run` are the package's driver's (`gotopy._cli`), called with the parsed arguments.
+
+use std::cell::RefCell;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use gotopy::shell::args::{CompileArgs, DisArgs, DisFormat, Program, RunArgs, Styles};
+use gotopy::shell::clap::{Arg, Command};
+use gotopy::shell::{BAD_INPUT, Interpreter, PycRequest, bad_input};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Runs the command line `argv` (without the program's name) as the command `prog` and
+/// returns its exit status; what the driver's functions raise (a program's `SystemExit`,
+/// say) is raised here.
+#[pyfunction]
+#[pyo3(signature = (argv, prog = "gotopy"))]
+pub(crate) fn main(py: Python<'_>, argv: Vec<OsString>, prog: &str) -> PyResult<u8> {
+    let package = Package {
+        py,
+        prog,
+        raised: RefCell::new(None),
+    };
+    let args = std::iter::once(OsString::from(prog)).chain(argv);
+    let status = gotopy::shell::main(args, &package);
+    match package.raised.into_inner() {
+        Some(error) => Err(error),
+        None => Ok(status),
+    }
+}
+
+/// The running CPython, through the package's driver.
+struct Package<'py, 'a> {
+    py: Python<'py>,
+    prog: &'a str,
+    /// What a function of the driver raised, raised again by [`main`].
+    raised: RefCell<Option<PyErr>>,
+}
+
+impl<'py> Package<'py, '_> {
+    /// `gotopy._cli.NAME(**keywords)`, `fill` giving the keywords; its exit status.
+    fn call(&self, name: &str, fill: impl FnOnce(&Bound<'py, PyDict>) -> PyResult<()>) -> u8 {
+        let called = (|| {
+            let keywords = PyDict::new(self.py);
+            fill(&keywords)?;
+            let driver = self.py.import("gotopy._cli")?;
+            driver
+                .getattr(name)?
+                .call((), Some(&keywords))?
+                .extract::<u8>()
+        })();
+        called.unwrap_or_else(|error| {
+            self.raised.replace(Some(error));
+            BAD_INPUT
+        })
+    }
+}
+
+impl Interpreter for Package<'_, '_> {
+    fn command_line(&self, command: Command) -> Command {
+        let hidden = |arg: Arg| arg.hide(true);
+        command
+            .bin_name(self.prog.to_owned())
+            .version(env!("CARGO_PKG_VERSION"))
+            .about("goto, label and switch for Python")
+            .mut_subcommand("compile", |compile| {
+                compile
+                    .about(
+                        "Compile Python files with goto into standard .pyc files that need no \
+                         gotopy to run: the cache files of this interpreter \
+                         (__pycache__/NAME.cpython-3XY.pyc), which a plain CPython of the \
+                         same version runs without gotopy installed",
+                    )
+                    .mut_arg("paths", |paths| {
+                        paths.help(
+                            "Files and directories to compile (directories recursively, `*.py`)",
+                        )
+                    })
+                    .mut_arg("output", hidden)
+                    .mut_arg("python", hidden)
+                    .mut_arg("out_dir", |dir| {
+                        dir.help("Sourceless DIR/<path>.pyc, not __pycache__ beside sources")
+                    })
+                    .mut_arg("invalidation_mode", |mode| {
+                        mode.help(
+                            "How CPython tells that a .pyc is stale, as py_compile does \
+                             (default: timestamp, or checked-hash when SOURCE_DATE_EPOCH is set)",
+                        )
+                    })
+            })
+            .mut_subcommand("dis", |dis| {
+                dis.about(
+                    "Print the rewritten code of a Python file for this interpreter, as the \
+                     dis module lists it",
+                )
+                .mut_arg("format", hidden)
+            })
+            .mut_subcommand("run", |run| {
+                run.about("Run a Python program with goto, as `python` runs the same command line")
+                    .mut_arg("path", |path| {
+                        path.help("The program (a .py or .pyc file); `-` reads standard input")
+                    })
+            })
+    }
+
+    fn compile(&self, args: CompileArgs, styles: Styles) -> u8 {
+        if args.output.is_some() || args.python.is_some() {
+            return bad_input(
+                "`-o` and `--python` are the gotopy binary's: the package compiles for the \
+                 interpreter it runs in",
+            );
+        }
+        let request = match PycRequest::new(&args, styles.stderr) {
+            Ok(request) => request,
+            Err(message) => return bad_input(&message),
+        };
+        self.call("compile_files", |keywords| {
+            // As text: the driver names its files with the paths given (`str`, not `Path`).
+            let sources: Vec<_> = (request.sources.into_iter())
+                .map(|(path, root)| (path.into_os_string(), root.map(PathBuf::into_os_string)))
+                .collect();
+            keywords.set_item("sources", sources)?;
+            keywords.set_item("problems", request.problems)?;
+            keywords.set_item("out_dir", request.out_dir.map(PathBuf::into_os_string))?;
+            keywords.set_item("mode", request.mode)?;
+            keywords.set_item("all_scopes", request.all_scopes)?;
+            keywords.set_item("color", request.color)
+        })
+    }
+
+    fn dis(&self, args: DisArgs, styles: Styles) -> u8 {
+        if args.format == DisFormat::Dot {
+            return bad_input(
+                "--format dot draws RustPython's code, with the gotopy binary; the package \
+                 lists CPython's code as the dis module does (--format text)",
+            );
+        }
+        self.call("dis", |keywords| {
+            keywords.set_item("path", args.path.into_os_string())?;
+            keywords.set_item("function", args.function)?;
+            keywords.set_item("all_scopes", args.all_scopes)?;
+            keywords.set_item("color", styles.stderr)
+        })
+    }
+
+    fn run(&self, args: RunArgs, styles: Styles) -> u8 {
+        let all_scopes = args.all_scopes;
+        let (program, argv) = args.program();
+        let (kind, given) = match program {
+            Program::Input(gotopy::inputs::Input::Stdin) => ("file", "-".into()),
+            Program::Input(gotopy::inputs::Input::File(path)) => ("file", path.into_os_string()),
+            Program::Code(code) => ("code", code.into()),
+            Program::Module(module) => ("module", module.into()),
+        };
+        self.call("run", |keywords| {
+            keywords.set_item("kind", kind)?;
+            keywords.set_item("given", given)?;
+            keywords.set_item("args", argv)?;
+            keywords.set_item("all_scopes", all_scopes)?;
+            keywords.set_item("color", styles.stderr)
+        })
+    }
+}
