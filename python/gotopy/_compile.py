@@ -26,10 +26,8 @@ from gotopy import _gotopy
 # `typing.TYPE_CHECKING`: type checkers read this name as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import ast
     import types
     import warnings
-    from collections.abc import Callable
     from typing import Any
 
 # The help of every internal error (G900), the binary's words.
@@ -185,23 +183,23 @@ def compile_source(
     all_scopes: bool = False,
     optimize: int = -1,
     the_plan: _gotopy.Plan | None = None,
-    edit: Callable[[ast.Module], None] | None = None,
+    standalone: bool = False,
     scope_line: int | None = None,
     mode: str = "exec",
     flags: int = 0,
 ) -> types.CodeType:
     """Compiles a module's source with goto: ``compile(data, path, mode, flags)`` with every
     marker of every rewritten scope lowered; errors are ``SyntaxError``. ``the_plan`` is
-    the module's plan when the caller has it; ``edit`` makes more edits to the prepared
-    tree (standalone ``.pyc`` files, ``gotopy._pyc``); ``scope_line`` also rewrites the
-    function or class defined on that line (the decorator called as ``goto(f)``)."""
+    the module's plan when the caller has it; ``standalone`` also makes the plan's edits of
+    a standalone ``.pyc`` file (``gotopy._pyc``); ``scope_line`` also rewrites the function
+    or class defined on that line (the decorator called as ``goto(f)``)."""
     code = None
-    if the_plan is None and edit is None and beside_pays(data):
+    if the_plan is None and not standalone and beside_pays(data):
         the_plan, code = plan_beside(data, path, all_scopes, scope_line, mode, flags, optimize)
     elif the_plan is None:
         the_plan = plan(data, path, all_scopes, scope_line=scope_line)
     if code is None:
-        code = unlowered(data, path, the_plan, edit, mode=mode, flags=flags, optimize=optimize)
+        code = unlowered(data, path, the_plan, standalone, mode=mode, flags=flags, optimize=optimize)
     return lower(code, the_plan, path, data)
 
 
@@ -280,17 +278,18 @@ def unlowered(
     data: bytes,
     path: str,
     the_plan: _gotopy.Plan,
-    edit: Callable[[ast.Module], None] | None = None,
+    standalone: bool = False,
     *,
     mode: str = "exec",
     flags: int = 0,
     optimize: int = -1,
 ) -> types.CodeType:
     """CPython's code of the module, markers not yet lowered: ``compile()`` of its source as
-    it is when neither the plan nor ``edit`` edits the tree, else of CPython's own tree of
-    the source with those edits made (the round trip through `ast` objects). Where CPython
-    cannot compile the source, what ``compile()`` raises (``_prepare.compiled``)."""
-    if edit is None and not the_plan.edits_tree:
+    it is when the plan edits no tree (nor, with ``standalone``, a standalone file's), else
+    of CPython's own tree of the source with those edits made (the round trip through `ast`
+    objects). Where CPython cannot compile the source, what ``compile()`` raises
+    (``_prepare.compiled``)."""
+    if not standalone and not the_plan.edits_tree:
         # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
         # same code objects as compiling the prepared tree, without the round trip through
         # `ast` objects (which costs more than the compile itself).
@@ -302,14 +301,16 @@ def unlowered(
 
     from gotopy import _prepare
 
-    def edited(tree: ast.Module) -> None:
-        _prepare.apply(tree, json.loads(the_plan.json))
-        if edit is not None:
-            edit(tree)
-
+    plan = json.loads(the_plan.json)
     try:
         code = _prepare.compiled(
-            data, path, edited, deep=the_plan.deep, mode=mode, flags=flags, optimize=optimize
+            data,
+            path,
+            lambda tree: _prepare.apply(tree, plan, standalone),
+            deep=the_plan.deep,
+            mode=mode,
+            flags=flags,
+            optimize=optimize,
         )
     except _prepare.PlanMismatch as mismatch:
         raise _late(path, data, the_plan.late_error(str(mismatch), None)) from None

@@ -6,7 +6,7 @@ every goto out of a ``try`` with ``finally`` has its copy of the ``finally`` bod
 each place by its source position (``gotopy::cpython::plan``).
 This module finds those places in ``ast.parse``'s tree of the same source and makes the
 edits, so that everything gotopy did not touch is compiled exactly as CPython compiles it.
-For a standalone ``.pyc`` file, ``standalone`` also takes out what only gotopy needs.
+For a standalone ``.pyc`` file it also takes out what only gotopy needs, as the plan says.
 """
 
 from __future__ import annotations
@@ -28,9 +28,6 @@ Position = tuple[int, int, int, int]
 Node = TypeVar("Node", bound=ast.AST)
 
 _GUARDED = (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Assert)
-# The modules whose imports a standalone file leaves out, and the decorators that opt in.
-PACKAGES = ("goto", "gotopy")
-OPT_IN = ("goto", "with_goto", "switch")
 _WITH = (ast.With, ast.AsyncWith)
 
 
@@ -252,8 +249,9 @@ def _on_deep_stack(work: Callable[[], types.CodeType]) -> types.CodeType | None:
     return done[0]
 
 
-def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
-    """Makes the plan's edits to ``tree`` in place, or raises ``PlanMismatch``."""
+def apply(tree: ast.Module, plan: dict[str, Any], standalone: bool = False) -> None:
+    """Makes the plan's edits to ``tree`` in place (with ``standalone``, those of a
+    standalone ``.pyc`` file too: the plan's ``standalone``), or raises ``PlanMismatch``."""
     guards = {tuple(span) for span in plan["guards"]}
     trampolines: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for trampoline in plan["trampolines"]:
@@ -264,15 +262,19 @@ def apply(tree: ast.Module, plan: dict[str, Any]) -> None:
             placed.switches[tuple(switch["at"])] = switch
             for case in switch["cases"]:
                 placed.cases[tuple(case["keyword"][::2])] = tuple(case["keyword"])
-    planned = len(guards) + len(placed.switches) + len(placed.cases)
-    planned += sum(map(len, trampolines.values()))
+    if standalone:
+        placed.strip = {tuple(at) for at in plan["standalone"]["statements"]}
+        for line, *at in plan["standalone"]["decorators"]:
+            placed.decorators.setdefault(line, set()).add(tuple(at))
+    planned = len(guards) + len(placed.switches) + len(placed.cases) + len(placed.strip)
+    planned += sum(map(len, trampolines.values())) + sum(map(len, placed.decorators.values()))
     # Every edit is of a statement whose lines hold the edit's first line: only the
     # statements that hold one are looked at, and only their bodies entered.
     starts = [span[0] for span in guards]
-    starts += [line for line, _ in trampolines]
+    starts += [line for line, _ in (*trampolines, *placed.strip)] + list(placed.decorators)
     starts += [line for line, _ in (*placed.switches, *placed.cases)]
     placed.visit_body(tree.body, sorted(set(starts)))
-    missing = planned - len(placed.guarded) - placed.trampolines - placed.dispatches
+    missing = planned - len(placed.guarded) - placed.trampolines - placed.dispatches - placed.stripped
     if missing:
         raise PlanMismatch(f"{missing} of the front end's edits found no place in the tree")
 
@@ -353,6 +355,11 @@ class _Editor:
         self.switches: dict[tuple[int, int], dict[str, Any]] = {}
         self.cases: dict[tuple[int, int], Position] = {}
         self.dispatches = 0
+        # A standalone file's: the statements to take out by where they start, and the
+        # decorators to take out by their function's line and where each starts.
+        self.strip: set[tuple[int, int]] = set()
+        self.decorators: dict[int, set[tuple[int, int]]] = {}
+        self.stripped = 0
 
     def visit_body(self, root: list[ast.stmt], lines: list[int]) -> None:
         """Edits the statements of ``root`` and of the bodies nested in it that hold one of
@@ -364,15 +371,31 @@ class _Editor:
             for at in held:
                 order.extend((inner, _holding(inner, lines)) for inner in child_bodies(body[at]))
         for body, held in reversed(order):
+            first = body[0] if body else None
             # Back to front: an edit inserts statements after its own only.
             for at in reversed(held):
                 self.edit_statement(body, at)
+            if first is not None and not body:  # all taken out: a body needs a statement
+                body.append(ast.copy_location(ast.Pass(), first))
 
     def edit_statement(self, body: list[ast.stmt], at: int) -> None:
         """Makes the plan's edits of ``body[at]``, in place."""
         stmt = body[at]
         span = _position(stmt)
         start = (stmt.lineno, stmt.col_offset)
+        if start in self.strip:
+            del body[at]
+            self.stripped += 1
+            return
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.lineno in self.decorators:
+            dropped = self.decorators[stmt.lineno]
+            kept = [d for d in stmt.decorator_list if (d.lineno, d.col_offset) not in dropped]
+            self.stripped += len(stmt.decorator_list) - len(kept)
+            if stmt.decorator_list and not kept:
+                # The function's first line stays the first decorator's, as CPython records
+                # it (`co_firstlineno`): `inspect` and the line table read as they would.
+                stmt.lineno = stmt.decorator_list[0].lineno
+            stmt.decorator_list = kept
         if isinstance(stmt, ast.While) and start in self.switches:
             plan = self.switches[start]
             body.insert(at + 1, _switch(stmt, plan))
@@ -448,77 +471,6 @@ def _trampoline(stmt: ast.stmt, trampoline: dict[str, Any]) -> ast.stmt:
     goto = _at(ast.Attribute(value=_name("goto", span), attr=trampoline["name"], ctx=ast.Load()), span)
     body = _copied(stmt.finalbody) + [_at(ast.Expr(value=goto), span)]  # type: ignore[attr-defined]
     return _at(ast.If(test=_name("label", span), body=body, orelse=[]), span)
-
-
-def standalone(tree: ast.Module, functions: list[str]) -> set[str]:
-    """For a standalone ``.pyc`` file: takes out of ``tree`` the imports of ``goto`` and
-    ``gotopy``, ``gotopy.install()`` statements, and the opt-in decorators of ``functions``
-    (the qualified names of those the plan rewrites), which the rewritten code needs none
-    of; returns the names those imports bound."""
-    removed: set[str] = set()
-    _strip_body(tree.body, "", set(functions), removed)
-    return removed
-
-
-def _strip_body(root: list[ast.stmt], prefix: str, rewritten: set[str], removed: set[str]) -> None:
-    """Strips ``root`` and every body nested in it (iteratively: an `elif` chain nests as
-    deep as it is long), each with the qualified-name prefix of its scope."""
-    work = [(root, prefix)]
-    while work:
-        body, prefix = work.pop()
-        kept: list[ast.stmt] = []
-        for stmt in body:
-            if isinstance(stmt, ast.Import) and all(a.name.split(".")[0] in PACKAGES for a in stmt.names):
-                removed.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-                continue
-            if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and (stmt.module or "").split(".")[0] in PACKAGES:
-                removed.update(a.asname or a.name for a in stmt.names)
-                continue
-            if _is_install(stmt):
-                continue
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                qualname = prefix + stmt.name
-                if qualname in rewritten:
-                    _drop_opt_in(stmt)
-                work.append((stmt.body, qualname + ".<locals>."))
-            elif isinstance(stmt, ast.ClassDef):
-                work.append((stmt.body, prefix + stmt.name + "."))
-            else:
-                work.extend((inner, prefix) for inner in child_bodies(stmt))
-            kept.append(stmt)
-        # A body left empty by the removals still needs a statement (a module may be empty).
-        body[:] = kept or [ast.copy_location(ast.Pass(), stmt) for stmt in body[:1]]
-
-
-def _is_install(stmt: ast.stmt) -> bool:
-    """``gotopy.install()`` (or ``goto.install()``) as a statement."""
-    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
-        return False
-    func = stmt.value.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == "install"
-        and isinstance(func.value, ast.Name)
-        and func.value.id in PACKAGES
-    )
-
-
-def _drop_opt_in(function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-    """Removes the opt-in decorators. The function's first line stays the first
-    decorator's, as CPython records it (``co_firstlineno``), so ``inspect`` and the line
-    table read as they would with the decorators."""
-    first = function.decorator_list[0].lineno if function.decorator_list else None
-    function.decorator_list = [d for d in function.decorator_list if _decorator_name(d) not in OPT_IN]
-    if first is not None and not function.decorator_list:
-        function.lineno = first
-
-
-def _decorator_name(decorator: ast.expr) -> str | None:
-    if isinstance(decorator, ast.Name):
-        return decorator.id
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return None
 
 
 def child_bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:

@@ -1,7 +1,7 @@
 """``python -m gotopy compile``: standard ``.pyc`` files that run on a plain CPython.
 
 Each module is compiled as the import hook compiles it (``gotopy._compile``), with one more
-edit to the prepared tree (``standalone``): the statements that import ``goto`` or
+edit to the prepared tree (the plan's ``standalone``): the statements that import ``goto`` or
 ``gotopy`` and the opt-in decorators of the functions gotopy rewrote are taken out, since
 the rewritten code needs neither. Whatever still names what those imports bound (markers in
 a scope that is not rewritten, ``goto`` used as a value) would fail where gotopy is not
@@ -16,7 +16,6 @@ into another tree with ``--out-dir``.
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import os
 import py_compile
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from importlib import _bootstrap_external as _external_module  # type: ignore[attr-defined]
 from typing import Any
 
-from gotopy import _compile, _gotopy, _hook, _prepare
+from gotopy import _compile, _gotopy, _hook
 
 # `py_compile`'s own helpers: the header of each invalidation mode, the atomic write.
 _external: Any = _external_module
@@ -56,16 +55,13 @@ class Outcome:
 def compile_standalone(data: bytes, path: str, all_scopes: bool, color: bool) -> tuple[types.CodeType, str]:
     """The module's code object for a standalone ``.pyc`` and its rendered warnings; errors
     are ``SyntaxError``. A module asks for all scopes as it does of the import hook. The
-    imports of ``goto`` and ``gotopy`` and the opt-in decorators are left out
-    (``_prepare.standalone``); whatever still names what those imports bound (markers in a
+    imports of ``goto`` and ``gotopy`` and the opt-in decorators are left out (the plan's
+    ``standalone``); whatever still names what those imports bound (markers in a
     scope that is not rewritten, ``goto`` used as a value) would fail where gotopy is not
     installed, so such a module is refused with the place."""
     plan = _compile.plan(data, path, all_scopes or _hook.asks_all_scopes(data), color)
-    removed: set[str] = set()
-    code = _compile.compile_source(
-        data, path, the_plan=plan, edit=lambda tree: removed.update(_prepare.standalone(tree, plan.functions))
-    )
-    needed = _gotopy.still_needed(code, sorted(removed))
+    code = _compile.compile_source(data, path, the_plan=plan, standalone=True)
+    needed = _gotopy.still_needed(code, plan.imported)
     if needed is not None:
         raise _compile.rejected(path, data, plan.late_error(*needed).args[0])
     return code, plan.warnings

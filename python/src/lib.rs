@@ -116,10 +116,11 @@ impl Plan {
         self.plan.deep
     }
 
-    /// The qualified names of the functions it rewrites.
+    /// The names the imports of `goto` and `gotopy` bind, which a standalone `.pyc` file
+    /// leaves out (`still_needed` finds what still uses them).
     #[getter]
-    fn functions(&self) -> Vec<&str> {
-        self.plan.functions()
+    fn imported(&self) -> Vec<String> {
+        self.plan.standalone.names.clone()
     }
 
     /// The module's code object, compiled by CPython from the plan, with the code object of

@@ -95,6 +95,49 @@ class Standalone(unittest.TestCase):
                     self.assertEqual(got.returncode, 0, got.stderr)
                     self.assertEqual(got.stdout, expected.stdout)
 
+    def test_what_only_gotopy_needs_is_left_out_at_any_depth(self) -> None:
+        """The imports of ``goto`` and ``gotopy`` (nested in an ``if``, a class and a
+        function, under other names), ``install()`` calls and the opt-in decorators of the
+        rewritten functions: all left out, a body they emptied still a body, and the
+        function's first line its decorator's, as CPython records it with the decorator."""
+        source = (
+            "import sys\n"
+            "if sys.version_info > (3,):\n"
+            "    import goto\n"
+            "import gotopy\n"
+            "gotopy.install()\n"
+            "from goto import with_goto as wg\n"
+            "class Counter:\n"
+            "    from gotopy import goto, label\n"
+            "    @goto\n"
+            "    def down(self, n):\n"
+            "        seen = []\n"
+            "        label .again\n"
+            "        seen.append(n)\n"
+            "        n -= 1\n"
+            "        if n:\n"
+            "            goto .again\n"
+            "        return seen\n"
+            "def helper():\n"
+            "    import gotopy\n"
+            "    gotopy.install()\n"
+            "    return 5\n"
+            "print(Counter().down(3), helper(), Counter.down.__code__.co_firstlineno)\n"
+            "print([name for name in ('goto', 'gotopy', 'wg') if name in globals()])\n"
+        )
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory, "nested.py")
+            path.write_text(source)
+            compiled = compile_("--out-dir", str(Path(directory, "out")), str(path))
+            self.assertEqual(compiled.returncode, 0, compiled.stderr)
+            expected = subprocess.run(
+                [sys.executable, "-m", "gotopy", "run", str(path)], capture_output=True, text=True
+            )
+            got = subprocess.run([*WITHOUT_GOTOPY, str(Path(directory, "out", "nested.pyc"))], capture_output=True, text=True)
+            self.assertEqual(got.returncode, 0, got.stderr)
+            self.assertEqual(got.stdout.splitlines()[0], expected.stdout.splitlines()[0])
+            self.assertEqual(got.stdout.splitlines()[1], "[]")
+
     def test_the_cache_file_beside_the_source_is_what_plain_cpython_imports(self) -> None:
         with tempfile.TemporaryDirectory() as directory:
             source = Path(directory, "switching.py")

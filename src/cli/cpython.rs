@@ -250,7 +250,7 @@ impl Native {
             "rewrites": !plan.scopes.is_empty(),
             "edits_tree": plan.edits_tree(),
             "deep": plan.deep,
-            "functions": plan.functions(),
+            "imported": plan.standalone.names,
         }});
         self.plans.insert(
             id,

@@ -21,6 +21,7 @@ pub mod package;
 pub mod plan;
 pub mod rewrite;
 pub mod shapes;
+pub mod standalone;
 #[cfg(test)]
 mod testing;
 

@@ -31,6 +31,8 @@ use crate::plan::prepare::{Generator, prepare};
 use crate::plan::{Checked, CompileError, lost_track, on_checked, rejected};
 use crate::tables::Position;
 
+use super::standalone::{Standalone, standalone};
+
 /// What the front end decided about one module, for CPython's compiler and the rewrite of
 /// its code objects. Serialized (JSON), it is what `gotopy._prepare` reads to edit CPython's
 /// tree: what only the rewrite reads is left out, to keep a big module's plan short.
@@ -67,6 +69,8 @@ pub struct Plan {
     /// trampoline makes of the body carries positions inside it.
     #[serde(skip)]
     pub finally_bodies: Vec<Position>,
+    /// What a standalone `.pyc` file of the module leaves out.
+    pub standalone: Standalone,
 }
 
 impl Plan {
@@ -77,15 +81,6 @@ impl Plan {
         !self.guards.is_empty()
             || !self.trampolines.is_empty()
             || (self.scopes.iter()).any(|scope| !scope.switches.is_empty())
-    }
-
-    /// The qualified names of the functions it rewrites (whose opt-in decorators a
-    /// standalone `.pyc` file leaves out).
-    pub fn functions(&self) -> Vec<&str> {
-        (self.scopes.iter())
-            .filter(|scope| scope.kind == "function")
-            .map(|scope| scope.qualname.as_str())
-            .collect()
     }
 }
 
@@ -336,7 +331,20 @@ fn plan_checked(source: &Source, checked: Checked) -> Result<Plan, CompileError>
         scopes: Vec::new(),
         withs: Vec::new(),
         finally_bodies: Vec::new(),
+        standalone: Standalone::default(),
     };
+    // Found in the source's own tree, before `prepare` edits it, as the places below.
+    let mut functions: Vec<TextSize> = (rewritten.iter())
+        .map(|id| &module.scopes[id.0])
+        .filter(|scope| scope.kind == ScopeKind::Function)
+        .map(|scope| scope.name_range.start())
+        .collect();
+    functions.sort_unstable();
+    let at = |offset| {
+        let span = positions.span(TextRange::empty(offset));
+        (span[0], span[2])
+    };
+    plan.standalone = standalone(&ast.body, &at, &functions);
     if rewritten.is_empty() {
         crate::front::depth::drop_aside((ast, module), source);
         return Ok(plan);

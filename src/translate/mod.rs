@@ -687,23 +687,7 @@ fn used_imports(body: &[Stmt], module: &Module, text: &Text) -> Vec<TextRange> {
     }
     impl<'s> Visitor<'s> for Imports<'s> {
         fn visit_stmt(&mut self, stmt: &'s Stmt) {
-            if is_marker_import(stmt) {
-                let names = match stmt {
-                    Stmt::Import(import) => import
-                        .names
-                        .iter()
-                        .map(|alias| match &alias.asname {
-                            Some(name) => name.to_string(),
-                            None => alias.name.split('.').next().unwrap_or_default().to_owned(),
-                        })
-                        .collect(),
-                    Stmt::ImportFrom(import) => import
-                        .names
-                        .iter()
-                        .map(|alias| alias.asname.as_ref().unwrap_or(&alias.name).to_string())
-                        .collect(),
-                    _ => Vec::new(),
-                };
+            if let Some(names) = scan::marker_import_names(stmt) {
                 self.found.push((stmt, names));
             }
             if let Stmt::FunctionDef(def) = stmt {
@@ -751,22 +735,6 @@ fn used_imports(body: &[Stmt], module: &Module, text: &Text) -> Vec<TextRange> {
         .filter(|(_, names)| names.iter().any(|name| used.contains(name.as_str())))
         .map(|(stmt, _)| stmt.range())
         .collect()
-}
-
-fn is_marker_import(stmt: &Stmt) -> bool {
-    let ours = |name: &str| {
-        name == "goto"
-            || name == "gotopy"
-            || name.starts_with("gotopy.")
-            || name.starts_with("goto.")
-    };
-    match stmt {
-        Stmt::Import(import) => import.names.iter().all(|alias| ours(alias.name.as_str())),
-        Stmt::ImportFrom(import) => {
-            import.level == 0 && import.module.as_ref().is_some_and(|m| ours(m.as_str()))
-        }
-        _ => false,
-    }
 }
 
 #[derive(Clone, Copy, Debug)]

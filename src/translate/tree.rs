@@ -128,7 +128,10 @@ impl<'a> Ctx<'a> {
             (_, Stmt::Match(_)) => NodeKind::Match,
             (_, Stmt::FunctionDef(_)) => NodeKind::Def,
             (_, Stmt::ClassDef(_)) => NodeKind::Class,
-            (_, stmt) if is_marker_import(stmt) && !tr.used_imports.contains(&stmt.range()) => {
+            (_, stmt)
+                if scan::marker_import_names(stmt).is_some()
+                    && !tr.used_imports.contains(&stmt.range()) =>
+            {
                 NodeKind::MarkerImport
             }
             _ => NodeKind::Simple,

@@ -31,8 +31,8 @@ pub(crate) use constant::{Folding, folding, truth};
 pub use facts::*;
 pub use labels::LabelTable;
 pub use pragma::{ALL_SCOPES, asks_all_scopes};
-pub(crate) use shape::is_goto_decorator;
 use shape::{case_values, chained_marker, marker_name, marker_shape, name_of, switch_subject};
+pub(crate) use shape::{is_goto_decorator, is_install_call, marker_import_names};
 
 /// Scans a parsed module; `source` gives the lines [`Options::scope_line`] names, and may
 /// ask for every scope itself ([`ALL_SCOPES`]).

@@ -66,6 +66,52 @@ pub(crate) fn is_goto_decorator(expr: &Expr) -> bool {
     DECORATOR_NAMES.contains(&name)
 }
 
+/// The names an import of `goto` or `gotopy` binds (`import gotopy.x` binds `gotopy`;
+/// `from goto import goto as g` binds `g`), or `None` for any other statement: an import
+/// of which any module is another, or a relative one.
+pub(crate) fn marker_import_names(stmt: &ast::Stmt) -> Option<Vec<String>> {
+    let ours = |name: &str| {
+        let package = name.split('.').next().unwrap_or_default();
+        package == "goto" || package == "gotopy"
+    };
+    match stmt {
+        ast::Stmt::Import(import) if import.names.iter().all(|alias| ours(&alias.name)) => Some(
+            (import.names.iter())
+                .map(|alias| match &alias.asname {
+                    Some(name) => name.to_string(),
+                    None => alias.name.split('.').next().unwrap_or_default().to_owned(),
+                })
+                .collect(),
+        ),
+        ast::Stmt::ImportFrom(import)
+            if import.level == 0 && import.module.as_ref().is_some_and(|m| ours(m)) =>
+        {
+            Some(
+                (import.names.iter())
+                    .map(|alias| alias.asname.as_ref().unwrap_or(&alias.name).to_string())
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
+}
+
+/// Whether a statement is `gotopy.install()` (or `goto.install()`), which a program that
+/// runs without gotopy does not need.
+pub(crate) fn is_install_call(stmt: &ast::Stmt) -> bool {
+    let ast::Stmt::Expr(statement) = stmt else {
+        return false;
+    };
+    let Expr::Call(call) = statement.value.as_ref() else {
+        return false;
+    };
+    let Expr::Attribute(attribute) = call.func.as_ref() else {
+        return false;
+    };
+    attribute.attr.as_str() == "install"
+        && matches!(name_of(&attribute.value), Some("goto" | "gotopy"))
+}
+
 pub(super) fn case_values(slice: &Expr) -> Vec<CaseValue> {
     match slice {
         Expr::Tuple(tuple) if !tuple.elts.is_empty() => tuple.elts.iter().map(case_value).collect(),
