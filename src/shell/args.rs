@@ -80,7 +80,7 @@ pub struct CompileArgs {
     #[arg(short, long, value_name = "OUT", conflicts_with = "out_dir")]
     pub output: Option<PathBuf>,
     /// Directory for the outputs: `F.py` found under a directory argument goes to
-    /// DIR/<F relative to it>.rpyc, a file argument to DIR/<its name>.rpyc (`.pyc` with
+    /// `DIR/<F relative to it>.rpyc`, a file argument to `DIR/<its name>.rpyc` (`.pyc` with
     /// `--python`).
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
@@ -159,7 +159,7 @@ pub struct TranslateArgs {
     #[arg(short, long, value_name = "OUT", conflicts_with = "out_dir")]
     pub output: Option<PathBuf>,
     /// Directory for the outputs: `F.py` found under a directory argument goes to
-    /// DIR/<F relative to it>, a file argument to DIR/<its name>. A source is never
+    /// `DIR/<F relative to it>`, a file argument to `DIR/<its name>`. A source is never
     /// overwritten.
     #[arg(long, value_name = "DIR", required_unless_present = "output")]
     pub out_dir: Option<PathBuf>,
