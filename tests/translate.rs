@@ -946,6 +946,31 @@ fn forward_skips_become_ifs_and_elses() {
     // As a person writes it, with no line left where a marker was.
     let gcd = "def gcd(a, b):\n    while not (b == 0):\n        a, b = b, a % b\n    return a\n";
     assert!(translated.contains(gcd), "{translated}");
+    // A goto to a label that a `return` or `raise` follows is that statement, and the label's
+    // own copy goes where nothing else reaches it; a goto to a function's end is `return`.
+    let function = |name: &str| {
+        let start = translated.find(&format!("def {name}(")).unwrap();
+        let rest = &translated[start + 4..];
+        &rest[..rest.find("\ndef ").unwrap_or(rest.len())]
+    };
+    let found = "            if cell == wanted:\n                return row_at, col_at\n";
+    assert!(function("locate").contains(found), "{translated}");
+    assert_eq!(
+        function("locate").matches("return row_at, col_at").count(),
+        1,
+        "{translated}"
+    );
+    let malformed = "        if line.strip() == bad:\n            raise ValueError(";
+    assert!(function("setting").contains(malformed), "{translated}");
+    assert_eq!(
+        function("setting").matches("raise ValueError(").count(),
+        2,
+        "{translated}"
+    );
+    assert!(
+        function("add_up").contains("        if v < 0:\n            return\n"),
+        "{translated}"
+    );
     for (version, python) in cpython::pythons() {
         let ran = plain_run(&python, &output);
         assert_eq!(

@@ -103,7 +103,11 @@ fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
         lines: &lines,
         skips: Vec::new(),
     };
-    finder.lists(&checked.parsed.syntax().body);
+    if shape == Shape::Exit {
+        finder.exits(&checked.parsed.syntax().body);
+    } else {
+        finder.lists(&checked.parsed.syntax().body);
+    }
     if finder.skips.is_empty() {
         return None;
     }
@@ -117,6 +121,8 @@ struct Markers {
     labels: HashMap<TextSize, String>,
     /// How many gotos of its scope name each label (by where the label starts).
     named: HashMap<TextSize, usize>,
+    /// The scope of each goto and label (its index), by where it starts.
+    scope: HashMap<TextSize, usize>,
 }
 
 impl Markers {
@@ -125,10 +131,11 @@ impl Markers {
             gotos: HashMap::new(),
             labels: HashMap::new(),
             named: HashMap::new(),
+            scope: HashMap::new(),
         };
-        let written = (module.scopes.iter())
-            .filter(|scope| scope.kind != ScopeKind::Module && super::is_written(scope));
-        for scope in written {
+        let written = (module.scopes.iter().enumerate())
+            .filter(|(_, scope)| scope.kind != ScopeKind::Module && super::is_written(scope));
+        for (index, scope) in written {
             let by_value = scope.markers.iter().any(|marker| {
                 matches!(
                     marker.kind,
@@ -145,12 +152,14 @@ impl Markers {
                 if let MarkerKind::Goto { name, .. } = &marker.kind {
                     *names.entry(name.as_str()).or_default() += 1;
                     markers.gotos.insert(marker.range.start(), name.to_string());
+                    markers.scope.insert(marker.range.start(), index);
                 }
             }
             for marker in &scope.markers {
                 if let MarkerKind::Label { name, .. } = &marker.kind {
                     let start = marker.range.start();
                     markers.labels.insert(start, name.to_string());
+                    markers.scope.insert(start, index);
                     markers
                         .named
                         .insert(start, names.get(name.as_str()).copied().unwrap_or(0));
@@ -167,6 +176,9 @@ struct Skip {
     edits: Vec<(TextRange, String)>,
     skipped: Option<TextRange>,
     label: TextRange,
+    /// The statement after the label that goes with it, when no goto names it any more:
+    /// an exit that nothing else reaches.
+    dead: Option<TextRange>,
 }
 
 /// The shapes taken, each in a pass of its own over the source the pass before wrote.
@@ -180,10 +192,16 @@ enum Shape {
     /// `label .l` / `if TEST:` / S / `goto .l` (the last of its body): `while TEST:` / S, when
     /// no `break` or `continue` in S would be the new loop's.
     Loop,
+    /// `label .l` / `return X` (or `raise X`, on one line), or `label .l` ending a function:
+    /// each `goto .l` becomes that statement (`return` at a function's end), where neither
+    /// the goto nor the label is inside a `try` or `with` (whose exits would run before the
+    /// value is computed in one program and after in the other).
+    Exit,
 }
 
-/// The passes, in order: a loop's exit test is a skip first.
-const SHAPES: [Shape; 3] = [Shape::Skip, Shape::Else, Shape::Loop];
+/// The passes, in order: a loop's exit test is a skip first, and what is left of the gotos
+/// to an exit becomes the exit itself.
+const SHAPES: [Shape; 4] = [Shape::Skip, Shape::Else, Shape::Loop, Shape::Exit];
 
 struct Finder<'a> {
     shape: Shape,
@@ -284,6 +302,7 @@ impl<'a> Finder<'a> {
                 edits,
                 skipped: Some(TextRange::new(after, skipped.end())),
                 label: label.range(),
+                dead: None,
             });
         }
     }
@@ -315,7 +334,83 @@ impl<'a> Finder<'a> {
                 ],
                 skipped: None,
                 label: label.range(),
+                dead: None,
             });
+        }
+    }
+
+    /// The gotos to exits: every label (of a function outside any `try` or `with`) that a
+    /// one-line `return` or `raise` follows, or that ends the function, and every goto to it
+    /// outside any `try` or `with`, which becomes that statement.
+    fn exits(&mut self, body: &[Stmt]) {
+        // Each list with whether a `try` or `with` holds it, and whether it is a function's.
+        let mut work: Vec<(&[Stmt], bool, bool)> = vec![(body, false, false)];
+        let mut exits: HashMap<(usize, &str), (TextRange, String, Option<TextRange>)> =
+            HashMap::new();
+        let mut gotos: Vec<(TextSize, TextRange)> = Vec::new();
+        while let Some((list, held, function)) = work.pop() {
+            for (at, stmt) in list.iter().enumerate() {
+                if let Some(name) = self.markers.labels.get(&stmt.start())
+                    && !held
+                    && let Some(exit) = self.exit_after(&list[at + 1..], function)
+                {
+                    let scope = self.markers.scope[&stmt.start()];
+                    // After a statement that never falls through, only gotos reach it.
+                    let unreached = at > 0
+                        && matches!(
+                            list[at - 1],
+                            Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
+                        );
+                    let dead = list.get(at + 1).filter(|_| unreached).map(Ranged::range);
+                    exits.insert((scope, name.as_str()), (stmt.range(), exit, dead));
+                }
+                if self.markers.gotos.contains_key(&stmt.start()) && !held {
+                    gotos.push((stmt.start(), stmt.range()));
+                }
+                let (inner_held, inner_function) = match stmt {
+                    Stmt::Try(_) | Stmt::With(_) => (true, false),
+                    // A scope of its own: its gotos name its own labels.
+                    Stmt::FunctionDef(_) => (false, true),
+                    Stmt::ClassDef(_) => (false, false),
+                    _ => (held, false),
+                };
+                work.extend(
+                    child_lists(stmt)
+                        .into_iter()
+                        .map(|inner| (inner, inner_held, inner_function)),
+                );
+            }
+        }
+        for (start, goto) in gotos {
+            let key = (
+                self.markers.scope[&start],
+                self.markers.gotos[&start].as_str(),
+            );
+            if let Some((label, exit, dead)) = exits.get(&key)
+                && !self.lines.tabbed(goto.start(), goto.end())
+            {
+                self.skips.push(Skip {
+                    edits: vec![(goto, exit.clone())],
+                    skipped: None,
+                    label: *label,
+                    dead: *dead,
+                });
+            }
+        }
+    }
+
+    /// The statement a label followed by `rest` stands for, when it is an exit: a one-line
+    /// `return` or `raise` alone on its line, or `return` where the label ends a function.
+    fn exit_after(&self, rest: &[Stmt], function: bool) -> Option<String> {
+        match rest.first() {
+            None if function => Some("return".to_owned()),
+            Some(exit @ (Stmt::Return(_) | Stmt::Raise(_)))
+                if self.lines.alone(self.text, exit.range())
+                    && self.lines.line(exit.start()) == self.lines.line(exit.end()) =>
+            {
+                Some(self.text[exit.range()].to_owned())
+            }
+            _ => None,
         }
     }
 
@@ -341,13 +436,23 @@ impl<'a> Finder<'a> {
 /// level deeper for each skip around them. No edit adds or takes a line.
 fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> String {
     let mut edits: Vec<(TextRange, String)> = Vec::new();
-    let mut taken: HashMap<TextSize, (TextRange, usize)> = HashMap::new();
+    let mut taken: HashMap<TextSize, (TextRange, usize, Option<TextRange>)> = HashMap::new();
     for skip in skips {
         edits.extend(skip.edits.iter().cloned());
-        taken.entry(skip.label.start()).or_insert((skip.label, 0)).1 += 1;
+        taken
+            .entry(skip.label.start())
+            .or_insert((skip.label, 0, skip.dead))
+            .1 += 1;
     }
-    for (start, (label, count)) in taken {
+    for (start, (label, count, dead)) in taken {
         if markers.named.get(&start) == Some(&count) {
+            if let Some(dead) = dead {
+                // Alone on its one line: the line is left empty.
+                edits.push((
+                    TextRange::new(lines.start(dead.start()), dead.end()),
+                    String::new(),
+                ));
+            }
             // With the blanks after it, when a comment follows: the comment takes its place.
             let rest = &text[usize::from(label.end())..];
             let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();

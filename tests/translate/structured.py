@@ -1,5 +1,5 @@
-"""Shapes a person writes as `if`, `else` and `while`: each goto function is checked
-against the same function written without goto, on many inputs."""
+"""Shapes a person writes as `if`, `else`, `while`, `return` and `raise`: each goto function
+is checked against the same function written without goto, on many inputs."""
 
 from goto import goto, label
 
@@ -120,6 +120,66 @@ b"""
     return text
 
 
+@goto
+def locate(grid, wanted):
+    for row_at, row in enumerate(grid):
+        for col_at, cell in enumerate(row):
+            if cell == wanted:
+                goto .found
+    return None
+    label .found
+    return row_at, col_at
+
+
+def locate_plain(grid, wanted):
+    for row_at, row in enumerate(grid):
+        for col_at, cell in enumerate(row):
+            if cell == wanted:
+                return row_at, col_at
+    return None
+
+
+@goto
+def setting(line):
+    for bad in ("", "="):
+        if line.strip() == bad:
+            goto .malformed
+    key, sep, value = line.partition("=")
+    if not sep:
+        goto .malformed
+    return key.strip(), value.strip()
+    label .malformed  # one message for every bad line
+    raise ValueError(f"not a setting: {line!r}")
+
+
+def setting_plain(line):
+    key, sep, value = line.partition("=")
+    if not sep or line.strip() in ("", "="):
+        raise ValueError(f"not a setting: {line!r}")
+    return key.strip(), value.strip()
+
+
+totals = []
+
+
+@goto
+def add_up(values):
+    total = 0
+    for v in values:
+        if v < 0:
+            goto .out
+        total += v
+    totals.append(total)
+    label .out
+
+
+def outcome(function, *args):
+    try:
+        return function(*args)
+    except ValueError as error:
+        return str(error)
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -130,4 +190,10 @@ for n in range(1, 200):
 assert kinds([1, None, "a", 0, 2.5]) == kinds_plain([1, None, "a", 0, 2.5])
 assert countdown(3) == [3, 2, 1]
 assert banner(True) == "a\n\nb" and banner(False) == "ab"
+for grid in ([[1, 2], [3, 4]], [], [[5]], [[0, 9], [9, 0]]):
+    for wanted in range(10):
+        assert locate(grid, wanted) == locate_plain(grid, wanted), (grid, wanted)
+for line in ("a=1", " k = v ", "=x", "novalue", "", " = ", "a=b=c"):
+    assert outcome(setting, line) == outcome(setting_plain, line), line
+assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")
