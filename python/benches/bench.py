@@ -21,16 +21,18 @@ Run: ``python python/benches/bench.py`` with the package installed (docs/perform
 from __future__ import annotations
 
 import ast
+import json
 import os
 import sys
 import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 
 
 import gotopy
 import gotopy._compile
-from gotopy import _gotopy
+from gotopy import _gotopy, _prepare
 from gotopy._runtime import code_objects
 
 LOOPS = '''
@@ -114,7 +116,6 @@ def compile_path() -> None:
         except SyntaxError:
             refused += 1
 
-    Edit = Callable[[ast.Module], None]
 
     def plain(added: bytes = b"") -> Callable[[], None]:
         def run() -> None:
@@ -133,14 +134,23 @@ def compile_path() -> None:
 
         return run
 
-    def through_gotopy(added: bytes = b"", edit: Edit | None = None, again: bool = False) -> Callable[[], None]:
-        """gotopy's compile path of each file with ``added`` at its end; ``again``: every
-        code object decoded and assembled afterwards."""
+    def through_gotopy(added: bytes = b"", tree: bool = False, again: bool = False) -> Callable[[], None]:
+        """gotopy's compile path of each file with ``added`` at its end (``tree``: the route
+        through CPython's tree, which a plan with edits takes, with the plan's edits, none
+        for most); ``again``: every code object decoded and assembled afterwards."""
+
+        def compiled(data: bytes, path: str) -> types.CodeType:
+            if not tree:
+                return gotopy._compile.compile_source(data, path)
+            plan = gotopy._compile.plan(data, path)
+            edits = json.loads(plan.json)
+            code = _prepare.compiled(data, path, lambda tree: _prepare.apply(tree, edits), deep=plan.deep)
+            return gotopy._compile.lower(code, plan, path, data)
 
         def run() -> None:
             for path, data in files:
                 try:
-                    code = gotopy._compile.compile_source(data + added, path, edit=edit)
+                    code = compiled(data + added, path)
                 except SyntaxError:
                     continue
                 for inner in code_objects(code) if again else ():
@@ -148,18 +158,15 @@ def compile_path() -> None:
 
         return run
 
-    def noop(tree: ast.Module) -> None:
-        """The tree route, with nothing to edit."""
-
     runs = {
         "plain": plain(),
         "gotopy": through_gotopy(),
         "source": through_gotopy(again=True),
-        "tree": through_gotopy(edit=noop, again=True),
+        "tree": through_gotopy(tree=True, again=True),
         "plain+goto": plain(GOTO_LOOP),
         "gotopy+goto": through_gotopy(GOTO_LOOP),
         "ast+goto": round_trip(GOTO_LOOP),
-        "tree+goto": through_gotopy(GOTO_LOOP, edit=noop),
+        "tree+goto": through_gotopy(GOTO_LOOP, tree=True),
     }
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(3):
