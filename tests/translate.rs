@@ -296,6 +296,69 @@ fn a_comment_after_a_goto_stays() {
     assert!(kept >= 3, "only {kept} comments after gotos");
 }
 
+/// A comment after a label stays on the label's line where the register does the jumping
+/// (the label's own statement is gone there), in a generated file and in a migration; and
+/// the translation still computes what the same function without goto computes.
+#[test]
+fn a_comment_after_a_label_stays_where_the_register_does_the_jumping() {
+    let dir = common::Scratch::dir("label-comments");
+    let source = dir.join("zigzag.py");
+    let text = "from goto import goto, label\n\n\n\
+                @goto\n\
+                def zigzag(n, start_odd):\n    \
+                    out = []\n    \
+                    if start_odd:\n        goto .odd\n    \
+                    label .even  # even steps\n    \
+                    out.append((\"e\", n))\n    n -= 1\n    \
+                    if n <= 0:\n        goto .done\n    \
+                    label .odd  # odd steps\n    \
+                    out.append((\"o\", n))\n    n -= 1\n    \
+                    if n > 0:\n        goto .even\n    \
+                    label .done  # finished\n    \
+                    return out\n\n\n\
+                def zigzag_plain(n, odd):\n    \
+                    out = []\n    \
+                    while n > 0:\n        \
+                        out.append((\"o\" if odd else \"e\", n))\n        \
+                        n, odd = n - 1, not odd\n    \
+                    return out\n\n\n\
+                for n in range(1, 9):\n    \
+                    for odd in (False, True):\n        \
+                        assert zigzag(n, odd) == zigzag_plain(n, odd), (n, odd)\n\
+                print(\"ok\")\n";
+    std::fs::write(&source, text).unwrap();
+    for migrate in [false, true] {
+        let output = dir.join(format!("zigzag_{migrate}.py"));
+        let done = translate_as(&source, &output, false, migrate);
+        assert!(
+            done.status.success(),
+            "{}",
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let translated = std::fs::read_to_string(&output).unwrap();
+        assert!(
+            translated.contains("_goto_"),
+            "no dispatch to test:\n{translated}"
+        );
+        for comment in ["# even steps", "# odd steps"] {
+            assert_eq!(
+                translated.matches(comment).count(),
+                1,
+                "{comment}:\n{translated}"
+            );
+        }
+        for (version, python) in cpython::pythons() {
+            let ran = plain_run(&python, &output);
+            assert_eq!(
+                String::from_utf8_lossy(&ran.stdout),
+                "ok\n",
+                "CPython {version}: {}\n{translated}",
+                String::from_utf8_lossy(&ran.stderr)
+            );
+        }
+    }
+}
+
 /// Programs per generated module: a module of 100,000 programs would take each interpreter
 /// minutes to compile, so larger runs go in modules of this many, each with a seed of its
 /// own (the given seed plus the module's number).

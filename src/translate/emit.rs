@@ -108,18 +108,7 @@ impl<'a> Ctx<'a> {
         if entering.is_empty() {
             let mut body = Vec::new();
             for (index, &item) in items.iter().enumerate() {
-                if index > 0
-                    && let Item::Node(node) = item
-                {
-                    // Comments between statements.
-                    let before = self.item_range(items[index - 1]).end();
-                    let range = TextRange::new(before, self.nodes[node].range.start());
-                    body.extend(
-                        tr.comments(range)
-                            .into_iter()
-                            .map(|(line, c)| comment_out(line, c)),
-                    );
-                }
+                body.extend(self.comments_before(tr, items, index));
                 body.extend(self.item(tr, item, &none)?);
             }
             if strict && !items.is_empty() {
@@ -129,22 +118,28 @@ impl<'a> Ctx<'a> {
             }
             return Ok(body);
         }
-        let mut segments: Vec<(BTreeSet<i64>, Vec<Item>)> = Vec::new();
-        for &item in items {
+        // Each segment's items with their index in `items`.
+        let mut segments: Vec<(BTreeSet<i64>, Vec<(usize, Item)>)> = Vec::new();
+        for (index, &item) in items.iter().enumerate() {
             let inside = self.inside(Some(self.item_range(item)), entering);
             if !inside.is_empty() || segments.is_empty() {
-                segments.push((inside, vec![item]));
+                segments.push((inside, vec![(index, item)]));
             } else {
-                segments.last_mut().expect("a segment").1.push(item);
+                segments
+                    .last_mut()
+                    .expect("a segment")
+                    .1
+                    .push((index, item));
             }
         }
         let mut parts = Vec::with_capacity(segments.len());
         for (inside, members) in segments {
             let mut body = Vec::new();
-            for (position, &item) in members.iter().enumerate() {
+            for (position, &(index, item)) in members.iter().enumerate() {
+                body.extend(self.comments_before(tr, items, index));
                 body.extend(self.item(tr, item, if position == 0 { &inside } else { &none })?);
             }
-            let line = self.item_line(tr, members[0]);
+            let line = self.item_line(tr, members[0].1);
             parts.push(Part {
                 line,
                 last: inside.last().copied(),
@@ -155,6 +150,23 @@ impl<'a> Ctx<'a> {
             self.uses_k = true;
         }
         Ok(guarded(k, parts, strict))
+    }
+
+    /// The comments that stand alone between `items[index]` and the item before it, before
+    /// a statement (not a dispatch loop, which places itself as early as a line is free).
+    fn comments_before(&self, tr: &Translator<'a>, items: &[Item], index: usize) -> Vec<Out> {
+        let (Some(&before), Item::Node(node)) =
+            (index.checked_sub(1).map(|at| &items[at]), items[index])
+        else {
+            return Vec::new();
+        };
+        let range = TextRange::new(
+            self.item_range(before).end(),
+            self.nodes[node].range.start(),
+        );
+        (tr.comments(range).into_iter())
+            .map(|(line, c)| comment_out(line, c))
+            .collect()
     }
 
     pub(super) fn item(
@@ -277,6 +289,10 @@ impl<'a> Ctx<'a> {
         let mut outs = Vec::new();
         match kind {
             NodeKind::Label(target) | NodeKind::Case(target) => {
+                // A comment after the label stays on its line, before what follows.
+                if let Some(comment) = tr.text.trailing_comment(range) {
+                    outs.push(comment_out(line, comment));
+                }
                 if entering.contains(&self.targets[target].id) {
                     match self.reset_after(node) {
                         Some(next) => _ = self.late_resets.insert(next),
