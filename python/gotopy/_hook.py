@@ -24,9 +24,13 @@ import sys
 import threading
 from pathlib import Path
 from collections.abc import Mapping
+from importlib import _bootstrap_external as _external_module  # type: ignore[attr-defined]
 from typing import Any
 
 from gotopy import _compile, _gotopy
+
+# CPython's own readers and writer of cache files, which its source loader uses.
+_external: Any = _external_module
 
 _MARKER_WORDS = (b"goto", b"switch")
 asks_all_scopes = _gotopy.asks_all_scopes
@@ -59,29 +63,22 @@ def cache_path(source_path: str) -> str:
     return importlib.util.cache_from_source(source_path, optimization=tag)
 
 
-def _header(data: bytes, stats: Mapping[str, Any]) -> bytes:
-    magic = importlib.util.MAGIC_NUMBER
-    mtime = int(stats["mtime"]) & 0xFFFFFFFF
-    size = int(stats["size"]) & 0xFFFFFFFF
-    return magic + (0).to_bytes(4, "little") + mtime.to_bytes(4, "little") + size.to_bytes(4, "little")
-
-
-def _valid(cached: bytes, data: bytes | None, stats: Mapping[str, Any], loader: Any, path: str) -> bool:
-    if len(cached) < 16 or cached[:4] != importlib.util.MAGIC_NUMBER:
-        return False
-    flags = int.from_bytes(cached[4:8], "little")
-    if flags & ~3:
-        return False
-    if flags & 1:
-        check = _imp.check_hash_based_pycs
-        if check == "never" or (check == "default" and not flags & 2):
-            return True
-        if data is None:
-            data = loader.get_data(path)
-        return cached[8:16] == importlib.util.source_hash(data)
-    mtime = int(stats["mtime"]) & 0xFFFFFFFF
-    size = int(stats["size"]) & 0xFFFFFFFF
-    return cached[8:12] == mtime.to_bytes(4, "little") and cached[12:16] == size.to_bytes(4, "little")
+def _cached(loader: Any, name: str, cache: str, data: bytes, stats: Mapping[str, Any]) -> Any:
+    """The code in gotopy's cache file of the module, when it is there and up to date as
+    CPython's own loader checks its cache (``SourceLoader.get_code``, with its helpers: the
+    magic number and flags, then the source's time and size or its hash, as the flags and
+    ``--check-hash-based-pycs`` say); else ``None``."""
+    details = {"name": name, "path": cache}
+    try:
+        cached = loader.get_data(cache)
+        flags = _external._classify_pyc(cached, name, details)
+        if not flags & 1:
+            _external._validate_timestamp_pyc(cached, int(stats["mtime"]), stats["size"], name, details)
+        elif _imp.check_hash_based_pycs == "always" or (_imp.check_hash_based_pycs == "default" and flags & 2):
+            _external._validate_hash_pyc(cached, importlib.util.source_hash(data), name, details)
+        return marshal.loads(memoryview(cached)[16:])
+    except (OSError, ImportError, EOFError, ValueError, TypeError):
+        return None
 
 
 def _exec_module(loader: GotopyLoader, module: Any) -> None:
@@ -105,22 +102,15 @@ class GotopyLoader(importlib.machinery.SourceFileLoader):
             return super().get_code(fullname)
         cache = cache_path(path)
         stats = self.path_stats(path)
-        try:
-            cached = self.get_data(cache)
-        except OSError:
-            cached = None
-        if cached is not None and _valid(cached, data, stats, self, path):
-            try:
-                return marshal.loads(cached[16:])
-            except (EOFError, ValueError, TypeError):
-                pass
+        code = _cached(self, fullname, cache, data, stats)
+        if code is not None:
+            return code
         code = _compile.compile_source(data, path, all_scopes=asks_all_scopes(data))
         if not sys.dont_write_bytecode:
             try:
                 # CPython's own writer: the source file's mode, atomic replace.
-                self._cache_bytecode(  # type: ignore[attr-defined]
-                    path, cache, _header(data, stats) + marshal.dumps(code)
-                )
+                pyc = _external._code_to_timestamp_pyc(code, stats["mtime"], stats["size"])
+                self._cache_bytecode(path, cache, pyc)  # type: ignore[attr-defined]
             except (NotImplementedError, OSError):
                 pass
         return code
