@@ -118,8 +118,10 @@ impl<'a> Ctx<'a> {
             }
             return Ok(body);
         }
-        // Each segment's items with their index in `items`.
-        let mut segments: Vec<(BTreeSet<i64>, Vec<(usize, Item)>)> = Vec::new();
+        // Each segment: the targets entered at its top, and its items with their index in
+        // `items`.
+        type Segment = (BTreeSet<i64>, Vec<(usize, Item)>);
+        let mut segments: Vec<Segment> = Vec::new();
         for (index, &item) in items.iter().enumerate() {
             let inside = self.inside(Some(self.item_range(item)), entering);
             if !inside.is_empty() || segments.is_empty() {
