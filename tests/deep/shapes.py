@@ -30,8 +30,9 @@ import sys
 MAX_DEPTH = 100_000
 MAX_SCOPES = 3_000
 
-# A module with the nesting in a goto function: the plan guards `return x`, which a label
-# follows.
+# A module with the nesting in a goto function: the plan guards `return result`, which a
+# label follows. The label the last goto names stands before more than a `return`, so that
+# its translation needs the dispatch loop (a goto to a one-line `return` becomes it).
 NESTED = '''from goto import goto, label
 
 
@@ -39,7 +40,8 @@ NESTED = '''from goto import goto, label
 def nested():
     goto .compute
     label .done
-    return x
+    result = x
+    return result
     label .compute
 {body}    goto .done
 
