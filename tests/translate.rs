@@ -298,44 +298,15 @@ fn a_comment_after_a_goto_stays() {
 
 /// A comment after a label stays on the label's line where the register does the jumping
 /// (the label's own statement is gone there), in a generated file and in a migration; and
-/// the translation still computes what the same function without goto computes.
+/// the translation still computes what the same function without goto computes
+/// (tests/translate/comments.py checks it against its plain twin).
 #[test]
 fn a_comment_after_a_label_stays_where_the_register_does_the_jumping() {
     let dir = common::Scratch::dir("label-comments");
-    let source = dir.join("zigzag.py");
-    let text = "from goto import goto, label\n\n\n\
-                @goto\n\
-                def zigzag(n, start_odd):\n    \
-                    out = []\n    \
-                    if start_odd:\n        goto .odd\n    \
-                    label .even  # even steps\n    \
-                    out.append((\"e\", n))\n    n -= 1\n    \
-                    if n <= 0:\n        goto .done\n    \
-                    label .odd  # odd steps\n    \
-                    out.append((\"o\", n))\n    n -= 1\n    \
-                    if n > 0:\n        goto .even\n    \
-                    label .done  # finished\n    \
-                    return out\n\n\n\
-                def zigzag_plain(n, odd):\n    \
-                    out = []\n    \
-                    while n > 0:\n        \
-                        out.append((\"o\" if odd else \"e\", n))\n        \
-                        n, odd = n - 1, not odd\n    \
-                    return out\n\n\n\
-                for n in range(1, 9):\n    \
-                    for odd in (False, True):\n        \
-                        assert zigzag(n, odd) == zigzag_plain(n, odd), (n, odd)\n\
-                print(\"ok\")\n";
-    std::fs::write(&source, text).unwrap();
+    let source = common::root().join("tests/translate/comments.py");
     for migrate in [false, true] {
-        let output = dir.join(format!("zigzag_{migrate}.py"));
-        let done = translate_as(&source, &output, false, migrate);
-        assert!(
-            done.status.success(),
-            "{}",
-            String::from_utf8_lossy(&done.stderr)
-        );
-        let translated = std::fs::read_to_string(&output).unwrap();
+        let output = dir.join(format!("comments_{migrate}.py"));
+        let translated = translated_and_ok(&source, &output, migrate);
         assert!(
             translated.contains("_goto_"),
             "no dispatch to test:\n{translated}"
@@ -347,16 +318,32 @@ fn a_comment_after_a_label_stays_where_the_register_does_the_jumping() {
                 "{comment}:\n{translated}"
             );
         }
-        for (version, python) in cpython::pythons() {
-            let ran = plain_run(&python, &output);
-            assert_eq!(
-                String::from_utf8_lossy(&ran.stdout),
-                "ok\n",
-                "CPython {version}: {}\n{translated}",
-                String::from_utf8_lossy(&ran.stderr)
-            );
-        }
     }
+}
+
+/// `source` translated to `output` (migrated with `migrate`): its text, once it has printed
+/// `ok` (its own assertions held) on every CPython.
+fn translated_and_ok(source: &Path, output: &Path, migrate: bool) -> String {
+    let done = translate_as(source, output, false, migrate);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let translated = std::fs::read_to_string(output).unwrap();
+    for (version, python) in cpython::pythons() {
+        let ran = plain_run(&python, output);
+        assert_eq!(
+            (
+                ran.status.success(),
+                String::from_utf8_lossy(&ran.stdout).as_ref()
+            ),
+            (true, "ok\n"),
+            "CPython {version}: {}\n{translated}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+    }
+    translated
 }
 
 /// Programs per generated module: a module of 100,000 programs would take each interpreter
@@ -987,22 +974,17 @@ fn the_names_each_translation_adds_are_recorded() {
     println!("{without} of {files} files translate without an added name");
 }
 
-/// Forward skips become `if`s and `else`s, and a loop with its test a `while`: the shapes
-/// of tests/translate/structured.py translate without a name added and, migrated, without
-/// the lines of their markers; the program's own assertions (each goto function against
-/// the same function written without goto) pass on plain CPython.
+/// Forward skips become `if`s and `else`s, a loop with its test a `while`, and a goto to a
+/// `return` or `raise` that statement: the shapes of tests/translate/structured.py translate
+/// without a name added and, migrated, without the lines of their markers; the program's own
+/// assertions (each goto function against the same function written without goto) pass on
+/// plain CPython.
 #[test]
 fn forward_skips_become_ifs_and_elses() {
     let dir = common::Scratch::dir("translate-structured");
     let source = common::root().join("tests/translate/structured.py");
     let output = dir.join("structured.py");
-    let done = translate_as(&source, &output, false, true);
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
-    let translated = std::fs::read_to_string(&output).unwrap();
+    let translated = translated_and_ok(&source, &output, true);
     assert!(!translated.contains("_goto_"), "{translated}");
     assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
     assert_eq!(translated.matches("else:").count(), 3, "{translated}");
@@ -1034,16 +1016,4 @@ fn forward_skips_become_ifs_and_elses() {
         function("add_up").contains("        if v < 0:\n            return\n"),
         "{translated}"
     );
-    for (version, python) in cpython::pythons() {
-        let ran = plain_run(&python, &output);
-        assert_eq!(
-            (
-                ran.status.success(),
-                String::from_utf8_lossy(&ran.stdout).as_ref()
-            ),
-            (true, "ok\n"),
-            "CPython {version}: {}\n{translated}",
-            String::from_utf8_lossy(&ran.stderr)
-        );
-    }
 }

@@ -21,18 +21,16 @@ Run: ``python python/benches/bench.py`` with the package installed (docs/perform
 from __future__ import annotations
 
 import ast
-import json
 import os
 import sys
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 
 
 import gotopy
 import gotopy._compile
-from gotopy import _gotopy, _prepare
+from gotopy import _gotopy
 from gotopy._runtime import code_objects
 
 LOOPS = '''
@@ -116,7 +114,6 @@ def compile_path() -> None:
         except SyntaxError:
             refused += 1
 
-
     def plain(added: bytes = b"") -> Callable[[], None]:
         def run() -> None:
             for path, data in files:
@@ -135,22 +132,14 @@ def compile_path() -> None:
         return run
 
     def through_gotopy(added: bytes = b"", tree: bool = False, again: bool = False) -> Callable[[], None]:
-        """gotopy's compile path of each file with ``added`` at its end (``tree``: the route
-        through CPython's tree, which a plan with edits takes, with the plan's edits, none
-        for most); ``again``: every code object decoded and assembled afterwards."""
-
-        def compiled(data: bytes, path: str) -> types.CodeType:
-            if not tree:
-                return gotopy._compile.compile_source(data, path)
-            plan = gotopy._compile.plan(data, path)
-            edits = json.loads(plan.json)
-            code = _prepare.compiled(data, path, lambda tree: _prepare.apply(tree, edits), deep=plan.deep)
-            return gotopy._compile.lower(code, plan, path, data)
+        """gotopy's compile path of each file with ``added`` at its end (``tree``: through
+        CPython's tree, as a plan with edits takes it); ``again``: every code object decoded
+        and assembled afterwards."""
 
         def run() -> None:
             for path, data in files:
                 try:
-                    code = compiled(data + added, path)
+                    code = gotopy._compile.compile_source(data + added, path, through_tree=tree)
                 except SyntaxError:
                     continue
                 for inner in code_objects(code) if again else ():

@@ -184,6 +184,7 @@ def compile_source(
     optimize: int = -1,
     the_plan: _gotopy.Plan | None = None,
     standalone: bool = False,
+    through_tree: bool = False,
     scope_line: int | None = None,
     mode: str = "exec",
     flags: int = 0,
@@ -191,15 +192,19 @@ def compile_source(
     """Compiles a module's source with goto: ``compile(data, path, mode, flags)`` with every
     marker of every rewritten scope lowered; errors are ``SyntaxError``. ``the_plan`` is
     the module's plan when the caller has it; ``standalone`` also makes the plan's edits of
-    a standalone ``.pyc`` file (``gotopy._pyc``); ``scope_line`` also rewrites the function
-    or class defined on that line (the decorator called as ``goto(f)``)."""
+    a standalone ``.pyc`` file (``gotopy._pyc``); ``through_tree`` takes the round trip
+    through CPython's tree even when the plan edits none (the tests and the benchmark
+    compare the two routes); ``scope_line`` also rewrites the function or class defined on
+    that line (the decorator called as ``goto(f)``)."""
     code = None
-    if the_plan is None and not standalone and beside_pays(data):
+    if the_plan is None and not (standalone or through_tree) and beside_pays(data):
         the_plan, code = plan_beside(data, path, all_scopes, scope_line, mode, flags, optimize)
     elif the_plan is None:
         the_plan = plan(data, path, all_scopes, scope_line=scope_line)
     if code is None:
-        code = unlowered(data, path, the_plan, standalone, mode=mode, flags=flags, optimize=optimize)
+        code = unlowered(
+            data, path, the_plan, standalone, through_tree, mode=mode, flags=flags, optimize=optimize
+        )
     return lower(code, the_plan, path, data)
 
 
@@ -279,17 +284,18 @@ def unlowered(
     path: str,
     the_plan: _gotopy.Plan,
     standalone: bool = False,
+    through_tree: bool = False,
     *,
     mode: str = "exec",
     flags: int = 0,
     optimize: int = -1,
 ) -> types.CodeType:
     """CPython's code of the module, markers not yet lowered: ``compile()`` of its source as
-    it is when the plan edits no tree (nor, with ``standalone``, a standalone file's), else
-    of CPython's own tree of the source with those edits made (the round trip through `ast`
-    objects). Where CPython cannot compile the source, what ``compile()`` raises
-    (``_prepare.compiled``)."""
-    if not standalone and not the_plan.edits_tree:
+    it is when the plan edits no tree (nor, with ``standalone``, a standalone file's) and
+    ``through_tree`` does not ask for the tree, else of CPython's own tree of the source with
+    those edits made (the round trip through `ast` objects). Where CPython cannot compile
+    the source, what ``compile()`` raises (``_prepare.compiled``)."""
+    if not (standalone or through_tree) and not the_plan.edits_tree:
         # Nothing to rewrite, or markers to lower in CPython's own code of the source: the
         # same code objects as compiling the prepared tree, without the round trip through
         # `ast` objects (which costs more than the compile itself).

@@ -56,8 +56,6 @@ fn decode_source(data: &[u8]) -> PyResult<String> {
     gotopy::source::decode(data).map_err(|error| PyValueError::new_err(error.to_string()))
 }
 
-/// Decodes and checks one module reported under `path`; `ValueError` when it cannot be
-/// decoded.
 /// The shapes of the running interpreter's version.
 fn shapes(py: Python<'_>) -> PyResult<&'static Shapes> {
     static FOUND: OnceLock<Option<&'static Shapes>> = OnceLock::new();

@@ -58,17 +58,6 @@ def gotopy_run(path: Path) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-
-def through_the_tree(data: bytes, path: str, all_scopes: bool = False) -> types.CodeType:
-    """The module compiled by the path a module with edits takes, whatever its plan:
-    CPython's tree parsed, given the plan's edits (none, for most), compiled and lowered."""
-    from gotopy import _prepare
-
-    plan = gotopy._compile.plan(data, path, all_scopes)
-    edits = json.loads(plan.json)
-    code = _prepare.compiled(data, path, lambda tree: _prepare.apply(tree, edits), deep=plan.deep)
-    return gotopy._compile.lower(code, plan, path, data)
-
 class Fixtures(unittest.TestCase):
     def test_ok_fixtures_run_and_their_assertions_hold(self) -> None:
         for path in sorted((FIXTURES / "ok").glob("*.py")):
@@ -117,7 +106,9 @@ class Fixtures(unittest.TestCase):
                 parse = mock.patch("ast.parse", side_effect=AssertionError("the source was parsed"))
                 with parse:
                     direct = gotopy.compile(data, str(path), dont_inherit=True, all_scopes=all_scopes)
-                through_tree = through_the_tree(data, str(path), all_scopes)
+                through_tree = gotopy._compile.compile_source(
+                    data, str(path), all_scopes=all_scopes, through_tree=True
+                )
                 self.assertEqual(comparable(direct), comparable(through_tree))
                 compared += 1
         self.assertGreaterEqual(compared, 10)
@@ -412,7 +403,7 @@ class MarkerFree(StandardLibrary):
             plain = comparable(code)
             self.assertEqual(comparable(gotopy.compile(data, path, dont_inherit=True)), plain, path)
             if Path(path).parent == library or in_turn(Path(path).relative_to(library)):
-                whole = through_the_tree(data, path)
+                whole = gotopy._compile.compile_source(data, path, through_tree=True)
                 self.assertEqual(comparable(whole), plain, path)
                 round_trips += 1
             compared += 1

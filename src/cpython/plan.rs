@@ -340,11 +340,7 @@ fn plan_checked(source: &Source, checked: Checked) -> Result<Plan, CompileError>
         .map(|scope| scope.name_range.start())
         .collect();
     functions.sort_unstable();
-    let at = |offset| {
-        let span = positions.span(TextRange::empty(offset));
-        (span[0], span[2])
-    };
-    plan.standalone = standalone(&ast.body, &at, &functions);
+    plan.standalone = standalone(&ast.body, &|offset| positions.at(offset), &functions);
     if rewritten.is_empty() {
         crate::front::depth::drop_aside((ast, module), source);
         return Ok(plan);

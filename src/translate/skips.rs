@@ -386,9 +386,8 @@ impl<'a> Finder<'a> {
                 self.markers.scope[&start],
                 self.markers.gotos[&start].as_str(),
             );
-            if let Some((label, exit, dead)) = exits.get(&key)
-                && !self.lines.tabbed(goto.start(), goto.end())
-            {
+            // One line for another, as deep: no indentation to keep.
+            if let Some((label, exit, dead)) = exits.get(&key) {
                 self.skips.push(Skip {
                     edits: vec![(goto, exit.clone())],
                     skipped: None,
