@@ -8,18 +8,19 @@ FILE`` (or the ``gotopy`` command) runs a program with goto and ``python -m goto
 PATH...`` checks files without running them.
 
 Importing it costs what a program uses: the markers and the native module. The compile
-path, the import hook and ``GotoSyntaxError`` are imported where they are first asked for
+path and the import hook are imported where they are first asked for
 (``__getattr__`` below; the first ``@goto`` call imports the compile path).
 """
 
 from gotopy._gotopy import VERSION as __version__
+from gotopy._gotopy import GotoSyntaxError
 from gotopy._runtime import case, goto, label, switch, with_goto
 
 # Not `typing.TYPE_CHECKING` (importing `typing` is most of the cost this module avoids).
 # Type checkers read this name as true, and see the lazy names as these imports.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from gotopy._compile import GotoSyntaxError, compile
+    from gotopy._compile import compile
     from gotopy._hook import install
 
 __all__ = [
@@ -43,10 +44,6 @@ def __getattr__(name: str) -> object:
         # Its errors are raised from native code, below the caller's frame
         # (`_gotopy.frameless`).
         value = _gotopy.frameless(_compile.compile)
-    elif name == "GotoSyntaxError":
-        from gotopy import _compile
-
-        value = _compile.GotoSyntaxError
     elif name == "install":
         from gotopy import _hook
 

@@ -97,7 +97,7 @@ def _compiled(data: bytes, shown: str, all_scopes: bool, color: bool, warnings: 
     it cannot be decoded."""
     all_scopes = all_scopes or _gotopy.asks_all_scopes(data)
     try:
-        plan = _compile.plan(data, shown, all_scopes, color)
+        plan = _gotopy.plan(shown, data, all_scopes=all_scopes, color=color)
         _write(sys.stderr, plan.warnings if warnings else "")
         return _compile.compile_source(data, shown, the_plan=plan)
     except ValueError as error:  # bytes the file's encoding cannot decode
@@ -151,7 +151,7 @@ def run(kind: str, given: str, args: list[str], all_scopes: bool, color: bool) -
     first, file, code = "", None, None  # `sys.path[0]`, `__file__`
     loader: Any = None
     if kind == "code":
-        code = _compiled(_compile.source_bytes(given, "<string>"), "<string>", all_scopes, color)
+        code = _compiled(_gotopy.source_bytes(given, "<string>"), "<string>", all_scopes, color)
         # From 3.13 `python -c` gives tracebacks the code's lines, as each version keeps them.
         if sys.version_info >= (3, 14):
             linecache._register_code(code, given, "<string>")  # type: ignore[attr-defined]

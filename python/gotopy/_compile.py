@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import __future__
 import builtins
-import io
 import os
 import sys
 import weakref
@@ -20,8 +19,8 @@ import weakref
 from gotopy import _gotopy
 
 # What the path of a module without edits to CPython's tree needs is imported here; the
-# rest (`_prepare` with `ast`, `json` for errors, `threading` and `warnings` for a plan
-# beside the compile, `tokenize` for text) where it is first needed, so that the first
+# rest (`_prepare` with `ast` and `json`, `warnings` for a plan beside the compile) where
+# it is first needed, so that the first
 # `@goto` of a program does not pay for it (python/benches/startup.py). Not
 # `typing.TYPE_CHECKING`: type checkers read this name as true.
 TYPE_CHECKING = False
@@ -30,56 +29,11 @@ if TYPE_CHECKING:
     import warnings
     from typing import Any
 
-# The help of every internal error (G900), the binary's words.
-REPORT = _gotopy.REPORT
 
-
-class GotoSyntaxError(SyntaxError):
-    """A goto, label or switch error, with the diagnostic's code (``G001``...)."""
-
-    code: str = ""
-    report: str = ""
-
-
-GotoSyntaxError.__module__ = "gotopy"  # where users import it from, and how tracebacks name it
-
-# What compiling a module raises: gotopy's errors (`GotoSyntaxError`), and CPython's own where
-# it cannot compile the source, as `compile()` raises them (`_prepare.compiled`).
+# What compiling a module raises: gotopy's errors (`_gotopy.GotoSyntaxError`, made by the native
+# module), and CPython's own where it cannot compile the source, as `compile()` raises them
+# (`_prepare.compiled`).
 CPYTHON_ERRORS = (SyntaxError, RecursionError, MemoryError)
-
-
-def rejected(path: str, data: bytes, answer: str) -> SyntaxError:
-    """The ``SyntaxError`` of a module the front end or the rewrite rejects, from the JSON of
-    ``_gotopy.Rejected``: its first error, with the rendered report of all of them."""
-    import json
-
-    found: dict[str, Any] = json.loads(answer)
-    if not found["errors"]:
-        return SyntaxError(found["report"].strip(), (path, 1, 1, None))
-    error = found["errors"][0]
-    line = error.get("line", 1)
-    lines = _gotopy.decode_source(data).splitlines()
-    text = lines[line - 1] + "\n" if 0 < line <= len(lines) else None
-    exc = GotoSyntaxError(
-        f"{error['code']}: {error['message']}",
-        (path, line, error.get("column", 1), text, error.get("end_line", line), error.get("end_column", 1)),
-    )
-    exc.code = error["code"]
-    exc.report = found["report"]
-    if error.get("help"):
-        exc.add_note(f"help: {error['help']}")  # as `check` prints it, under the caret
-    return exc
-
-
-def plan(
-    data: bytes, path: str, all_scopes: bool = False, color: bool = False, scope_line: int | None = None
-) -> _gotopy.Plan:
-    """The front end's plan for a module, or its first error as ``GotoSyntaxError``;
-    ``scope_line`` also rewrites the function or class defined on that line."""
-    try:
-        return _gotopy.plan(path, data, all_scopes=all_scopes, color=color, scope_line=scope_line)
-    except _gotopy.Rejected as error:
-        raise rejected(path, data, error.args[0]) from None
 
 
 # `ast.PyCF_ONLY_AST`, which is the same number in every version (`ast` is not imported for
@@ -134,7 +88,7 @@ def compile(
     if mode == "eval":
         expression: types.CodeType = builtins.compile(text, path, mode, flags, True, optimize)
         return expression
-    data = text if isinstance(text, bytes) else source_bytes(text, path)
+    data = text if isinstance(text, bytes) else _gotopy.source_bytes(text, path)
     if all_scopes is None:
         all_scopes = _gotopy.asks_all_scopes(data)
     return compile_source(data, path, all_scopes=all_scopes, optimize=optimize, mode=mode, flags=flags)
@@ -150,30 +104,6 @@ def os_error_words(error: OSError) -> str:
     if isinstance(error, IsADirectoryError):
         return "is a directory"
     return (error.strerror or str(error)).lower()
-
-
-def source_bytes(text: str, path: str) -> bytes:
-    """``text`` as the bytes of a source file, for the front end, which reads a file's
-    encoding declaration as CPython does: in the encoding the text declares (``str`` source
-    is text already decoded from it), else UTF-8."""
-    encoding = "utf-8"
-    import tokenize
-
-    head = io.BytesIO(text.encode("utf-8", "surrogatepass"))
-    try:
-        encoding, _ = tokenize.detect_encoding(head.readline)
-    except SyntaxError:
-        pass
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"  # a byte order mark in the text is a character of it already
-    try:
-        return text.encode(encoding)
-    except (LookupError, UnicodeEncodeError) as error:
-        raise SyntaxError(
-            f"the source declares the encoding {encoding}, which cannot hold its text ({error}): "
-            "remove the coding line or pass the source as bytes",
-            (path, 1, 1, None),
-        ) from None
 
 
 def compile_source(
@@ -197,47 +127,15 @@ def compile_source(
     compare the two routes); ``scope_line`` also rewrites the function or class defined on
     that line (the decorator called as ``goto(f)``)."""
     code = None
-    if the_plan is None and not (standalone or through_tree) and beside_pays(data):
+    if the_plan is None and not (standalone or through_tree) and _gotopy.beside_pays(data):
         the_plan, code = plan_beside(data, path, all_scopes, scope_line, mode, flags, optimize)
     elif the_plan is None:
-        the_plan = plan(data, path, all_scopes, scope_line=scope_line)
+        the_plan = _gotopy.plan(path, data, all_scopes=all_scopes, scope_line=scope_line)
     if code is None:
         code = unlowered(
             data, path, the_plan, standalone, through_tree, mode=mode, flags=flags, optimize=optimize
         )
-    return lower(code, the_plan, path, data)
-
-
-# From this size of source, the plan may be made beside CPython's compile of the source
-# (on a thread of the native module): a module's plan costs a fifth of its compile, and a
-# thread far less than the plan of a module this size.
-PLAN_BESIDE = 1 << 18
-
-
-def beside_pays(data: bytes) -> bool:
-    """Whether to make the plan of the module ``data`` beside CPython's compile of its
-    source: a big module whose plan needs that compile, as far as its bytes tell, and no
-    other thread running Python (:func:`plan_beside`); the search of the bytes last."""
-    if len(data) < PLAN_BESIDE:
-        return False
-    import threading
-
-    return threading.active_count() == 1 and not may_edit_tree(data)
-
-
-def may_edit_tree(data: bytes) -> bool:
-    """Whether the plan of the module ``data`` may edit CPython's tree, from its bytes alone
-    and erring towards yes (a word in a string or a comment counts): a ``with``, ``while``
-    or ``finally`` anywhere (a ``with`` body that may end abruptly, a switch, a trampoline),
-    or a ``return``, ``raise``, ``break``, ``continue`` or ``assert`` before the last label
-    (a guard). A wrong no costs a compile thrown away, a wrong yes the thread's gain, and
-    neither changes the code. Plain searches of the bytes: a pattern with word boundaries
-    took 5 times as long (0.4 s for 15 MB)."""
-    if any(word in data for word in (b"with ", b"with(", b"with\t", b"while", b"finally")):
-        return True
-    last = data.rfind(b"label")
-    ends = (b"return", b"raise", b"break", b"continue", b"assert")
-    return last > 0 and any(data.find(word, 0, last) >= 0 for word in ends)
+    return lower(code, the_plan)
 
 
 def plan_beside(
@@ -263,12 +161,7 @@ def plan_beside(
                 return None, held
             return code, held
 
-    try:
-        the_plan, (code, held) = _gotopy.plan_beside(
-            path, data, source_code, all_scopes=all_scopes, scope_line=scope_line
-        )
-    except _gotopy.Rejected as error:
-        raise rejected(path, data, error.args[0]) from None
+    the_plan, (code, held) = _gotopy.plan_beside(path, data, source_code, all_scopes=all_scopes, scope_line=scope_line)
     if code is None or the_plan.edits_tree:
         return the_plan, None
     # As CPython's compiler warns (no module, no registry), through the same filters: a
@@ -319,24 +212,17 @@ def unlowered(
             optimize=optimize,
         )
     except _prepare.PlanMismatch as mismatch:
-        raise _late(path, data, the_plan.late_error(str(mismatch), None)) from None
+        raise the_plan.late_error(str(mismatch), None) from None
     return code
 
 
-def _late(path: str, data: bytes, error: BaseException) -> SyntaxError:
-    return rejected(path, data, error.args[0])
-
-
-def lower(code: types.CodeType, the_plan: _gotopy.Plan, path: str, data: bytes) -> types.CodeType:
+def lower(code: types.CodeType, the_plan: _gotopy.Plan) -> types.CodeType:
     """``code`` with the code object of every planned scope lowered."""
     if not the_plan.rewrites:
         # Nothing to lower (a module without markers, or a standalone edit alone): no walk
         # over its code objects.
         return code
-    try:
-        module, placed = the_plan.lower(code)
-    except _gotopy.Rejected as error:
-        raise _late(path, data, error) from None
+    module, placed = the_plan.lower(code)
     for rewritten in placed:
         _REWRITTEN[id(rewritten)] = rewritten
     return module

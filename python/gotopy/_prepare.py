@@ -22,6 +22,8 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from gotopy import _gotopy
+
 # A source position as CPython's code objects give it (``gotopy::tables::Position``):
 # line, end line, column, end column.
 Position = tuple[int, int, int, int]
@@ -42,15 +44,6 @@ class PlanMismatch(Exception):
 # limit, and holds what `compile()` of the source holds (3.12 and later bound them by C
 # recursion instead, which no limit changes).
 AST_DEPTH = 20_000
-# The stack of the thread on which a deep module's tree makes its round trip: it starts with
-# the whole of C recursion's allowance (3.12, 3.13) and with a stack that 3.14 and later
-# measure their allowance by, so that the round trip holds what the compiler held on the
-# caller's thread (3.14's main thread, 8 MB: 52,000 subscripts). Mapped only as it is used.
-# Just under 256 MB: CPython for Windows takes no thread stack of 256 MB or more
-# (`threading.stack_size` raises ValueError there).
-DEEP_STACK = 255 << 20
-
-
 # The recursion limit and the collector are the process's, and threads compile at once. The
 # round trips share theirs: the first of overlapping round trips saves them and changes them,
 # the last puts them back (each saving and restoring its own left the limit raised for good,
@@ -135,7 +128,8 @@ def compiled(
     limits to be near (``Plan.deep``). The source is then compiled first, as it is, so that
     the verdict is CPython's on the source: the round trip may hold more than the compiler
     (3.11's raised limit) or less (the conversions recurse too), and it runs on a thread
-    with ``DEEP_STACK``, where it holds what the compiler held on this one. Without,
+    with a deep stack (``_gotopy.on_deep_stack``), where it holds what the compiler held on
+    this one. Without,
     ``compile()`` of the source is asked only when the round trip fails."""
 
     # gotopy's own frames, which plain Python would not have, count against no limit of
@@ -165,7 +159,7 @@ def compiled(
     try:
         if not deep:
             return round_trip()
-        code = _on_deep_stack(round_trip)
+        code = _gotopy.on_deep_stack(round_trip)
         if code is None:
             # Not on this thread's stack: the conversions between CPython's tree and `ast`
             # objects recurse by a count of C calls no limit bounds (3.12 and 3.13), which a
@@ -205,48 +199,6 @@ def _own_frames() -> int:
         count += 1
         frame = frame.f_back
     return count
-
-
-# Held while ``_on_deep_stack`` sets the process's stack size for new threads, starts its
-# thread and puts the size back.
-_stack_size = threading.Lock()
-
-
-def _on_deep_stack(work: Callable[[], types.CodeType]) -> types.CodeType | None:
-    """``work()`` on a thread of its own with ``DEEP_STACK``; ``None`` where no such thread
-    can be had. What it raises is raised here."""
-    done: list[types.CodeType] = []
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            done.append(work())
-        except BaseException as error:  # noqa: BLE001 - raised again on the caller's thread
-            failed.append(error)
-
-    # The stack size is the process's, for every thread started after: set, start and put
-    # back by one thread at a time, or another's thread would start with the default (and
-    # overflow it), and the size left for every thread after could be the deep one.
-    thread: threading.Thread | None = None
-    with _stack_size:
-        try:
-            previous = threading.stack_size(DEEP_STACK)
-        except (ValueError, RuntimeError):
-            pass
-        else:
-            try:
-                thread = threading.Thread(target=run, name="gotopy-tree", daemon=True)
-                thread.start()
-            except RuntimeError:
-                thread = None
-            finally:
-                threading.stack_size(previous)
-    if thread is None:
-        return None
-    thread.join()
-    if failed:
-        raise failed[0].with_traceback(None)
-    return done[0]
 
 
 def apply(tree: ast.Module, plan: dict[str, Any], standalone: bool = False) -> None:

@@ -59,11 +59,11 @@ def compile_standalone(data: bytes, path: str, all_scopes: bool, color: bool) ->
     ``standalone``); whatever still names what those imports bound (markers in a
     scope that is not rewritten, ``goto`` used as a value) would fail where gotopy is not
     installed, so such a module is refused with the place."""
-    plan = _compile.plan(data, path, all_scopes or _hook.asks_all_scopes(data), color)
+    plan = _gotopy.plan(path, data, all_scopes=all_scopes or _hook.asks_all_scopes(data), color=color)
     code = _compile.compile_source(data, path, the_plan=plan, standalone=True)
     needed = _gotopy.still_needed(code, plan.imported)
     if needed is not None:
-        raise _compile.rejected(path, data, plan.late_error(*needed).args[0])
+        raise plan.late_error(*needed)
     return code, plan.warnings
 
 
@@ -87,7 +87,7 @@ def compile_job(job: Job, all_scopes: bool, mode: py_compile.PycInvalidationMode
         notes = "".join(f"\n{note}" for note in getattr(error, "__notes__", ()))
         return Outcome(report=f"{job.source}: error: {type(error).__name__}: {error}{notes}\n", failed=True)
     except Exception as error:  # noqa: BLE001 - a failure inside gotopy stops this file only
-        report = f"{job.source}: error[G900]: internal error: {type(error).__name__}: {error} ({_compile.REPORT})\n"
+        report = f"{job.source}: error[G900]: internal error: {type(error).__name__}: {error} ({_gotopy.REPORT})\n"
         return Outcome(report=report, failed=True)
     if mode == py_compile.PycInvalidationMode.TIMESTAMP:
         pyc = _external._code_to_timestamp_pyc(code, status.st_mtime, status.st_size)

@@ -115,14 +115,12 @@ def _source(code: CodeType, module_globals: dict[str, Any] | None) -> bytes | No
     except OSError:
         import linecache
 
-        from gotopy import _compile
-
         lines = linecache.getlines(path, module_globals)
         if not lines:
             return None
         if last is not None and last[1] is lines:
             return last[2]
-        seen, data = lines, _compile.source_bytes("".join(lines), path)
+        seen, data = lines, _gotopy.source_bytes("".join(lines), path)
     if last is not None and last[2] == data:
         data = last[2]  # the same object, whose hash is computed once
     _last_source = (path, seen, data)
@@ -187,11 +185,9 @@ def _without_source(code: CodeType) -> CodeType:
     except _gotopy.Refused as error:
         _refuse_without_source(code, *error.args)
     except _gotopy.BytecodeError as error:
-        from gotopy import _compile
-
         raise SyntaxError(
             f"G900: internal error: the rewritten `{code.co_qualname}` fails the check: "
-            f"{error} ({_compile.REPORT})",
+            f"{error} ({_gotopy.REPORT})",
             (code.co_filename, code.co_firstlineno, 1, None),
         ) from None
 

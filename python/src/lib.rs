@@ -11,15 +11,16 @@ use std::sync::OnceLock;
 use gotopy::cpython::bytecode::Body;
 use gotopy::cpython::code::Code;
 use gotopy::cpython::lower::LowerError;
-use gotopy::cpython::module::{LateError, late_error_json, lower_module};
-use gotopy::cpython::plan::{plan_source, rejection_json};
+use gotopy::cpython::module::{LateError, late_rejection, lower_module};
+use gotopy::cpython::plan::{Rejection, plan_source};
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, markers, rewrite};
 use gotopy::tables::Position;
 use gotopy::{Options, Source};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyLookupError, PyRuntimeError, PySyntaxError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
 mod code;
 pub mod embed;
@@ -27,10 +28,12 @@ mod frames;
 mod shell;
 
 create_exception!(
-    _gotopy,
-    Rejected,
-    PyException,
-    "A module gotopy rejects: its only argument is the JSON of its errors and rendered report."
+    gotopy,
+    GotoSyntaxError,
+    PySyntaxError,
+    "A goto, label or switch error: the first error of a module gotopy rejects, at its place, \
+     with the diagnostic's `code` (`G001`...), its help as a note, and the `report` of all of \
+     them as `gotopy check` renders it."
 );
 create_exception!(
     _gotopy,
@@ -54,6 +57,61 @@ fn source(path: &str, data: &[u8]) -> PyResult<Source> {
 #[pyfunction]
 fn decode_source(data: &[u8]) -> PyResult<String> {
     gotopy::source::decode(data).map_err(|error| PyValueError::new_err(error.to_string()))
+}
+
+/// `text`, a module's source given as `str` (decoded already), as the bytes of a source file
+/// for [`plan`]: encoded in the encoding it declares (PEP 263), else UTF-8. `SyntaxError`
+/// at `path` when that encoding cannot hold the text; a name Python does not know is
+/// encoded as UTF-8, and the plan says the declaration cannot be decoded.
+#[pyfunction]
+fn source_bytes<'py>(text: &Bound<'py, PyString>, path: &str) -> PyResult<Bound<'py, PyAny>> {
+    let py = text.py();
+    let raw = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+    let encoding = gotopy::source::declared_encoding(raw.extract()?).unwrap_or("utf-8");
+    let encoded = match text.call_method1("encode", (encoding,)) {
+        Err(error) if error.is_instance_of::<PyLookupError>(py) => {
+            text.call_method1("encode", ("utf-8",))
+        }
+        other => other,
+    };
+    encoded.map_err(|error| {
+        PySyntaxError::new_err((
+            format!(
+                "the source declares the encoding {encoding}, which cannot hold its text \
+                 ({}): remove the coding line or pass the source as bytes",
+                error.value(py)
+            ),
+            (path.to_owned(), 1, 1, py.None()),
+        ))
+    })
+}
+
+/// The stack of the thread on which a deep module's tree makes its round trip through `ast`
+/// objects (`gotopy._prepare.compiled`): it starts with the whole of C recursion's allowance
+/// (3.12, 3.13) and with a stack that 3.14 and later measure their allowance by, so that the
+/// round trip holds what the compiler held on the caller's thread (3.14's main thread, 8 MB:
+/// 52,000 subscripts). Mapped only as it is used; just under 256 MB, which CPython for
+/// Windows takes no thread stack of.
+const DEEP_STACK: usize = 255 << 20;
+
+/// `work()` on a thread of its own with [`DEEP_STACK`], the caller waiting outside the
+/// interpreter; what it raises is raised here without its traceback. `None` where no such
+/// thread can be had. The stack size is this thread's alone (Python's `threading.stack_size`
+/// is the process's, for every thread any library starts meanwhile).
+#[pyfunction]
+fn on_deep_stack(py: Python<'_>, work: Py<PyAny>) -> PyResult<Option<Py<PyAny>>> {
+    let spawned = std::thread::Builder::new()
+        .name("gotopy-tree".to_owned())
+        .stack_size(DEEP_STACK)
+        .spawn(move || Python::attach(|py| work.call0(py)));
+    let Ok(thread) = spawned else {
+        return Ok(None);
+    };
+    let done = py
+        .detach(|| thread.join())
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    done.map(Some)
+        .inspect_err(|error| error.set_traceback(py, None))
 }
 
 /// The shapes of the running interpreter's version.
@@ -123,7 +181,7 @@ impl Plan {
 
     /// The module's code object, compiled by CPython from the plan, with the code object of
     /// every scope the plan rewrites lowered; and the rewritten code objects as they are
-    /// placed in it. `Rejected` when a rewrite fails.
+    /// placed in it. `GotoSyntaxError` when a rewrite fails.
     fn lower<'py>(
         &self,
         module: &Bound<'py, PyAny>,
@@ -140,7 +198,7 @@ impl Plan {
         if let Some(error) = failed {
             return Err(error);
         }
-        let lowered = result.map_err(|error| self.rejected(&error))?;
+        let lowered = result.map_err(|error| self.rejected(module.py(), &error))?;
         let mut new = HashMap::new();
         for (index, lowered) in lowered {
             new.insert(index, code::replace(&tree.objects[index], &lowered)?);
@@ -154,23 +212,56 @@ impl Plan {
     #[pyo3(signature = (message, span, help = None))]
     fn late_error(
         &self,
+        py: Python<'_>,
         message: String,
         span: Option<[Option<i32>; 4]>,
         help: Option<String>,
     ) -> PyErr {
         let at = span.map(|span| span.map(|part| part.unwrap_or(-1)));
         let help = help.unwrap_or_default();
-        self.rejected(&LateError::new(help.is_empty(), message, help, at))
+        self.rejected(py, &LateError::new(help.is_empty(), message, help, at))
     }
 }
 
 impl Plan {
-    fn rejected(&self, error: &LateError) -> PyErr {
-        Rejected::new_err(late_error_json(&self.source, error, self.color))
+    fn rejected(&self, py: Python<'_>, error: &LateError) -> PyErr {
+        let rejection = late_rejection(&self.source, error, self.color);
+        syntax_error(py, self.source.path(), &rejection)
     }
 }
 
-/// Decodes, checks and plans one module for CPython's compiler; `Rejected` when the front
+/// The exception of a module gotopy rejects: its first error as `GotoSyntaxError`, or a
+/// plain `SyntaxError` saying what failed where no diagnostic does.
+fn syntax_error(py: Python<'_>, path: &str, rejection: &Rejection) -> PyErr {
+    let Some(first) = rejection.errors.first() else {
+        let report = rejection.report.trim().to_owned();
+        return PySyntaxError::new_err((report, (path.to_owned(), 1, 1, py.None())));
+    };
+    let error = GotoSyntaxError::new_err((
+        format!("{}: {}", first.code, first.message),
+        (
+            path.to_owned(),
+            first.line,
+            first.column,
+            first.text.clone(),
+            first.end_line,
+            first.end_column,
+        ),
+    ));
+    let value = error.value(py);
+    let details = || -> PyResult<()> {
+        value.setattr("code", first.code)?;
+        value.setattr("report", &rejection.report)?;
+        if let Some(help) = &first.help {
+            // As `check` prints it, under the caret.
+            value.call_method1("add_note", (format!("help: {help}"),))?;
+        }
+        Ok(())
+    };
+    details().err().unwrap_or(error)
+}
+
+/// Decodes, checks and plans one module for CPython's compiler; `GotoSyntaxError` when the front
 /// end rejects it, `ValueError` when it cannot be decoded. `scope_line` also rewrites the
 /// function or class defined on that line (`f = goto(f)`).
 #[pyfunction]
@@ -187,11 +278,12 @@ fn plan(
     let source = source(path, data)?;
     let options = Options::new().all_scopes(all_scopes).scope_line(scope_line);
     let planned = plan_source(&source, options);
-    answer(source, planned, color)
+    answer(py, source, planned, color)
 }
 
 /// What [`plan`] answers for `source`, planned as `planned`.
 fn answer(
+    py: Python<'_>,
     source: Source,
     planned: Result<gotopy::cpython::plan::Plan, gotopy::compile::CompileError>,
     color: bool,
@@ -202,13 +294,17 @@ fn answer(
             plan,
             color,
         }),
-        Err(error) => Err(Rejected::new_err(rejection_json(&error, &source, color))),
+        Err(error) => Err(syntax_error(
+            py,
+            source.path(),
+            &Rejection::of(&error, &source, color),
+        )),
     }
 }
 
 /// What [`plan`] does, on a thread of its own while `beside` (a callable without arguments)
 /// runs on this one: CPython's compile of the source, which the plan mostly needs as it is.
-/// Returns the plan and what `beside` returned; `Rejected` when the front end rejects the
+/// Returns the plan and what `beside` returned; `GotoSyntaxError` when the front end rejects the
 /// module, but first what `beside` raised (its callers raise only what must not be
 /// swallowed, as `KeyboardInterrupt`). Without a thread to be had, the plan is made on this
 /// one after `beside`.
@@ -248,7 +344,28 @@ fn plan_beside<'py>(
         }
     };
     let returned = returned?;
-    Ok((answer(source, planned, color)?, returned))
+    Ok((answer(py, source, planned, color)?, returned))
+}
+
+/// From this size of source, the plan may be made beside CPython's compile of the source
+/// ([`plan_beside`]): a module's plan costs a fifth of its compile, and a thread far less
+/// than the plan of a module this size.
+const PLAN_BESIDE: usize = 1 << 18;
+
+/// Whether to make the plan of the module `data` beside CPython's compile of its source: a
+/// big module whose plan needs that compile, as far as its bytes tell
+/// (`gotopy::cpython::plan::may_edit_tree`), and no other thread running Python (holding the
+/// compile's warnings takes the whole process's for its time).
+#[pyfunction]
+fn beside_pays(py: Python<'_>, data: &[u8]) -> PyResult<bool> {
+    if data.len() < PLAN_BESIDE {
+        return Ok(false);
+    }
+    let threads: usize = py
+        .import("threading")?
+        .call_method0("active_count")?
+        .extract()?;
+    Ok(threads == 1 && !gotopy::cpython::plan::may_edit_tree(data))
 }
 
 /// A CPython position as Python gives it: `(line, end_line, column, end_column)`.
@@ -361,19 +478,22 @@ mod _gotopy {
     #[pymodule_export]
     use super::shell::main;
     #[pymodule_export]
-    use super::{BytecodeError, Refused, Rejected};
+    use super::{BytecodeError, GotoSyntaxError, Refused};
     #[pymodule_export]
     use super::{
-        Plan, asks_all_scopes, decode_source, has_markers, misused_markers, plan, plan_beside,
-        reassemble, rewrite_without_source, still_needed,
+        Plan, asks_all_scopes, beside_pays, decode_source, has_markers, misused_markers,
+        on_deep_stack, plan, plan_beside, reassemble, rewrite_without_source, source_bytes,
+        still_needed,
     };
 
     /// `VERSION`: the package's version (this crate's, which pyproject.toml takes as the
-    /// package's); `REPORT`: the help of every internal error, the binary's words.
+    /// package's); `REPORT`: the help of every internal error, the binary's words;
+    /// `PLAN_BESIDE`: the size from which `beside_pays` may say yes.
     #[pymodule_init]
     fn init(module: &pyo3::Bound<'_, pyo3::types::PyModule>) -> pyo3::PyResult<()> {
         use pyo3::types::PyModuleMethods;
         module.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+        module.add("PLAN_BESIDE", super::PLAN_BESIDE)?;
         module.add("REPORT", gotopy::diagnostic::REPORT)
     }
 }

@@ -193,18 +193,17 @@ class Deep(unittest.TestCase):
                 self.assert_runs_as_cpython_runs_it(name, under)
 
     def test_without_a_deep_stack_a_deep_module_compiles_or_raises_and_never_crashes(self) -> None:
-        """Where no thread with gotopy's deep stack can be had (here ``threading.stack_size``
-        refuses every size, as CPython for Windows refused 256 MB), a deep module's tree does
+        """Where no thread with gotopy's deep stack can be had (here ``on_deep_stack`` finds
+        none, as when the system refuses its size), a deep module's tree does
         not make its round trip on the caller's stack, which its conversions can overflow
         (the main thread of CPython 3.12 on Windows did at 2,500 levels of `elif`, under
         gotopy's raised limit and under CPython's own): an error, not a crash."""
         child = textwrap.dedent(
             """
-            import sys, threading
+            import sys
             import gotopy
-            def refuse(size=0):
-                raise ValueError("size not valid")
-            threading.stack_size = refuse
+            from gotopy import _gotopy
+            _gotopy.on_deep_stack = lambda work: None
             try:
                 gotopy.compile(open(sys.argv[1], "rb").read(), sys.argv[1])
             except (RecursionError, MemoryError) as error:

@@ -166,11 +166,11 @@ class PlanBeside(unittest.TestCase):
 
     def big(self, body: str) -> str:
         """``body``, then functions enough to make the module plan beside its compile."""
-        from gotopy import _compile
+        from gotopy import _gotopy
 
         filler = "def f{0}(a):\n    t{0} = a * {0} + 1\n    return t{0} % 65521\n\n"
         parts, size = [body, self.WARNS], len(body) + len(self.WARNS)
-        while size < _compile.PLAN_BESIDE:
+        while size < _gotopy.PLAN_BESIDE:
             parts.append(filler.format(len(parts)))
             size += len(parts[-1])
         return "".join(parts)
@@ -182,13 +182,11 @@ class PlanBeside(unittest.TestCase):
         shows under the filter ``action``; planned first when ``beside`` is false, else
         beside the compile whatever the plan does (as after a wrong guess of
         ``may_edit_tree``)."""
-        from gotopy import _compile, _gotopy
+        from gotopy import _gotopy
 
-        threshold = _compile.PLAN_BESIDE if beside else len(text) + 1
         called = mock.patch.object(_gotopy, "plan_beside", wraps=_gotopy.plan_beside)
-        threshold_set = mock.patch.object(_compile, "PLAN_BESIDE", threshold)
-        guess = mock.patch.object(_compile, "may_edit_tree", return_value=False)
-        with called as plan_beside, threshold_set, guess, warnings.catch_warnings(record=True) as shown:
+        guess = mock.patch.object(_gotopy, "beside_pays", return_value=beside)
+        with called as plan_beside, guess, warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter(action)
             warnings.onceregistry.clear()  # type: ignore[attr-defined]
             try:
@@ -243,23 +241,15 @@ class PlanBeside(unittest.TestCase):
         self.assertEqual(self.compiled(wrong), (("GotoSyntaxError", "G002", 8), []))
         self.assertEqual(self.compiled(wrong, beside=False), self.compiled(wrong))
 
-    def test_the_bytes_of_a_module_whose_plan_edits_the_tree_say_so(self) -> None:
-        """``may_edit_tree`` errs towards yes: every ``ok`` fixture whose plan edits the
-        tree, and a module of it made big, stay off the thread; a goto loop with
+    def test_only_a_big_module_whose_bytes_say_it_edits_no_tree_goes_beside(self) -> None:
+        """``beside_pays`` (the bytes' side: src/cpython/plan.rs ``may_edit_tree``): a big
+        module with a ``with`` stays off the thread, a small one too, and a goto loop with
         ``with_goto`` and returns after its last label goes on it."""
-        from gotopy import _compile
+        from gotopy import _gotopy
 
-        edits = 0
-        for path in sorted((PROGRAMS.parents[1] / "fixtures" / "ok").glob("*.py")):
-            data = path.read_bytes()
-            all_scopes = b"# gotopy: all-scopes" in data[:500]
-            if _compile.plan(data, str(path), all_scopes).edits_tree:
-                self.assertTrue(_compile.may_edit_tree(data), path.name)
-                big = self.big(data.decode()).encode()
-                self.assertFalse(_compile.beside_pays(big), path.name)
-                edits += 1
-        self.assertGreater(edits, 20)
-        self.assertTrue(_compile.beside_pays(self.big(Compile.TEXT).encode()))
+        self.assertFalse(_gotopy.beside_pays(self.big("with open(__file__):\n    pass\n").encode()))
+        self.assertFalse(_gotopy.beside_pays(Compile.TEXT.encode()))
+        self.assertTrue(_gotopy.beside_pays(self.big(Compile.TEXT).encode()))
 
     def test_a_warning_filtered_into_an_error_is_compiles_error(self) -> None:
         text = self.big(Compile.TEXT)

@@ -93,13 +93,13 @@ class Fixtures(unittest.TestCase):
         switch or computed goto) is compiled from its source, never parsed into ``ast``
         objects, and gives the code objects of the round trip through ``ast`` (CPython's
         ``compile()`` of ``ast.parse``'s tree), lowered the same way."""
-        from gotopy import _compile
+        from gotopy import _compile, _gotopy
 
         compared = 0
         for path in sorted((FIXTURES / "ok").glob("*.py")):
             data = path.read_bytes()
             all_scopes = b"# gotopy: all-scopes" in data[:500]
-            the_plan = _compile.plan(data, str(path), all_scopes)
+            the_plan = _gotopy.plan(str(path), data, all_scopes=all_scopes)
             if not the_plan.rewrites or the_plan.edits_tree:
                 continue
             with self.subTest(path.name):
@@ -146,16 +146,15 @@ class Fixtures(unittest.TestCase):
         first, so one is made here as the lowering makes it) is rendered as ``check``
         renders a diagnostic, with help, and its ``SyntaxError`` counts columns in
         characters, so CPython's traceback puts the caret under the marker."""
-        from gotopy import _compile
+        from gotopy import _gotopy
 
         source = (
             "from goto import goto, label\n@goto\ndef skip():\n"
             '    s = "ééé"; goto .hidden\n    label .hidden\n    return s\n'
         ).encode()
-        the_plan = _compile.plan(source, "removed.py")
+        the_plan = _gotopy.plan("removed.py", source)
         # CPython's positions: line, end line, and columns in UTF-8 bytes.
-        late = the_plan.late_error("a refusal of the lowering", (4, 4, 18, 30), "write it otherwise")
-        error = _compile.rejected("removed.py", source, late.args[0])
+        error = the_plan.late_error("a refusal of the lowering", (4, 4, 18, 30), "write it otherwise")
         self.assertIsInstance(error, gotopy.GotoSyntaxError)
         self.assertEqual((error.code, error.lineno, error.offset), ("G200", 4, 16))
         self.assertEqual(error.text, '    s = "ééé"; goto .hidden\n')

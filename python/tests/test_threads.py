@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import gotopy
-from gotopy import _compile, _hook
+from gotopy import _compile, _gotopy, _hook
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "tests" / "programs"
@@ -133,7 +133,7 @@ class Oracle:
             self.decorated[name] = self.decorate(name)[1]
         self.fixture_code = {path.name: gotopy_compiled(path.read_bytes(), path) for path in self.fixtures}
         self.deep_path = Path(tempfile.gettempdir(), "gotopy_threads_deep.py")
-        self.deep_plan = _compile.plan(DEEP.encode(), str(self.deep_path))
+        self.deep_plan = _gotopy.plan(str(self.deep_path), DEEP.encode())
         self.deep_code = gotopy_compiled(DEEP, self.deep_path)
 
     def decorate(self, name: str) -> tuple[str, dict[str, types.CodeType]]:

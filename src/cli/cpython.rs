@@ -16,9 +16,9 @@ use std::process::{Command, Stdio};
 
 use gotopy::cpython::code::{Code, Constant, Lowered, SEARCH_FILE, SEARCH_FUNCTION};
 use gotopy::cpython::markers::{still_needed, still_needed_refusal};
-use gotopy::cpython::module::{LateError, Node, late_error_json, lower_module};
+use gotopy::cpython::module::{LateError, Node, late_rejection, lower_module};
 use gotopy::cpython::package;
-use gotopy::cpython::plan::{Plan, plan_source, rejection_json};
+use gotopy::cpython::plan::{Plan, Rejection, plan_source};
 use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, asks_all_scopes};
 use gotopy::diagnostic::{REPORT, render_text};
@@ -239,7 +239,10 @@ impl Native {
         let color = asked["color"].as_bool().unwrap_or_default();
         let plan = match plan_source(&source, options) {
             Ok(plan) => plan,
-            Err(error) => return Ok(json!({ "rejected": rejection_json(&error, &source, color) })),
+            Err(error) => {
+                let rejected = Rejection::of(&error, &source, color);
+                return Ok(json!({ "rejected": rejected, "path": source.path() }));
+            }
         };
         let id = self.next;
         self.next += 1;
@@ -270,7 +273,8 @@ impl Native {
 
 impl Planned {
     fn rejected(&self, error: &LateError) -> Value {
-        json!({ "rejected": late_error_json(&self.source, error, self.color) })
+        let rejected = late_rejection(&self.source, error, self.color);
+        json!({ "rejected": rejected, "path": self.source.path() })
     }
 }
 

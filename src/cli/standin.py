@@ -15,17 +15,55 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import types
 
 
-class Rejected(Exception):
-    """A module gotopy rejects: its only argument is the JSON of its errors and report."""
+class GotoSyntaxError(SyntaxError):
+    """A module gotopy rejects: its first error, with the ``report`` of all of them (what the
+    driver reads of the native module's exception)."""
+
+
+def _syntax_error(path, rejection):
+    """The exception of ``gotopy::cpython::plan::Rejection``, as the native module makes it."""
+    if not rejection["errors"]:
+        return SyntaxError(rejection["report"].strip(), (path, 1, 1, None))
+    first = rejection["errors"][0]
+    where = (path, first["line"], first["column"], first["text"], first["end_line"], first["end_column"])
+    error = GotoSyntaxError(f"{first['code']}: {first['message']}", where)
+    error.code, error.report = first["code"], rejection["report"]
+    return error
 
 
 def frameless(function, importing=False):  # noqa: ARG001 - the native module's signature
     """The native module raises its errors without the frames below the caller's; no such
     frames matter here, where only the driver calls."""
     return function
+
+
+def on_deep_stack(work):
+    """``work()`` on a thread with the native module's deep stack. Only the driver's
+    process compiles here, one file at a time, so setting the process's stack size for
+    the thread and back is safe."""
+    done = []
+
+    def run():
+        try:
+            done.append((work(), None))
+        except BaseException as error:  # noqa: BLE001 - raised again on the caller's thread
+            done.append((None, error))
+
+    previous = threading.stack_size(255 << 20)  # the native module's `DEEP_STACK`
+    try:
+        thread = threading.Thread(target=run, name="gotopy-tree")
+        thread.start()
+    finally:
+        threading.stack_size(previous)
+    thread.join()
+    code, error = done[0]
+    if error is not None:
+        raise error.with_traceback(None)
+    return code
 
 
 class _Helper:
@@ -52,7 +90,7 @@ class _Helper:
         if "error" in answer:
             raise RuntimeError(answer["error"])
         if "rejected" in answer:
-            raise Rejected(answer["rejected"])
+            raise _syntax_error(answer["path"], answer["rejected"])
         if "value_error" in answer:
             raise ValueError(answer["value_error"])
         return answer
@@ -99,7 +137,7 @@ class Plan:
     def late_error(self, message, span, help=None):  # noqa: A002 - the native module's name
         try:
             _ask({"late_error": {"plan": self.id, "message": message, "span": span, "help": help}})
-        except Rejected as error:
+        except GotoSyntaxError as error:
             return error
         raise RuntimeError("the gotopy binary did not reject a late error")
 

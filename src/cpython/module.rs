@@ -26,7 +26,7 @@ pub struct Node {
 }
 
 /// An error found in the code CPython compiled from the plan, for the front end to render
-/// as `check` renders its own ([`late_error_json`]).
+/// as `check` renders its own ([`late_rejection`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LateError {
     /// A failure inside gotopy (`G900`), not a refusal by design (`G200`).
@@ -166,12 +166,12 @@ pub fn lower_module(
     Ok(lowered)
 }
 
-/// An error found after planning, in the code CPython compiled from the plan, as the JSON
-/// [`rejection_json`](super::plan::rejection_json) gives for a rejected module: a construct gotopy refuses by design
+/// An error found after planning, in the code CPython compiled from the plan, as a rejected
+/// module's [`Rejection`](super::plan::Rejection): a construct gotopy refuses by design
 /// (`G200`, with its help saying what to write instead) or a failure inside gotopy (`G900`,
 /// whose help says so).
-pub fn late_error_json(source: &Source, error: &LateError, color: bool) -> String {
-    super::plan::rejected_json(&[late_error(source, error)], source, color).to_string()
+pub fn late_rejection(source: &Source, error: &LateError, color: bool) -> super::plan::Rejection {
+    super::plan::Rejection::new(&[late_error(source, error)], source, color)
 }
 
 /// The diagnostic of an error found after planning, at its position in `source`.

@@ -84,6 +84,28 @@ impl Plan {
     }
 }
 
+/// Whether the plan of the module `data` may edit CPython's tree ([`Plan::edits_tree`]), from
+/// its bytes alone and erring towards yes (a word in a string or a comment counts): a `with`,
+/// `while` or `finally` anywhere (a `with` body that may end abruptly, a switch, a
+/// trampoline), or a `return`, `raise`, `break`, `continue` or `assert` before the last
+/// `label` (a guard). The Python package asks it of a big module before planning it beside
+/// CPython's compile of the source, which only a plan without edits uses: a wrong no costs
+/// that compile, a wrong yes the time it would have saved, and neither changes the code.
+pub fn may_edit_tree(data: &[u8]) -> bool {
+    use memchr::memmem::{find, rfind};
+    let has = |within: &[u8], word: &[u8]| find(within, word).is_some();
+    if [&b"with "[..], b"with(", b"with\t", b"while", b"finally"]
+        .iter()
+        .any(|word| has(data, word))
+    {
+        return true;
+    }
+    let before = &data[..rfind(data, b"label").unwrap_or(0)];
+    [&b"return"[..], b"raise", b"break", b"continue", b"assert"]
+        .iter()
+        .any(|word| has(before, word))
+}
+
 /// A `with` statement: where it starts (where the exit of a goto leaving it is found up to
 /// 3.12) and the span of each context expression, in order.
 #[derive(Debug)]
@@ -269,43 +291,74 @@ pub struct Leave {
     pub inner: usize,
 }
 
-/// The JSON of a module [`plan_source`] rejects: `{"errors": [...], "report": text}`, each
-/// error with its code, message and one-based line and character column, and all its
-/// diagnostics rendered.
-pub fn rejection_json(error: &CompileError, source: &Source, color: bool) -> String {
-    let json = match error {
-        CompileError::Rejected { diagnostics, .. } => rejected_json(diagnostics, source, color),
-        other => serde_json::json!({ "errors": [], "report": other.to_string() }),
-    };
-    json.to_string()
+/// A module gotopy rejects, as the shells hand it to Python: its errors, and all its
+/// diagnostics rendered as `gotopy check` renders them. The native module raises it as
+/// `GotoSyntaxError`; `gotopy __native` sends it as JSON to the stand-in.
+#[derive(Debug, Serialize)]
+pub struct Rejection {
+    /// The errors, in the order `check` reports them.
+    pub errors: Vec<RejectedError>,
+    /// The rendered report of every diagnostic.
+    pub report: String,
 }
 
-/// `{"errors": [...], "report": text}`: each error with its code, message, one-based line
-/// and character column and help (or `null`), and all the diagnostics rendered.
-pub(crate) fn rejected_json(
-    diagnostics: &[Diagnostic],
-    source: &Source,
-    color: bool,
-) -> serde_json::Value {
-    let errors: Vec<_> = diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .map(|d| {
-            let start = source.location(d.range.start());
-            let end = source.location(d.range.end());
-            serde_json::json!({
-                "code": d.code.as_str(),
-                "message": d.message,
-                "line": start.line,
-                "column": start.column,
-                "end_line": end.line,
-                "end_column": end.column,
-                "help": d.help,
+/// One error of a [`Rejection`], at one-based lines and character columns.
+#[derive(Debug, Serialize)]
+pub struct RejectedError {
+    /// Its stable code, `G001`...
+    pub code: &'static str,
+    /// The message, as `check` prints it after the code.
+    pub message: String,
+    /// Where it starts.
+    pub line: usize,
+    /// Where it starts, in characters.
+    pub column: usize,
+    /// Where it ends.
+    pub end_line: usize,
+    /// Where it ends, in characters.
+    pub end_column: usize,
+    /// What to write instead, where the diagnostic says.
+    pub help: Option<String>,
+    /// The text of its first line, as `SyntaxError.text` holds it (its line end `\n`).
+    pub text: Option<String>,
+}
+
+impl Rejection {
+    /// What [`plan_source`] rejected in `source`: no error, only the report, for a
+    /// failure that is not a diagnostic.
+    pub fn of(error: &CompileError, source: &Source, color: bool) -> Rejection {
+        match error {
+            CompileError::Rejected { diagnostics, .. } => Self::new(diagnostics, source, color),
+            other => Rejection {
+                errors: Vec::new(),
+                report: other.to_string(),
+            },
+        }
+    }
+
+    /// The errors among `diagnostics`, and all of them rendered.
+    pub(crate) fn new(diagnostics: &[Diagnostic], source: &Source, color: bool) -> Rejection {
+        let errors = diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| {
+                let start = source.location(d.range.start());
+                let end = source.location(d.range.end());
+                RejectedError {
+                    code: d.code.as_str(),
+                    message: d.message.clone(),
+                    line: start.line,
+                    column: start.column,
+                    end_line: end.line,
+                    end_column: end.column,
+                    help: d.help.clone(),
+                    text: source.line_text(start.line).map(|line| format!("{line}\n")),
+                }
             })
-        })
-        .collect();
-    let report = render_text(diagnostics, source, color);
-    serde_json::json!({ "errors": errors, "report": report })
+            .collect();
+        let report = render_text(diagnostics, source, color);
+        Rejection { errors, report }
+    }
 }
 
 /// Checks a module and plans its compilation by CPython.
@@ -753,5 +806,33 @@ impl<'t> Positions<'t> {
         let (line, column) = self.at(range.start());
         let (end_line, end_column) = self.at(range.end());
         [line, end_line, column, end_column]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `may_edit_tree` errs towards yes: every `ok` fixture whose plan edits the tree is
+    /// told by its bytes, and a module without those words is not.
+    #[test]
+    fn the_bytes_of_a_module_whose_plan_edits_the_tree_say_so() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ok");
+        let mut edits = 0;
+        for entry in std::fs::read_dir(root).unwrap() {
+            let path = entry.unwrap().path();
+            let data = std::fs::read(&path).unwrap();
+            let all_scopes = crate::front::scan::asks_all_scopes(&data);
+            let source = Source::from_bytes(path.to_string_lossy(), &data).unwrap();
+            let plan = plan_source(&source, Options::new().all_scopes(all_scopes)).unwrap();
+            if plan.edits_tree() {
+                assert!(may_edit_tree(&data), "{}", path.display());
+                edits += 1;
+            }
+        }
+        assert!(edits > 20, "{edits}");
+        let plain = b"@goto\ndef f(n):\n    label .top\n    n -= 1\n    if n:\n        goto .top\n    return n\n";
+        assert!(!may_edit_tree(plain));
+        assert!(may_edit_tree(b"def f():\n    return 1\n    label .x\n"));
     }
 }

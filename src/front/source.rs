@@ -10,11 +10,11 @@ mod encoding;
 use std::ops::Range;
 use std::sync::OnceLock;
 
-use ruff_source_file::LineIndex;
+use ruff_source_file::{LineIndex, OneIndexed};
 use ruff_text_size::TextSize;
 use serde::Serialize;
 
-pub use encoding::{DecodeError, decode};
+pub use encoding::{DecodeError, declared_encoding, decode};
 
 /// One source text with the path it is reported under.
 #[derive(Debug)]
@@ -79,6 +79,17 @@ impl Source {
             line: at.line.get(),
             column: at.column.get(),
         }
+    }
+
+    /// The text of the one-based `line`, without its line end; `None` past the last line.
+    pub fn line_text(&self, line: usize) -> Option<&str> {
+        let index = self
+            .index
+            .get_or_init(|| LineIndex::from_source_text(&self.text));
+        let line = OneIndexed::new(line).filter(|line| line.get() <= index.line_count())?;
+        let range = index.line_range(line, &self.text);
+        let text = &self.text[range.start().to_usize()..range.end().to_usize()];
+        Some(text.trim_end_matches(['\n', '\r']))
     }
 
     /// The length of the text in bytes.

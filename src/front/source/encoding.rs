@@ -94,6 +94,16 @@ pub fn decode(bytes: &[u8]) -> Result<String, DecodeError> {
     })
 }
 
+/// The encoding that a module's `bytes` declare (PEP 263, as [`decode`] reads it), by the
+/// name it is written with; `None` for UTF-8: none declared, or a byte order mark first.
+/// A module given as text (decoded already) is encoded back in it, for [`decode`].
+pub fn declared_encoding(bytes: &[u8]) -> Option<&str> {
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        return None;
+    }
+    std::str::from_utf8(declaration(bytes)?.name).ok()
+}
+
 fn decode_utf8(
     bytes: &[u8],
     encoding: String,
