@@ -23,6 +23,7 @@ use gotopy::cpython::shapes::Shapes;
 use gotopy::cpython::{Version, asks_all_scopes};
 use gotopy::diagnostic::{REPORT, render_text};
 use gotopy::{Options, Source};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use gotopy::inputs::io_reason;
@@ -53,15 +54,16 @@ sys.exit(_cli.compile_files(**json.load(sys.stdin)))
     )
 }
 
-/// The stand-in's text: the native module's constants, the binary to ask, then
-/// [`STAND_IN`].
+/// The stand-in's text: the native module's constants, the binary to ask, the file and
+/// function names of a search function's code, then [`STAND_IN`].
 fn stand_in(native: &Path) -> String {
     let literal = |value: Value| value.to_string();
     format!(
-        "VERSION = {}\nREPORT = {}\nNATIVE = {}\n{STAND_IN}",
+        "VERSION = {}\nREPORT = {}\nNATIVE = {}\nSEARCH = {}\n{STAND_IN}",
         literal(json!(env!("CARGO_PKG_VERSION"))),
         literal(json!(REPORT)),
         literal(json!(native.to_string_lossy())),
+        literal(json!([SEARCH_FILE, SEARCH_FUNCTION])),
     )
 }
 
@@ -290,78 +292,54 @@ fn lowered_json(new: &Lowered) -> Value {
         "locations": hex(&new.locations),
         "exceptions": hex(&new.exceptions),
         "stacksize": new.stacksize,
-        "added": new.added.iter().map(constant_json).collect::<Vec<_>>(),
+        "added": new.added,
         "names": new.names,
     })
 }
 
+/// A code object as the stand-in describes it: the attributes the backend reads, by their
+/// names, bytes in hexadecimal.
+#[derive(serde::Deserialize)]
+struct Described {
+    co_qualname: String,
+    co_code: String,
+    co_exceptiontable: String,
+    co_linetable: String,
+    co_firstlineno: i32,
+    co_names: Vec<String>,
+    co_varnames: Vec<String>,
+    co_cellvars: Vec<String>,
+    co_freevars: Vec<String>,
+    co_consts: Vec<Constant>,
+    co_flags: u32,
+    co_argcount: u32,
+    co_kwonlyargcount: u32,
+    co_stacksize: u32,
+}
+
 /// A code object the stand-in described, as the backend reads it.
 fn code_of(described: &Value) -> Option<Code> {
-    let bytes = |name: &str| unhex(described[name].as_str()?);
-    let strings = |name: &str| -> Option<Vec<String>> {
-        serde_json::from_value(described[name].clone()).ok()
-    };
-    let number = |name: &str| {
-        described[name]
-            .as_u64()
-            .and_then(|value| u32::try_from(value).ok())
-    };
+    let described = Described::deserialize(described).ok()?;
     let mut code = Code {
-        code: bytes("code")?,
-        exceptions: bytes("exceptions")?,
-        locations: bytes("locations")?,
-        first_line: i32::try_from(described["first_line"].as_i64()?).ok()?,
-        names: strings("names")?,
-        constants: described["constants"]
-            .as_array()?
-            .iter()
-            .map(constant_of)
-            .collect(),
-        flags: number("flags")?,
-        argcount: number("argcount")?,
-        kwonlyargcount: number("kwonlyargcount")?,
-        stacksize: number("stacksize")?,
-        qualname: described["qualname"].as_str()?.to_owned(),
+        code: unhex(&described.co_code)?,
+        exceptions: unhex(&described.co_exceptiontable)?,
+        locations: unhex(&described.co_linetable)?,
+        first_line: described.co_firstlineno,
+        names: described.co_names,
+        constants: described.co_consts,
+        flags: described.co_flags,
+        argcount: described.co_argcount,
+        kwonlyargcount: described.co_kwonlyargcount,
+        stacksize: described.co_stacksize,
+        qualname: described.co_qualname,
         ..Code::default()
     };
     code.set_locals(
-        strings("varnames")?,
-        strings("cellvars")?,
-        strings("freevars")?,
+        described.co_varnames,
+        described.co_cellvars,
+        described.co_freevars,
     );
     Some(code)
-}
-
-fn constant_of(value: &Value) -> Constant {
-    if value.is_null() {
-        return Constant::None;
-    }
-    if let Some(hex) = value["int"].as_str() {
-        return Constant::Int(hex.to_owned());
-    }
-    if let Some(text) = value["str"].as_str() {
-        return Constant::Str(text.to_owned());
-    }
-    match value["bytes"].as_str().and_then(unhex) {
-        Some(bytes) => Constant::Bytes(bytes),
-        None => Constant::Other,
-    }
-}
-
-fn constant_json(value: &Constant) -> Value {
-    match value {
-        Constant::Int(hex) => json!({ "int": hex }),
-        Constant::Str(text) => json!({ "str": text }),
-        Constant::Bytes(bytes) => json!({ "bytes": hex(bytes) }),
-        Constant::Bool(value) => json!({ "bool": value }),
-        Constant::Tuple(items) => {
-            json!({ "tuple": items.iter().map(constant_json).collect::<Vec<_>>() })
-        }
-        Constant::SearchFunction(text) => {
-            json!({ "search": text, "file": SEARCH_FILE, "name": SEARCH_FUNCTION })
-        }
-        Constant::None | Constant::Other => Value::Null,
-    }
 }
 
 fn hex(bytes: &[u8]) -> String {

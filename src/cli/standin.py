@@ -179,58 +179,55 @@ def _tree_of(module):
 
 
 def _constant(value):
+    """A constant as ``gotopy::cpython::code::Constant`` serializes it."""
     kind = type(value)
     if value is None:
-        return None
+        return "none"
     if kind is int:
         return {"int": format(value, "x")}
     if kind is str:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return {"other": True}
+            return "other"
         return {"str": value}
     if kind is bytes:
-        return {"bytes": value.hex()}
-    return {"other": True}
+        return {"bytes": list(value)}
+    return "other"
 
 
 def _python_constant(value):
     """A constant the binary added, as a Python object."""
-    if value is None:
+    if value in ("none", "other"):
         return None
-    if "int" in value:
-        return int(value["int"], 16)
-    if "str" in value:
-        return value["str"]
-    if "bool" in value:
-        return bool(value["bool"])
-    if "tuple" in value:
-        return tuple(_python_constant(item) for item in value["tuple"])
-    if "search" in value:
+    ((kind, inner),) = value.items()
+    if kind == "int":
+        return int(inner, 16)
+    if kind == "bytes":
+        return bytes(inner)
+    if kind == "tuple":
+        return tuple(_python_constant(item) for item in inner)
+    if kind == "search_function":
         # The search function of computed gotos in many frames: its code, compiled here.
-        module = compile(value["search"], value["file"], "exec", dont_inherit=True)
-        return next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == value["name"])
-    return bytes.fromhex(value["bytes"])
+        file, name = SEARCH  # noqa: F821 - written above
+        module = compile(inner, file, "exec", dont_inherit=True)
+        return next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
+    return inner  # "str", "bool"
+
+
+_DESCRIBED = (
+    "co_qualname", "co_firstlineno", "co_names", "co_varnames", "co_cellvars", "co_freevars",
+    "co_flags", "co_argcount", "co_kwonlyargcount", "co_stacksize",
+)
 
 
 def _described(code):
-    return {
-        "qualname": code.co_qualname,
-        "code": code.co_code.hex(),
-        "exceptions": code.co_exceptiontable.hex(),
-        "locations": code.co_linetable.hex(),
-        "first_line": code.co_firstlineno,
-        "names": list(code.co_names),
-        "varnames": list(code.co_varnames),
-        "cellvars": list(code.co_cellvars),
-        "freevars": list(code.co_freevars),
-        "constants": [_constant(c) for c in code.co_consts],
-        "flags": code.co_flags,
-        "argcount": code.co_argcount,
-        "kwonlyargcount": code.co_kwonlyargcount,
-        "stacksize": code.co_stacksize,
-    }
+    """A code object as the binary reads it (``Described`` in src/cli/cpython.rs)."""
+    described = {name: getattr(code, name) for name in _DESCRIBED}
+    for name in ("co_code", "co_exceptiontable", "co_linetable"):
+        described[name] = getattr(code, name).hex()
+    described["co_consts"] = [_constant(c) for c in code.co_consts]
+    return described
 
 
 def _rebuilt(found, replaced):

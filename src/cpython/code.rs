@@ -11,8 +11,11 @@ pub const SEARCH_FILE: &str = crate::plan::cases::SEARCH_FILE;
 /// The name of the function a [`Constant::SearchFunction`]'s text defines.
 pub const SEARCH_FUNCTION: &str = crate::plan::cases::SEARCH_FUNCTION;
 
-/// A constant of `co_consts`, as far as the backend needs to tell them apart.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A constant of `co_consts`, as far as the backend needs to tell them apart. Serialized
+/// (JSON, `"none"`, `{"int": "-1f"}`, `{"bytes": [104, 105]}`...), it is how `gotopy compile
+/// --python`'s stand-in of the native module and the binary exchange constants.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Constant {
     /// `None`.
     None,
