@@ -67,7 +67,7 @@ def compile_files(
     sources: list[tuple[str, str | None]],
     problems: list[str],
     out_dir: str | None,
-    mode: str | None,
+    mode: str,
     all_scopes: bool,
     color: bool,
 ) -> int:
@@ -78,9 +78,7 @@ def compile_files(
 
     from gotopy import _pyc
 
-    invalidation = _pyc.default_mode()
-    if mode:
-        invalidation = py_compile.PycInvalidationMode[mode.upper().replace("-", "_")]
+    invalidation = py_compile.PycInvalidationMode[mode.upper().replace("-", "_")]
     jobs = _pyc.jobs_for(sources, out_dir)
     progress = len(jobs) >= _pyc.PROGRESS_FROM and sys.stderr.isatty()
     outcomes = _pyc.compile_all(jobs, all_scopes, invalidation, color, progress)
@@ -111,14 +109,14 @@ def _compiled(data: bytes, shown: str, all_scopes: bool, color: bool, warnings: 
 
 
 @_command
-def dis(path: str, function: str | None, all_scopes: bool, color: bool) -> int:
-    """The rewritten code of a file as the ``dis`` module lists it: every code object
-    (``dis.dis`` of the module's), or each one ``function`` names alone."""
+def dis(shown: str, data: bytes, function: str | None, all_scopes: bool, color: bool) -> int:
+    """The rewritten code of a file (``data``, read from ``shown``) as the ``dis`` module
+    lists it: every code object (``dis.dis`` of the module's), or each one ``function``
+    names alone."""
     import dis
 
     from gotopy._runtime import code_objects
 
-    shown, data = _input_bytes(path)
     code, out = _compiled(data, shown, all_scopes, color, warnings=True), io.StringIO()
     if function is None:
         dis.dis(code, file=out)
@@ -136,12 +134,15 @@ def dis(path: str, function: str | None, all_scopes: bool, color: bool) -> int:
 
 
 @_command
-def run(kind: str, given: str, args: list[str], all_scopes: bool, color: bool) -> int:
+def run(
+    kind: str, given: str, args: list[str], all_scopes: bool, color: bool, shown: str = "", data: bytes = b""
+) -> int:
     """Runs the program as ``python`` runs the same command line, compiled with goto and
     with the import hook installed: ``sys.argv``, ``sys.path[0]`` and the main module's
     globals as ``python`` sets them for a FILE (``kind`` ``"file"``; a CPython ``.pyc`` too,
     told by its extension or its magic number, as ``python`` tells it), ``-``, ``-c CODE``
-    (``"code"``) or ``-m MODULE`` (``"module"``); an uncaught exception printed by
+    (``"code"``) or ``-m MODULE`` (``"module"``), a file's bytes ``data`` read from ``shown``
+    by the command line; an uncaught exception printed by
     ``sys.excepthook`` from the program's own frames, exit status 1."""
     import importlib.machinery as machinery
 
@@ -160,14 +161,13 @@ def run(kind: str, given: str, args: list[str], all_scopes: bool, color: bool) -
     elif kind == "module":
         first = os.getcwd()
     elif given == "-":
-        file, data = _input_bytes("-")
+        file = shown
         code = _compiled(data, file, all_scopes, color)
         # sys.path[0] as CPython computes it (_PyPathConfig_ComputeSysPath0): the directory
         # of "-", '' on POSIX, and on Windows that of its full path, the working directory.
         if os.name == "nt":
             first = os.getcwd()
     else:
-        shown, data = _input_bytes(given)
         file = os.path.abspath(given)
         # The script's directory, its links resolved where CPython resolves them (readlink;
         # not on Windows).
@@ -192,7 +192,7 @@ def run(kind: str, given: str, args: list[str], all_scopes: bool, color: bool) -
         if isinstance(found, str):
             raise _Stop(BAD_INPUT, found)
         spec, code = found
-        code = code or _compiled(_input_bytes(spec.origin)[1], spec.origin, all_scopes, color)
+        code = code or _compiled(_read(spec.origin), spec.origin, all_scopes, color)
         _main.become_main(spec, main.__dict__)
     try:
         exec(code, main.__dict__)
@@ -242,17 +242,13 @@ def _die_of_interrupt() -> None:
     os.kill(os.getpid(), signal.SIGINT)
 
 
-def _input_bytes(path: str) -> tuple[str, bytes]:
-    """The name a file (``-``: standard input) is shown under, and its bytes; ``_Stop``
-    when it cannot be read."""
-    shown = "<stdin>" if path == "-" else path
+def _read(path: str) -> bytes:
+    """A module's bytes; ``_Stop`` when it cannot be read."""
     try:
-        if path == "-":
-            return shown, sys.stdin.buffer.read()
         with open(path, "rb") as file:
-            return shown, file.read()
+            return file.read()
     except OSError as error:
-        raise _Stop(BAD_INPUT, f"{shown}: cannot read: {_compile.os_error_words(error)}") from error
+        raise _Stop(BAD_INPUT, f"{path}: cannot read: {_compile.os_error_words(error)}") from error
 
 
 def _write(stream, text: str) -> None:

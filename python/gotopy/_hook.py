@@ -16,13 +16,12 @@ A module asks for every scope to be rewritten (module and class bodies too) with
 from __future__ import annotations
 
 import _imp
-import hashlib
 import importlib.machinery
 import importlib.util
 import marshal
+import os
 import sys
 import threading
-from pathlib import Path
 from collections.abc import Mapping
 from importlib import _bootstrap_external as _external_module  # type: ignore[attr-defined]
 from typing import Any
@@ -36,18 +35,6 @@ _MARKER_WORDS = (b"goto", b"switch")
 asks_all_scopes = _gotopy.asks_all_scopes
 
 
-def _revision() -> str:
-    """A digest of gotopy's own code: a new gotopy never takes an old one's cache."""
-    package = Path(__file__).parent
-    digest = hashlib.sha256()
-    for path in sorted(package.glob("*.py")):
-        digest.update(path.read_bytes())
-    native = Path(sys.modules["gotopy._gotopy"].__file__ or "")
-    stat = native.stat()
-    digest.update(f"{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()[:12]
-
-
 # Worked out on first use, without a lock: threads that ask at once each work out the same
 # string, and one of them is kept.
 _REVISION: str | None = None
@@ -58,7 +45,7 @@ def cache_path(source_path: str) -> str:
     global _REVISION
     revision = _REVISION
     if revision is None:
-        revision = _REVISION = _revision()
+        revision = _REVISION = _gotopy.revision(os.path.dirname(__file__))
     tag = f"gotopy{revision}o{sys.flags.optimize}"
     return importlib.util.cache_from_source(source_path, optimization=tag)
 

@@ -145,11 +145,3 @@ def _progress(done: int, total: int) -> None:
     filled = width * done // total
     sys.stderr.write(f"\rcompiling [{'#' * filled}{'-' * (width - filled)}] {done}/{total}")
     sys.stderr.flush()
-
-
-def default_mode() -> py_compile.PycInvalidationMode:
-    """``py_compile``'s default: hash-checked when ``SOURCE_DATE_EPOCH`` is set (for
-    reproducible builds), else the source's timestamp."""
-    if os.environ.get("SOURCE_DATE_EPOCH"):
-        return py_compile.PycInvalidationMode.CHECKED_HASH
-    return py_compile.PycInvalidationMode.TIMESTAMP

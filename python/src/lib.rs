@@ -114,6 +114,36 @@ fn on_deep_stack(py: Python<'_>, work: Py<PyAny>) -> PyResult<Option<Py<PyAny>>>
         .inspect_err(|error| error.set_traceback(py, None))
 }
 
+/// A digest of gotopy's own code, which names the import hook's cache files: the package's
+/// Python files in `directory` and this native module's file (its size and time of change),
+/// so that a new gotopy never takes an old one's cache. Only equality matters: the hash is
+/// the standard library's, fixed for one build of this module.
+#[pyfunction]
+fn revision(py: Python<'_>, directory: std::path::PathBuf) -> PyResult<String> {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut hasher = DefaultHasher::new();
+    let mut files: Vec<_> = (std::fs::read_dir(&directory)
+        .into_iter()
+        .flatten()
+        .flatten())
+    .map(|entry| entry.path())
+    .filter(|path| path.extension().is_some_and(|extension| extension == "py"))
+    .collect();
+    files.sort();
+    for file in files {
+        hasher.write(&std::fs::read(&file).unwrap_or_default());
+    }
+    let native = py.import("gotopy._gotopy")?.getattr("__file__");
+    let native: Option<std::path::PathBuf> = native.ok().and_then(|file| file.extract().ok());
+    if let Some(status) = native.and_then(|file| std::fs::metadata(file).ok()) {
+        hasher.write_u64(status.len());
+        let changed = status.modified().ok();
+        let since = changed.and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok());
+        hasher.write_u128(since.unwrap_or_default().as_nanos());
+    }
+    Ok(format!("{:012x}", hasher.finish() >> 16))
+}
+
 /// The shapes of the running interpreter's version.
 fn shapes(py: Python<'_>) -> PyResult<&'static Shapes> {
     static FOUND: OnceLock<Option<&'static Shapes>> = OnceLock::new();
@@ -482,8 +512,8 @@ mod _gotopy {
     #[pymodule_export]
     use super::{
         Plan, asks_all_scopes, beside_pays, decode_source, has_markers, misused_markers,
-        on_deep_stack, plan, plan_beside, reassemble, rewrite_without_source, source_bytes,
-        still_needed,
+        on_deep_stack, plan, plan_beside, reassemble, revision, rewrite_without_source,
+        source_bytes, still_needed,
     };
 
     /// `VERSION`: the package's version (this crate's, which pyproject.toml takes as the

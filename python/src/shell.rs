@@ -7,11 +7,12 @@ use std::cell::RefCell;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use gotopy::inputs::{Input, read_bytes};
 use gotopy::shell::args::{CompileArgs, DisArgs, DisFormat, Program, RunArgs, Styles};
 use gotopy::shell::clap::{Arg, Command};
 use gotopy::shell::{BAD_INPUT, Interpreter, PycRequest, bad_input};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 /// Runs the command line `argv` (without the program's name) as the command `prog` and
 /// returns its exit status; what the driver's functions raise (a program's `SystemExit`,
@@ -138,8 +139,13 @@ impl Interpreter for Package<'_, '_> {
                  lists CPython's code as the dis module does (--format text)",
             );
         }
+        let (shown, data) = match read_bytes(&Input::from_path(&args.path)) {
+            Ok(read) => read,
+            Err(message) => return bad_input(&message),
+        };
         self.call("dis", |keywords| {
-            keywords.set_item("path", args.path.into_os_string())?;
+            keywords.set_item("shown", shown)?;
+            keywords.set_item("data", PyBytes::new(self.py, &data))?;
             keywords.set_item("function", args.function)?;
             keywords.set_item("all_scopes", args.all_scopes)?;
             keywords.set_item("color", styles.stderr)
@@ -149,15 +155,30 @@ impl Interpreter for Package<'_, '_> {
     fn run(&self, args: RunArgs, styles: Styles) -> u8 {
         let all_scopes = args.all_scopes;
         let (program, argv) = args.program();
+        // A program file is read here, as the binary reads it (the same messages).
+        let mut read = None;
         let (kind, given) = match program {
-            Program::Input(gotopy::inputs::Input::Stdin) => ("file", "-".into()),
-            Program::Input(gotopy::inputs::Input::File(path)) => ("file", path.into_os_string()),
+            Program::Input(input) => match read_bytes(&input) {
+                Ok((shown, data)) => {
+                    let given = match input {
+                        Input::File(path) => path.into_os_string(),
+                        Input::Stdin => "-".into(),
+                    };
+                    read = Some((shown, data));
+                    ("file", given)
+                }
+                Err(message) => return bad_input(&message),
+            },
             Program::Code(code) => ("code", code.into()),
             Program::Module(module) => ("module", module.into()),
         };
         self.call("run", |keywords| {
             keywords.set_item("kind", kind)?;
             keywords.set_item("given", given)?;
+            if let Some((shown, data)) = &read {
+                keywords.set_item("shown", shown)?;
+                keywords.set_item("data", PyBytes::new(self.py, data))?;
+            }
             keywords.set_item("args", argv)?;
             keywords.set_item("all_scopes", all_scopes)?;
             keywords.set_item("color", styles.stderr)

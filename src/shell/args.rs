@@ -118,6 +118,15 @@ impl InvalidationMode {
             InvalidationMode::UncheckedHash => "unchecked-hash",
         }
     }
+
+    /// `py_compile`'s default: hash-checked when `SOURCE_DATE_EPOCH` is set (for
+    /// reproducible builds), else the source's timestamp.
+    pub fn by_default() -> Self {
+        match std::env::var_os("SOURCE_DATE_EPOCH") {
+            Some(epoch) if !epoch.is_empty() => InvalidationMode::CheckedHash,
+            _ => InvalidationMode::Timestamp,
+        }
+    }
 }
 
 /// `dis`.

@@ -382,7 +382,7 @@ pub struct PycRequest {
     /// `--out-dir`: sourceless files there, not in `__pycache__` beside each source.
     pub out_dir: Option<PathBuf>,
     /// `--invalidation-mode`; without, `py_compile`'s default.
-    pub mode: Option<&'static str>,
+    pub mode: &'static str,
     /// `--all-scopes`.
     pub all_scopes: bool,
     /// Colour the diagnostics (written to standard error).
@@ -408,7 +408,9 @@ impl PycRequest {
             sources,
             problems,
             out_dir: args.out_dir.clone(),
-            mode: args.invalidation_mode.map(args::InvalidationMode::name),
+            mode: (args.invalidation_mode)
+                .unwrap_or_else(args::InvalidationMode::by_default)
+                .name(),
             all_scopes: args.all_scopes,
             color,
         })
