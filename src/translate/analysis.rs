@@ -340,7 +340,7 @@ impl<'a> Ctx<'a> {
 
     /// The statements of a jump from `node` (a computed goto's: [`Ctx::jump_home`]).
     pub(super) fn jump(&mut self, tr: &Translator<'a>, node: NodeId, goal: Goal) -> String {
-        let k = &tr.names.k;
+        let k = &self.k.clone();
         let loops = self.loops(node);
         let (last, number, home) = match goal {
             Goal::Target(target) => {
@@ -417,8 +417,8 @@ impl<'a> Ctx<'a> {
     /// number in the register `t` ([`Ctx::jump`] for a label, but for every label of that
     /// home at once: [`Ctx::find_under`] homes them, and the post-check after each loop
     /// left goes on for the range of numbers under the home, [`Ctx::post_homes`]).
-    fn jump_home(&mut self, tr: &Translator<'a>, node: NodeId, home: ListId, t: &str) -> String {
-        let k = &tr.names.k;
+    fn jump_home(&mut self, node: NodeId, home: ListId, t: &str) -> String {
+        let k = &self.k.clone();
         let loops = self.loops(node);
         let last = self.dispatch_of(home);
         let depth =
@@ -629,7 +629,7 @@ impl<'a> Ctx<'a> {
         crate::splice::count(homes.len());
         let mut ways: Vec<(String, Vec<(i64, i64)>)> = Vec::new();
         for (home, ..) in homes {
-            let code = self.jump_home(tr, node, home, t);
+            let code = self.jump_home(node, home, t);
             let range = self.under.ranges[&home];
             // The same way as the home inside it: this home's range holds that one's.
             match ways.last_mut() {

@@ -103,7 +103,7 @@ impl<'a> Ctx<'a> {
         entering: &BTreeSet<i64>,
         strict: bool,
     ) -> Result<Vec<Out>, Diagnostic> {
-        let k = tr.names.k.as_str();
+        let k = &self.k.clone();
         let none = BTreeSet::new();
         if entering.is_empty() {
             let mut body = Vec::new();
@@ -196,13 +196,13 @@ impl<'a> Ctx<'a> {
                 }
                 // As early as a line is free: its first guard wants the label's line.
                 let mut outs = vec![Out::block(0, "while True", body)];
-                outs.extend(self.post_check(tr, LoopKey::Dispatch(list)));
+                outs.extend(self.post_check(LoopKey::Dispatch(list)));
                 Ok(outs)
             }
         }
     }
 
-    pub(super) fn post_check(&mut self, tr: &Translator<'a>, key: LoopKey) -> Vec<Out> {
+    pub(super) fn post_check(&mut self, key: LoopKey) -> Vec<Out> {
         let exact = self.post.get(&key);
         let homes = self.post_homes.get(&key);
         let groups = match (exact, homes) {
@@ -245,7 +245,7 @@ impl<'a> Ctx<'a> {
                 groups
             }
         };
-        let k = &tr.names.k;
+        let k = &self.k.clone();
         self.uses_k = true;
         match groups.as_slice() {
             [(action, _)] => vec![Out::compound(0, format!("if {k}: {action}"))],
@@ -279,7 +279,7 @@ impl<'a> Ctx<'a> {
         let kind = self.nodes[node].kind;
         let range = self.nodes[node].range;
         let line = tr.text.line(range.start());
-        let k = tr.names.k.as_str();
+        let k = &self.k.clone();
         if kind == NodeKind::MarkerImport {
             return Ok(Vec::new());
         }
@@ -407,7 +407,7 @@ impl<'a> Ctx<'a> {
                 let inner = self.list(tr, lists[0], &entered, false, stmt.start())?;
                 outs.push(Out::block(line, header, inner));
                 self.orelse(tr, else_body, body.last(), lists[1], &orelse, &mut outs)?;
-                outs.extend(self.post_check(tr, LoopKey::Source(node)));
+                outs.extend(self.post_check(LoopKey::Source(node)));
             }
             NodeKind::Try | NodeKind::TryInner => {
                 let Stmt::Try(stmt) = stmt else {
@@ -454,7 +454,7 @@ impl<'a> Ctx<'a> {
                     outs.push(Out::block(line, header, shell));
                     outs.push(Out::prefix(0, format!("{k} = {w}")));
                     outs.push(Out::prefix(0, format!("{w} = 0")));
-                    outs.extend(self.post_check(tr, LoopKey::Shell(node)));
+                    outs.extend(self.post_check(LoopKey::Shell(node)));
                 } else {
                     outs.push(Out::block(line, header, inner));
                     if self.sets_inside(range) {
@@ -589,7 +589,7 @@ impl<'a> Ctx<'a> {
         entering: &BTreeSet<i64>,
         with_finally: bool,
     ) -> Result<Vec<Out>, Diagnostic> {
-        let k = tr.names.k.as_str();
+        let k = &self.k.clone();
         let line = tr.text.line(stmt.start());
         let handlers = stmt.handlers.len();
         let body_in = self.inside(self.list_range(lists[0]), entering);
@@ -638,7 +638,7 @@ impl<'a> Ctx<'a> {
         stmt: &'a ast::StmtTry,
         list: ListId,
     ) -> Result<Out, Diagnostic> {
-        let k = tr.names.k.as_str();
+        let k = &self.k.clone();
         let first = stmt.finalbody[0].start();
         let line = tr.text.keyword_line(first, TokenKind::Finally);
         let mut inner = self.list(tr, list, &BTreeSet::new(), false, first)?;
@@ -662,7 +662,7 @@ impl<'a> Ctx<'a> {
         id: SwitchId,
         entering: &BTreeSet<i64>,
     ) -> Result<Vec<Out>, Diagnostic> {
-        let Names { k, v, .. } = &tr.names;
+        let (k, v) = (&self.k.clone(), &tr.names.v);
         let line = tr.text.line(self.nodes[node].range.start());
         let switch = self.scope.switch(id);
         let body = self.nodes[node].lists[0];
@@ -707,7 +707,7 @@ impl<'a> Ctx<'a> {
         let mut looped = self.chain(tr, &items, &all, false)?;
         looped.push(Out::line(0, "break"));
         let mut inner = vec![Out::block(0, "while True", looped)];
-        inner.extend(self.post_check(tr, LoopKey::Source(node)));
+        inner.extend(self.post_check(LoopKey::Source(node)));
         outs.push(Out::block(0, format!("if {k}"), inner));
         Ok(outs)
     }

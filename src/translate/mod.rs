@@ -323,8 +323,11 @@ fn too_deep(module: &Module, qualname: &str, what: String) -> Diagnostic {
 }
 
 /// The names of the registers: `_goto_k` and friends, with a number added when the module
-/// already uses the name.
+/// already uses the name (a scope's register may be named after its one label instead:
+/// [`Translator::register`]).
 struct Names {
+    /// The module's text, which no added name may occur in.
+    text: String,
     k: String,
     v: String,
     t: String,
@@ -344,19 +347,9 @@ struct Names {
 
 impl Names {
     fn new(text: &str) -> Names {
-        let fresh = |base: &str| {
-            (0..)
-                .map(|n| {
-                    if n == 0 {
-                        base.to_owned()
-                    } else {
-                        format!("{base}{n}")
-                    }
-                })
-                .find(|name| !text.contains(name.as_str()))
-                .expect("a free name")
-        };
+        let fresh = |base: &str| fresh_in(text, base);
         Names {
+            text: text.to_owned(),
             k: fresh("_goto_k"),
             v: fresh("_goto_v"),
             t: fresh("_goto_t"),
@@ -369,6 +362,24 @@ impl Names {
             r: fresh("_goto_r"),
         }
     }
+
+    /// `base`, or `base` with a number added, that the module's text does not hold.
+    fn fresh(&self, base: &str) -> String {
+        fresh_in(&self.text, base)
+    }
+}
+
+fn fresh_in(text: &str, base: &str) -> String {
+    (0..)
+        .map(|n| {
+            if n == 0 {
+                base.to_owned()
+            } else {
+                format!("{base}{n}")
+            }
+        })
+        .find(|name| !text.contains(name.as_str()))
+        .expect("a free name")
 }
 
 struct Translator<'a> {
@@ -509,6 +520,9 @@ struct Ctx<'a> {
     /// (`Ctx::reset_after`).
     late_resets: HashSet<NodeId>,
     uses_k: bool,
+    /// The register's name as the scope is written: a stand-in, replaced by
+    /// [`Translator::register`]'s name once the scope is written.
+    k: String,
     /// The computed gotos of each frame: the frames whose labels they may reach.
     computed_groups: Vec<ComputedGroup>,
     /// Computed gotos in two or more frames: one search over the scope's labels serves
@@ -602,7 +616,7 @@ impl<'a> Translator<'a> {
         let mut outs = ctx.list(self, 0, &BTreeSet::new(), false, from)?;
         // The register's start, and the searches that computed gotos share (which some
         // read even when no jump sets the register: when they reach no label).
-        let start: Vec<String> = (ctx.uses_k.then(|| format!("{} = 0", self.names.k)))
+        let start: Vec<String> = (ctx.uses_k.then(|| format!("{} = 0", ctx.k)))
             .into_iter()
             .chain(ctx.shared_searches(self))
             .collect();
@@ -632,7 +646,38 @@ impl<'a> Translator<'a> {
                 start.into_iter().map(|statement| Out::prefix(0, statement)),
             );
         }
+        if ctx.uses_k {
+            let name = self.register(&ctx);
+            for out in &mut outs {
+                out.rename(&ctx.k, &name);
+            }
+        }
         Ok(outs)
+    }
+
+    /// The name of a scope's register: after its label where it only ever holds that one
+    /// label's number (`_goto_retry`: every jump through it goes to `label .retry`), else
+    /// `_goto_k`, which holds the number of the label to go to.
+    fn register(&self, ctx: &Ctx) -> String {
+        let labels: Vec<&str> = (ctx.targets.iter())
+            .filter_map(|target| {
+                let marker = ctx.markers.get(&target.range.start())?;
+                match &ctx.scope.marker(*marker).kind {
+                    MarkerKind::Label { name, .. } => Some(name.as_str()),
+                    _ => None,
+                }
+            })
+            .collect();
+        let switches =
+            (ctx.scope.markers.iter()).any(|marker| matches!(marker.kind, MarkerKind::Switch(_)));
+        let one = ctx.targets.len() == 1
+            && ctx.pseudo.is_empty()
+            && ctx.computed_groups.is_empty()
+            && !switches;
+        match labels.as_slice() {
+            [label] if one => self.names.fresh(&format!("_goto_{label}")),
+            _ => self.names.k.clone(),
+        }
     }
 
     fn scope_of(&self, name: TextRange) -> Option<&'a Scope> {

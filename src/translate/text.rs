@@ -53,6 +53,30 @@ pub(super) enum Out {
 }
 
 impl Out {
+    /// Every `from` in the text gotopy wrote, at any depth, as `to` (copied lines of a
+    /// string are the source's, which holds no added name).
+    pub(super) fn rename(&mut self, from: &str, to: &str) {
+        match self {
+            Out::Stmt { pieces, .. } => {
+                for piece in pieces {
+                    if let Piece::Rel(text) | Piece::Raw(text) = piece
+                        && text.contains(from)
+                    {
+                        *text = text.replace(from, to);
+                    }
+                }
+            }
+            Out::Block { header, body, .. } => {
+                if header.contains(from) {
+                    *header = header.replace(from, to);
+                }
+                for out in body {
+                    out.rename(from, to);
+                }
+            }
+        }
+    }
+
     /// A one-line statement.
     pub(super) fn line(line: usize, text: impl Into<String>) -> Out {
         Out::Stmt {
