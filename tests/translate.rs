@@ -926,8 +926,8 @@ fn a_register_for_one_label_is_named_after_it() {
         let path = common::root().join("fixtures/ok").join(fixture);
         std::fs::read_to_string(translated_into(&path, &dir).1).unwrap()
     };
-    let one = named("restart_loop_from_for_body.py");
-    assert!(one.contains("_goto_restart = 1; break"), "{one}");
+    let one = named("generator_goto.py");
+    assert!(one.contains("_goto_stopped = 1; break"), "{one}");
     assert!(!one.contains("_goto_k"), "{one}");
     let several = named("finally_copies_after_return.py");
     assert!(several.contains("_goto_k = 2"), "{several}");
@@ -1032,8 +1032,9 @@ fn the_names_each_translation_adds_are_recorded() {
     println!("{without} of {files} files translate without an added variable");
 }
 
-/// Forward skips become `if`s and `else`s, a loop with its test a `while`, and a goto to a
-/// `return` or `raise` that statement: the shapes of tests/translate/structured.py translate
+/// Forward skips become `if`s and `else`s, a loop with its test a `while`, a loop that a
+/// goto restarts `while True:` around it with an `else:`, and a goto to a `return` or
+/// `raise` that statement: the shapes of tests/translate/structured.py translate
 /// without a name added and, migrated, without the lines of their markers; the program's own
 /// assertions (each goto function against the same function written without goto) pass on
 /// plain CPython.
@@ -1045,7 +1046,7 @@ fn forward_skips_become_ifs_and_elses() {
     let translated = translated_and_ok(&source, &output, true);
     assert!(!translated.contains("_goto_"), "{translated}");
     assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
-    assert_eq!(translated.matches("else:").count(), 3, "{translated}");
+    assert_eq!(translated.matches("else:").count(), 5, "{translated}");
     // As a person writes it, with no line left where a marker was.
     let gcd = "def gcd(a, b):\n    while not (b == 0):\n        a, b = b, a % b\n    return a\n";
     assert!(translated.contains(gcd), "{translated}");
@@ -1074,4 +1075,20 @@ fn forward_skips_become_ifs_and_elses() {
         function("add_up").contains("        if v < 0:\n            return\n"),
         "{translated}"
     );
+    // A loop that a goto restarts: `while True:` on the label's line (its comment kept), a
+    // `break` for each goto, and what follows the loop as its `else:`.
+    let again =
+        "    while True:  # after a skip or a new bin\n        for size in sizes[placed:]:\n";
+    assert!(function("first_fit").contains(again), "{translated}");
+    assert_eq!(
+        function("first_fit").matches("break").count(),
+        2,
+        "{translated}"
+    );
+    assert!(
+        function("first_fit").contains("        else: return bins\n"),
+        "{translated}"
+    );
+    let drained = "        else: log.append(\"empty\"); break\n";
+    assert!(function("drain").contains(drained), "{translated}");
 }

@@ -3,7 +3,8 @@
 //! statement list, is the same program as `if not (TEST):` over those statements; an `if`
 //! whose body ends with `goto .l` before some statements and `label .l` is that `if` with an
 //! `else:` over them; `label .l` then an `if TEST:` whose body ends with `goto .l` is `while
-//! TEST:` over the rest of that body ([`Shape`]). A label goes when no other goto names it.
+//! TEST:` over the rest of that body; a loop that a goto restarts is `while True:` around
+//! it with an `else:` ([`Shape`]). A label goes when no other goto names it.
 //! The source is written so, on the same lines (the new `if` on the old one's, the `else:`
 //! on the goto's, the statements one level deeper, the label's line left blank but for its
 //! comment), and the translation proper takes that source: what needed the register and a
@@ -179,6 +180,9 @@ struct Skip {
     /// The statement after the label that goes with it, when no goto names it any more:
     /// an exit that nothing else reaches.
     dead: Option<TextRange>,
+    /// What the label's statement becomes when no goto names it any more (else it goes,
+    /// its comment kept).
+    becomes: Option<&'static str>,
 }
 
 /// The shapes taken, each in a pass of its own over the source the pass before wrote.
@@ -197,11 +201,23 @@ enum Shape {
     /// the goto nor the label is inside a `try` or `with` (whose exits would run before the
     /// value is computed in one program and after in the other).
     Exit,
+    /// `label .l` / a `for` or `while` loop whose body goes back to `.l` (`goto .l` under
+    /// `if`s only, no `break` of its own) / one simple statement that ends the list: the
+    /// label's line becomes `while True:`, each goto `break`, and the statement `else:
+    /// STATEMENT` (with `; break` when it is not a `return` or `raise`): the loop restarts
+    /// as the goto restarted it, and leaving it normally runs the statement once.
+    Restart,
 }
 
 /// The passes, in order: a loop's exit test is a skip first, and what is left of the gotos
 /// to an exit becomes the exit itself.
-const SHAPES: [Shape; 4] = [Shape::Skip, Shape::Else, Shape::Loop, Shape::Exit];
+const SHAPES: [Shape; 5] = [
+    Shape::Skip,
+    Shape::Else,
+    Shape::Loop,
+    Shape::Restart,
+    Shape::Exit,
+];
 
 struct Finder<'a> {
     shape: Shape,
@@ -228,6 +244,10 @@ impl<'a> Finder<'a> {
     fn list(&mut self, list: &[Stmt]) {
         if self.shape == Shape::Loop {
             self.loops(list);
+            return;
+        }
+        if self.shape == Shape::Restart {
+            self.restarts(list);
             return;
         }
         // The labels of the list by name, and the ends of the skips taken around the
@@ -303,6 +323,7 @@ impl<'a> Finder<'a> {
                 skipped: Some(TextRange::new(after, skipped.end())),
                 label: label.range(),
                 dead: None,
+                becomes: None,
             });
         }
     }
@@ -335,8 +356,97 @@ impl<'a> Finder<'a> {
                 skipped: None,
                 label: label.range(),
                 dead: None,
+                becomes: None,
             });
         }
+    }
+
+    /// The restarts of one list: `label .l`, a loop whose body alone goes back to `.l`, and
+    /// one simple statement ending the list ([`Shape::Restart`]).
+    fn restarts(&mut self, list: &[Stmt]) {
+        let [.., label, looped, last] = list else {
+            return;
+        };
+        let Some(name) = self.markers.labels.get(&label.start()) else {
+            return;
+        };
+        let (body, orelse) = match looped {
+            Stmt::For(ast::StmtFor { body, orelse, .. })
+            | Stmt::While(ast::StmtWhile { body, orelse, .. }) => (body, orelse),
+            _ => return,
+        };
+        let simple = !matches!(
+            last,
+            Stmt::If(_)
+                | Stmt::For(_)
+                | Stmt::While(_)
+                | Stmt::With(_)
+                | Stmt::Try(_)
+                | Stmt::Match(_)
+                | Stmt::FunctionDef(_)
+                | Stmt::ClassDef(_)
+        );
+        let gotos = self.gotos_under_ifs(body, name);
+        let alone = |range: TextRange| self.lines.alone(self.text, range);
+        let fits = orelse.is_empty()
+            && simple
+            && alone(label.range())
+            && alone(last.range())
+            && self.lines.line(last.start()) == self.lines.line(last.end())
+            && self.lines.line(label.end()) < self.lines.line(looped.start())
+            && !gotos.is_empty()
+            && gotos.iter().all(|&goto| alone(goto))
+            && self.markers.named.get(&label.start()) == Some(&gotos.len())
+            && !breaks(body)
+            && !self.lines.tabbed(label.start(), last.end());
+        if !fits {
+            return;
+        }
+        let exit = matches!(last, Stmt::Return(_) | Stmt::Raise(_));
+        let mut edits = vec![(TextRange::empty(last.start()), "else: ".to_owned())];
+        if !exit {
+            edits.push((TextRange::empty(last.end()), "; break".to_owned()));
+        }
+        let deeper = TextRange::new(self.lines.start(looped.start()), last.end());
+        for (index, goto) in gotos.into_iter().enumerate() {
+            let mut edits = if index == 0 {
+                edits.clone()
+            } else {
+                Vec::new()
+            };
+            edits.push((goto, "break".to_owned()));
+            self.skips.push(Skip {
+                edits,
+                skipped: (index == 0).then_some(deeper),
+                label: label.range(),
+                dead: None,
+                becomes: Some("while True:"),
+            });
+        }
+    }
+
+    /// The gotos to `name` in `body` and in the `if`s in it, at any depth, with no other
+    /// statement around them (a loop's `break` would be its own, a `try`'s or `with`'s
+    /// exit is not taken here); none where one is anywhere else in `body`.
+    fn gotos_under_ifs(&self, body: &[Stmt], name: &str) -> Vec<TextRange> {
+        let mut found = Vec::new();
+        let mut work = vec![body];
+        while let Some(list) = work.pop() {
+            for stmt in list {
+                if self
+                    .markers
+                    .gotos
+                    .get(&stmt.start())
+                    .is_some_and(|to| to == name)
+                {
+                    found.push(stmt.range());
+                } else if let Stmt::If(_) = stmt {
+                    work.extend(child_lists(stmt));
+                }
+            }
+        }
+        found.sort_by_key(|range| range.start());
+        found
     }
 
     /// The gotos to exits: every label (of a function outside any `try` or `with`) that a
@@ -393,6 +503,7 @@ impl<'a> Finder<'a> {
                     skipped: None,
                     label: *label,
                     dead: *dead,
+                    becomes: None,
                 });
             }
         }
@@ -431,40 +542,45 @@ impl<'a> Finder<'a> {
 }
 
 /// The source with `skips` taken: each `if TEST: goto .l` written `if not (TEST):`, the
-/// labels no other goto names blanked (their comments stay), then the skipped lines one
+/// labels no other goto names blanked (their comments stay) or written as what they become
+/// (a restart's `while True:`), then the skipped lines one
 /// level deeper for each skip around them. No edit adds or takes a line.
 fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> String {
     let mut edits: Vec<(TextRange, String)> = Vec::new();
-    let mut taken: HashMap<TextSize, (TextRange, usize, Option<TextRange>)> = HashMap::new();
+    // Each label's first skip, and how many skips take it.
+    let mut taken: HashMap<TextSize, (&Skip, usize)> = HashMap::new();
     for skip in skips {
         edits.extend(skip.edits.iter().cloned());
-        taken
-            .entry(skip.label.start())
-            .or_insert((skip.label, 0, skip.dead))
-            .1 += 1;
+        taken.entry(skip.label.start()).or_insert((skip, 0)).1 += 1;
     }
-    for (start, (label, count, dead)) in taken {
-        if markers.named.get(&start) == Some(&count) {
-            if let Some(dead) = dead {
-                // Alone on its one line: the line is left empty.
-                edits.push((
-                    TextRange::new(lines.start(dead.start()), dead.end()),
-                    String::new(),
-                ));
-            }
-            // With the blanks after it, when a comment follows: the comment takes its place.
-            let rest = &text[usize::from(label.end())..];
-            let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-            let noted = rest[blanks..].starts_with('#');
-            // Without, the indentation before it too: the line is left empty.
-            let range = if noted {
-                let blanks = TextSize::try_from(blanks).unwrap_or_default();
-                TextRange::new(label.start(), label.end() + blanks)
-            } else {
-                TextRange::new(lines.start(label.start()), label.end())
-            };
-            edits.push((range, String::new()));
+    for (start, (skip, count)) in taken {
+        let (label, dead) = (skip.label, skip.dead);
+        if markers.named.get(&start) != Some(&count) {
+            continue;
         }
+        if let Some(becomes) = skip.becomes {
+            edits.push((label, becomes.to_owned()));
+            continue;
+        }
+        if let Some(dead) = dead {
+            // Alone on its one line: the line is left empty.
+            edits.push((
+                TextRange::new(lines.start(dead.start()), dead.end()),
+                String::new(),
+            ));
+        }
+        // With the blanks after it, when a comment follows: the comment takes its place.
+        let rest = &text[usize::from(label.end())..];
+        let blanks = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        let noted = rest[blanks..].starts_with('#');
+        // Without, the indentation before it too: the line is left empty.
+        let range = if noted {
+            let blanks = TextSize::try_from(blanks).unwrap_or_default();
+            TextRange::new(label.start(), label.end() + blanks)
+        } else {
+            TextRange::new(lines.start(label.start()), label.end())
+        };
+        edits.push((range, String::new()));
     }
     edits.sort_by_key(|(range, _)| range.start());
     let mut edited = String::with_capacity(text.len());
@@ -494,11 +610,22 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Stri
 
 /// Whether `body` holds a `break` or `continue` of a loop around it.
 fn loop_exit(body: &[Stmt]) -> bool {
+    exits_loop(body, true)
+}
+
+/// Whether `body` holds a `break` of a loop around it.
+fn breaks(body: &[Stmt]) -> bool {
+    exits_loop(body, false)
+}
+
+/// Whether `body` holds a `break` (or, with `continues`, a `continue`) of a loop around it.
+fn exits_loop(body: &[Stmt], continues: bool) -> bool {
     let mut work = vec![body];
     while let Some(list) = work.pop() {
         for stmt in list {
             match stmt {
-                Stmt::Break(_) | Stmt::Continue(_) => return true,
+                Stmt::Break(_) => return true,
+                Stmt::Continue(_) if continues => return true,
                 // A loop's own body is its own; its `else` is not.
                 Stmt::While(ast::StmtWhile { orelse, .. })
                 | Stmt::For(ast::StmtFor { orelse, .. }) => work.push(orelse),

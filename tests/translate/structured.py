@@ -1,4 +1,5 @@
-"""Shapes a person writes as `if`, `else`, `while`, `return` and `raise`: each goto function
+"""Shapes a person writes as `if`, `else`, `while`, `return` and `raise`, and a loop that
+restarts as `while True:` around it with an `else` clause: each goto function
 is checked against the same function written without goto, on many inputs."""
 
 from goto import goto, label
@@ -173,6 +174,56 @@ def add_up(values):
     label .out
 
 
+@goto
+def first_fit(sizes, limit):
+    bins = [0]
+    placed = 0
+    label .again  # after a skip or a new bin
+    for size in sizes[placed:]:
+        if size > limit:
+            placed += 1
+            goto .again
+        if bins[-1] + size > limit:
+            bins.append(0)
+            goto .again
+        bins[-1] += size
+        placed += 1
+    return bins
+
+
+def first_fit_plain(sizes, limit):
+    bins = [0]
+    for size in sizes:
+        if size > limit:
+            continue
+        if bins[-1] + size > limit:
+            bins.append(0)
+        bins[-1] += size
+    return bins
+
+
+@goto
+def drain(queue, log):
+    label .pop
+    while queue:
+        item = queue.pop()
+        if item < 0:
+            queue.append(-item)
+            goto .pop
+        log.append(item)
+    log.append("empty")
+
+
+def drain_plain(queue, log):
+    while queue:
+        item = queue.pop()
+        if item < 0:
+            queue.append(-item)
+            continue
+        log.append(item)
+    log.append("empty")
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -195,5 +246,12 @@ for grid in ([[1, 2], [3, 4]], [], [[5]], [[0, 9], [9, 0]]):
         assert locate(grid, wanted) == locate_plain(grid, wanted), (grid, wanted)
 for line in ("a=1", " k = v ", "=x", "novalue", "", " = ", "a=b=c"):
     assert outcome(setting, line) == outcome(setting_plain, line), line
+for sizes in ([], [3, 4, 5, 9, 1], [7, 7, 7], [1] * 12, [11, 2, 11, 3]):
+    for limit in (5, 8, 10):
+        assert first_fit(sizes, limit) == first_fit_plain(sizes, limit), (sizes, limit)
+for queue in ([], [1, -2, 3], [-1, -1, 4], [0]):
+    log, plain = [], []
+    assert drain(list(queue), log) is None and drain_plain(list(queue), plain) is None
+    assert log == plain, (queue, log, plain)
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")
