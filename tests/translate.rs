@@ -926,8 +926,8 @@ fn a_register_for_one_label_is_named_after_it() {
         let path = common::root().join("fixtures/ok").join(fixture);
         std::fs::read_to_string(translated_into(&path, &dir).1).unwrap()
     };
-    let one = named("generator_goto.py");
-    assert!(one.contains("_goto_stopped = 1; break"), "{one}");
+    let one = named("goto_out_of_except_handler.py");
+    assert!(one.contains("_goto_recovered = 1; continue"), "{one}");
     assert!(!one.contains("_goto_k"), "{one}");
     let several = named("finally_copies_after_return.py");
     assert!(several.contains("_goto_k = 2"), "{several}");
@@ -1033,8 +1033,8 @@ fn the_names_each_translation_adds_are_recorded() {
 }
 
 /// Forward skips become `if`s and `else`s, a loop with its test a `while`, a loop that a
-/// goto restarts `while True:` around it with an `else:`, and a goto to a `return` or
-/// `raise` that statement: the shapes of tests/translate/structured.py translate
+/// goto restarts `while True:` around it with an `else:`, a goto to a `return` or `raise`
+/// that statement, and a loop left for the label after it `break` with an `else:`: the shapes of tests/translate/structured.py translate
 /// without a name added and, migrated, without the lines of their markers; the program's own
 /// assertions (each goto function against the same function written without goto) pass on
 /// plain CPython.
@@ -1046,7 +1046,7 @@ fn forward_skips_become_ifs_and_elses() {
     let translated = translated_and_ok(&source, &output, true);
     assert!(!translated.contains("_goto_"), "{translated}");
     assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
-    assert_eq!(translated.matches("else:").count(), 5, "{translated}");
+    assert_eq!(translated.matches("else:").count(), 9, "{translated}");
     // As a person writes it, with no line left where a marker was.
     let gcd = "def gcd(a, b):\n    while not (b == 0):\n        a, b = b, a % b\n    return a\n";
     assert!(translated.contains(gcd), "{translated}");
@@ -1091,4 +1091,9 @@ fn forward_skips_become_ifs_and_elses() {
     );
     let drained = "        else: log.append(\"empty\"); break\n";
     assert!(function("drain").contains(drained), "{translated}");
+    // A loop left for the label after it: `break`, and what came between the `else:`.
+    let found = "            log.append(v)\n            break\n    else:\n        log.append(\"none\")\n    log.append(\"done\")\n";
+    assert!(function("first_negative").contains(found), "{translated}");
+    let out = "        if n == stop:\n            break\n";
+    assert!(function("count_down_to").contains(out), "{translated}");
 }

@@ -656,7 +656,7 @@ impl<'a> Translator<'a> {
     }
 
     /// The name of a scope's register: after its label where it only ever holds that one
-    /// label's number (`_goto_stopped`: every jump through it goes to `label .stopped`), else
+    /// label's number (`_goto_recovered`: every jump through it goes to `label .recovered`), else
     /// `_goto_k`, which holds the number of the label to go to.
     fn register(&self, ctx: &Ctx) -> String {
         let labels: Vec<&str> = (ctx.targets.iter())

@@ -4,7 +4,9 @@
 //! whose body ends with `goto .l` before some statements and `label .l` is that `if` with an
 //! `else:` over them; `label .l` then an `if TEST:` whose body ends with `goto .l` is `while
 //! TEST:` over the rest of that body; a loop that a goto restarts is `while True:` around
-//! it with an `else:` ([`Shape`]). A label goes when no other goto names it.
+//! it with an `else:`; a loop that a goto leaves for the label after it is that loop with a
+//! `break`, what came between its `else:` ([`Shape`]). A label goes when no other goto
+//! names it.
 //! The source is written so, on the same lines (the new `if` on the old one's, the `else:`
 //! on the goto's, the statements one level deeper, the label's line left blank but for its
 //! comment), and the translation proper takes that source: what needed the register and a
@@ -207,16 +209,23 @@ enum Shape {
     /// STATEMENT` (with `; break` when it is not a `return` or `raise`): the loop restarts
     /// as the goto restarted it, and leaving it normally runs the statement once.
     Restart,
+    /// A `for` or `while` loop whose body alone goes to `label .l` (`goto .l` under `if`s
+    /// only, no `break` of its own), then some statements S without labels, then `label
+    /// .l`: each goto becomes `break`, and S the loop's `else:` (a line of its own, which the
+    /// label's line gives back; with no S, the loop may have an `else` already, which the
+    /// goto skipped as `break` does). What a search that stops at its first find is.
+    Leave,
 }
 
-/// The passes, in order: a loop's exit test is a skip first, and what is left of the gotos
-/// to an exit becomes the exit itself.
-const SHAPES: [Shape; 5] = [
+/// The passes, in order: a loop's exit test is a skip first, what is left of the gotos to an
+/// exit becomes the exit itself, and only then a loop's exit to its label `break`.
+const SHAPES: [Shape; 6] = [
     Shape::Skip,
     Shape::Else,
     Shape::Loop,
     Shape::Restart,
     Shape::Exit,
+    Shape::Leave,
 ];
 
 struct Finder<'a> {
@@ -248,6 +257,10 @@ impl<'a> Finder<'a> {
         }
         if self.shape == Shape::Restart {
             self.restarts(list);
+            return;
+        }
+        if self.shape == Shape::Leave {
+            self.leaves(list);
             return;
         }
         // The labels of the list by name, and the ends of the skips taken around the
@@ -423,6 +436,105 @@ impl<'a> Finder<'a> {
                 becomes: Some("while True:"),
             });
         }
+    }
+
+    /// The loops of one list that a goto leaves for a label after them ([`Shape::Leave`]).
+    fn leaves(&mut self, list: &[Stmt]) {
+        // Past the label of the last one taken: two never overlap.
+        let mut free_from = 0;
+        for (at, looped) in list.iter().enumerate() {
+            if at < free_from {
+                continue;
+            }
+            let (body, orelse) = match looped {
+                Stmt::For(ast::StmtFor { body, orelse, .. })
+                | Stmt::While(ast::StmtWhile { body, orelse, .. }) => (body, orelse),
+                _ => continue,
+            };
+            let rest = &list[at + 1..];
+            let Some(end) = rest
+                .iter()
+                .position(|stmt| self.markers.labels.contains_key(&stmt.start()))
+            else {
+                continue;
+            };
+            let (between, label) = (&rest[..end], &rest[end]);
+            let name = &self.markers.labels[&label.start()];
+            let gotos = self.gotos_under_ifs(body, name);
+            let alone = |range: TextRange| self.lines.alone(self.text, range);
+            let fits = !gotos.is_empty()
+                && gotos.iter().all(|&goto| alone(goto))
+                && self.markers.named.get(&label.start()) == Some(&gotos.len())
+                && !breaks(body)
+                && alone(label.range())
+                && !self.lines.tabbed(looped.start(), label.end())
+                && (between.is_empty()
+                    || orelse.is_empty() && self.shiftable(looped, between, label));
+            if !fits {
+                continue;
+            }
+            free_from = at + 1 + end;
+            let mut edits: Vec<_> = (gotos.iter())
+                .map(|&goto| (goto, "break".to_owned()))
+                .collect();
+            let mut skipped = None;
+            if let (Some(first), Some(last)) = (between.first(), between.last()) {
+                // `else:` on a line of its own before S, as deep as the loop, and the
+                // label's line taken out whole: S one line lower, and one level deeper.
+                let indent = &self.text
+                    [usize::from(self.lines.start(looped.start()))..usize::from(looped.start())];
+                edits.push((
+                    TextRange::empty(self.lines.start(first.start())),
+                    format!("{indent}else:\n"),
+                ));
+                edits.push((
+                    TextRange::new(self.lines.start(label.start()), label.start()),
+                    String::new(),
+                ));
+                edits.push((
+                    TextRange::at(label.end(), TextSize::of("\n")),
+                    String::new(),
+                ));
+                let (from, to) = (self.lines.line(first.start()), self.lines.line(last.end()));
+                skipped = Some(TextRange::new(
+                    self.lines.starts[from + 1],
+                    self.lines.starts[to + 1],
+                ));
+            }
+            // A skip per goto, so that the label goes with its last; the first carries the
+            // edits.
+            for _ in &gotos {
+                self.skips.push(Skip {
+                    edits: std::mem::take(&mut edits),
+                    skipped: skipped.take(),
+                    label: label.range(),
+                    dead: None,
+                    becomes: (!between.is_empty()).then_some(""),
+                });
+            }
+        }
+    }
+
+    /// Whether the statements `between` a loop and its `label` can move one line down into
+    /// the loop's `else:` ([`Shape::Leave`]): each on lines after the loop's and before the
+    /// label's, no label among them at any depth (nothing else enters them), no string over
+    /// several lines (its lines are copied as they are, by their place), and nothing after
+    /// the label on its line, which goes.
+    fn shiftable(&self, looped: &Stmt, between: &[Stmt], label: &Stmt) -> bool {
+        let (Some(first), Some(last)) = (between.first(), between.last()) else {
+            return false;
+        };
+        let (from, to) = (self.lines.line(first.start()), self.lines.line(last.end()));
+        let range = TextRange::new(first.start(), last.end());
+        self.lines.line(looped.end()) < from
+            && to < self.lines.line(label.start())
+            && !self
+                .markers
+                .labels
+                .keys()
+                .any(|&start| range.contains(start))
+            && !self.lines.inside[from..=to + 1].contains(&true)
+            && self.text[usize::from(label.end())..].starts_with('\n')
     }
 
     /// The gotos to `name` in `body` and in the `if`s in it, at any depth, with no other

@@ -1,5 +1,6 @@
-"""Shapes a person writes as `if`, `else`, `while`, `return` and `raise`, and a loop that
-restarts as `while True:` around it with an `else` clause: each goto function
+"""Shapes a person writes as `if`, `else`, `while`, `return` and `raise`, a loop that
+restarts as `while True:` around it with an `else` clause, and a loop left for the label
+after it as `break`, what came between as its `else` clause: each goto function
 is checked against the same function written without goto, on many inputs."""
 
 from goto import goto, label
@@ -224,6 +225,57 @@ def drain_plain(queue, log):
     log.append("empty")
 
 
+@goto
+def first_negative(values, log):
+    for v in values:
+        if v < 0:
+            log.append(v)
+            goto .found
+    log.append("none")
+    label .found
+    log.append("done")
+    return log
+
+
+def first_negative_plain(values, log):
+    for v in values:
+        if v < 0:
+            log.append(v)
+            break
+    else:
+        log.append("none")
+    log.append("done")
+    return log
+
+
+@goto
+def count_down_to(n, stop):
+    seen = []
+    while n > 0:
+        if n == stop:
+            goto .out
+        seen.append(n)
+        n -= 1
+    else:
+        seen.append("ran out")
+    label .out
+    seen.append("end")
+    return seen
+
+
+def count_down_to_plain(n, stop):
+    seen = []
+    while n > 0:
+        if n == stop:
+            break
+        seen.append(n)
+        n -= 1
+    else:
+        seen.append("ran out")
+    seen.append("end")
+    return seen
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -253,5 +305,10 @@ for queue in ([], [1, -2, 3], [-1, -1, 4], [0]):
     log, plain = [], []
     assert drain(list(queue), log) is None and drain_plain(list(queue), plain) is None
     assert log == plain, (queue, log, plain)
+for values in ([], [1, 2], [3, -1, -2], [-5]):
+    assert first_negative(values, []) == first_negative_plain(values, []), values
+for n in range(6):
+    for stop in range(-1, 6):
+        assert count_down_to(n, stop) == count_down_to_plain(n, stop), (n, stop)
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")
