@@ -105,6 +105,7 @@ fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
         text,
         lines: &lines,
         skips: Vec::new(),
+        shifted: Vec::new(),
     };
     if shape == Shape::Exit {
         finder.exits(&checked.parsed.syntax().body);
@@ -205,8 +206,9 @@ enum Shape {
     Exit,
     /// `label .l` / a `for` or `while` loop whose body goes back to `.l` (`goto .l` under
     /// `if`s only, no `break` of its own) / one simple statement that ends the list: the
-    /// label's line becomes `while True:`, each goto `break`, and the statement `else:
-    /// STATEMENT` (with `; break` when it is not a `return` or `raise`): the loop restarts
+    /// label's line becomes `while True:`, each goto `break`, and the statement (not a
+    /// `break` or `continue`) `else: STATEMENT` (with `; break` when it is not a `return` or
+    /// `raise`): the loop restarts
     /// as the goto restarted it, and leaving it normally runs the statement once.
     Restart,
     /// A `for` or `while` loop whose body alone goes to `label .l` (`goto .l` under `if`s
@@ -234,6 +236,9 @@ struct Finder<'a> {
     text: &'a str,
     lines: &'a Lines,
     skips: Vec<Skip>,
+    /// The statements a [`Shape::Leave`] moved one line down: no other moves lines inside
+    /// them in the same pass (its lines would be counted from the wrong place).
+    shifted: Vec<TextRange>,
 }
 
 impl<'a> Finder<'a> {
@@ -388,9 +393,12 @@ impl<'a> Finder<'a> {
             | Stmt::While(ast::StmtWhile { body, orelse, .. }) => (body, orelse),
             _ => return,
         };
+        // Not `break` or `continue`, which would be the new loop's.
         let simple = !matches!(
             last,
             Stmt::If(_)
+                | Stmt::Break(_)
+                | Stmt::Continue(_)
                 | Stmt::For(_)
                 | Stmt::While(_)
                 | Stmt::With(_)
@@ -495,6 +503,8 @@ impl<'a> Finder<'a> {
                     TextRange::at(label.end(), TextSize::of("\n")),
                     String::new(),
                 ));
+                self.shifted
+                    .push(TextRange::new(first.start(), label.end()));
                 let (from, to) = (self.lines.line(first.start()), self.lines.line(last.end()));
                 skipped = Some(TextRange::new(
                     self.lines.starts[from + 1],
@@ -518,8 +528,9 @@ impl<'a> Finder<'a> {
     /// Whether the statements `between` a loop and its `label` can move one line down into
     /// the loop's `else:` ([`Shape::Leave`]): each on lines after the loop's and before the
     /// label's, no label among them at any depth (nothing else enters them), no string over
-    /// several lines (its lines are copied as they are, by their place), and nothing after
-    /// the label on its line, which goes.
+    /// several lines (its lines are copied as they are, by their place), nothing after the
+    /// label on its line, which goes, and the loop not among statements another leave of
+    /// the pass moves.
     fn shiftable(&self, looped: &Stmt, between: &[Stmt], label: &Stmt) -> bool {
         let (Some(first), Some(last)) = (between.first(), between.last()) else {
             return false;
@@ -528,6 +539,7 @@ impl<'a> Finder<'a> {
         let range = TextRange::new(first.start(), last.end());
         self.lines.line(looped.end()) < from
             && to < self.lines.line(label.start())
+            && !(self.shifted.iter()).any(|moved| moved.contains(looped.start()))
             && !self
                 .markers
                 .labels
@@ -655,8 +667,9 @@ impl<'a> Finder<'a> {
 
 /// The source with `skips` taken: each `if TEST: goto .l` written `if not (TEST):`, the
 /// labels no other goto names blanked (their comments stay) or written as what they become
-/// (a restart's `while True:`), then the skipped lines one
-/// level deeper for each skip around them. No edit adds or takes a line.
+/// (a restart's `while True:`), then the skipped lines one level deeper for each skip
+/// around them. No edit changes the number of lines: a leave's `else:` takes its label's
+/// line, the statements between one line lower.
 fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> String {
     let mut edits: Vec<(TextRange, String)> = Vec::new();
     // Each label's first skip, and how many skips take it.

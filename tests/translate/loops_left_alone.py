@@ -1,0 +1,62 @@
+"""Loops near a label that the restart and leave shapes must not take: their goto functions
+keep a register, and each is checked against the same function written without goto."""
+
+from goto import goto, label
+
+
+@goto
+def compact_each(batches, log):
+    """A restart whose loop is followed by `continue`: under `while True:` it would continue
+    the new loop, not the `for` around it."""
+    for batch in batches:
+        label .again
+        for x in batch:
+            if x == 0:
+                batch = [v for v in batch if v]
+                log.append("compacted")
+                goto .again
+        continue
+    return log
+
+
+def compact_each_plain(batches, log):
+    for batch in batches:
+        while 0 in batch:
+            batch = [v for v in batch if v]
+            log.append("compacted")
+    return log
+
+
+@goto
+def scan(rows, log):
+    """A leave whose statements between hold a label another goto reaches."""
+    for row in rows:
+        if row is None:
+            goto .stop
+    log.append("all rows")
+    for x in rows[-1] if rows else ():
+        if x < 0:
+            goto .negative
+    log.append("no negative")
+    label .negative
+    log.append("after")
+    label .stop
+    log.append("end")
+    return log
+
+
+def scan_plain(rows, log):
+    if None not in rows:
+        log.append("all rows")
+        if not any(x < 0 for x in (rows[-1] if rows else ())):
+            log.append("no negative")
+        log.append("after")
+    log.append("end")
+    return log
+
+
+for batches in ([], [[1, 0, 2], [0]], [[3]]):
+    assert compact_each(batches, []) == compact_each_plain(batches, []), batches
+for rows in ([], [[1, 2]], [[1, -2]], [None], [[3], None]):
+    assert scan(rows, []) == scan_plain(rows, []), rows
+print("ok")
