@@ -941,7 +941,10 @@ fn loops_the_shapes_must_not_take_keep_their_register() {
     let dir = common::Scratch::dir("translate-left-alone");
     let source = common::root().join("tests/translate/loops_left_alone.py");
     let translated = translated_and_ok(&source, &dir.join("loops_left_alone.py"), true);
-    assert!(translated.contains("_goto_again = 1; break"), "{translated}");
+    assert!(
+        translated.contains("_goto_again = 1; break"),
+        "{translated}"
+    );
     assert!(translated.contains("_goto_stop = 1; break"), "{translated}");
 }
 
