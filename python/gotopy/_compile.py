@@ -20,19 +20,18 @@ from gotopy import _gotopy
 
 # What the path of a module without edits to CPython's tree needs is imported here; the
 # rest (`_prepare` with `ast` and `json`, `warnings` for a plan beside the compile) where
-# it is first needed, so that the first
-# `@goto` of a program does not pay for it (python/benches/startup.py). Not
-# `typing.TYPE_CHECKING`: type checkers read this name as true.
+# it is first needed, so that the first `@goto` of a program does not pay for it
+# (python/benches/startup.py). Not `typing.TYPE_CHECKING`: type checkers read this name as
+# true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import types
     import warnings
-    from typing import Any
 
 
-# What compiling a module raises: gotopy's errors (`_gotopy.GotoSyntaxError`, made by the native
-# module), and CPython's own where it cannot compile the source, as `compile()` raises them
-# (`_prepare.compiled`).
+# What compiling a module raises: gotopy's errors (`GotoSyntaxError`, which the native
+# module makes), and CPython's own where it cannot compile the source, as `compile()`
+# raises them (`_prepare.compiled`).
 CPYTHON_ERRORS = (SyntaxError, RecursionError, MemoryError)
 
 

@@ -52,13 +52,6 @@ fn source(path: &str, data: &[u8]) -> PyResult<Source> {
     Source::from_bytes(path, data).map_err(|error| PyValueError::new_err(error.to_string()))
 }
 
-/// Decodes a module's bytes as CPython does (a BOM, a PEP 263 coding declaration, else
-/// UTF-8); `ValueError` says why it cannot be.
-#[pyfunction]
-fn decode_source(data: &[u8]) -> PyResult<String> {
-    gotopy::source::decode(data).map_err(|error| PyValueError::new_err(error.to_string()))
-}
-
 /// `text`, a module's source given as `str` (decoded already), as the bytes of a source file
 /// for [`plan`]: encoded in the encoding it declares (PEP 263), else UTF-8. `SyntaxError`
 /// at `path` when that encoding cannot hold the text; a name Python does not know is
@@ -511,9 +504,8 @@ mod _gotopy {
     use super::{BytecodeError, GotoSyntaxError, Refused};
     #[pymodule_export]
     use super::{
-        Plan, asks_all_scopes, beside_pays, decode_source, has_markers, misused_markers,
-        on_deep_stack, plan, plan_beside, reassemble, revision, rewrite_without_source,
-        source_bytes, still_needed,
+        Plan, asks_all_scopes, beside_pays, has_markers, misused_markers, on_deep_stack, plan,
+        plan_beside, reassemble, revision, rewrite_without_source, source_bytes, still_needed,
     };
 
     /// `VERSION`: the package's version (this crate's, which pyproject.toml takes as the

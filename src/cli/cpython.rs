@@ -216,12 +216,6 @@ impl Native {
             }
             return Ok(json!({ "found": null }));
         }
-        if let Some(data) = request.get("decode") {
-            return Ok(match gotopy::source::decode(&bytes(data)?) {
-                Ok(text) => json!({ "text": text }),
-                Err(error) => json!({ "value_error": error.to_string() }),
-            });
-        }
         if let Some(data) = request.get("asks_all_scopes") {
             return Ok(json!({ "asks": asks_all_scopes(&bytes(data)?) }));
         }

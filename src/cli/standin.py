@@ -106,10 +106,6 @@ def _ask(request):
     return _helper.ask(request)
 
 
-def decode_source(data):
-    return _ask({"decode": data.hex()})["text"]
-
-
 def asks_all_scopes(data):
     return _ask({"asks_all_scopes": data.hex()})["asks"]
 
