@@ -156,21 +156,20 @@ impl Interpreter for Package<'_, '_> {
         let all_scopes = args.all_scopes;
         let (program, argv) = args.program();
         // A program file is read here, as the binary reads it (the same messages).
-        let mut read = None;
-        let (kind, given) = match program {
-            Program::Input(input) => match read_bytes(&input) {
-                Ok((shown, data)) => {
-                    let given = match input {
-                        Input::File(path) => path.into_os_string(),
-                        Input::Stdin => "-".into(),
-                    };
-                    read = Some((shown, data));
-                    ("file", given)
-                }
-                Err(message) => return bad_input(&message),
-            },
-            Program::Code(code) => ("code", code.into()),
-            Program::Module(module) => ("module", module.into()),
+        let (kind, given, read) = match program {
+            Program::Input(input) => {
+                let read = match read_bytes(&input) {
+                    Ok(read) => read,
+                    Err(message) => return bad_input(&message),
+                };
+                let given = match input {
+                    Input::File(path) => path.into_os_string(),
+                    Input::Stdin => "-".into(),
+                };
+                ("file", given, Some(read))
+            }
+            Program::Code(code) => ("code", code.into(), None),
+            Program::Module(module) => ("module", module.into(), None),
         };
         self.call("run", |keywords| {
             keywords.set_item("kind", kind)?;

@@ -326,8 +326,6 @@ fn too_deep(module: &Module, qualname: &str, what: String) -> Diagnostic {
 /// already uses the name (a scope's register may be named after its one label instead:
 /// [`Translator::register`]).
 struct Names {
-    /// The module's text, which no added name may occur in.
-    text: String,
     k: String,
     v: String,
     t: String,
@@ -349,7 +347,6 @@ impl Names {
     fn new(text: &str) -> Names {
         let fresh = |base: &str| fresh_in(text, base);
         Names {
-            text: text.to_owned(),
             k: fresh("_goto_k"),
             v: fresh("_goto_v"),
             t: fresh("_goto_t"),
@@ -362,13 +359,9 @@ impl Names {
             r: fresh("_goto_r"),
         }
     }
-
-    /// `base`, or `base` with a number added, that the module's text does not hold.
-    fn fresh(&self, base: &str) -> String {
-        fresh_in(&self.text, base)
-    }
 }
 
+/// `base`, or `base` with a number added, that `text` does not hold.
 fn fresh_in(text: &str, base: &str) -> String {
     (0..)
         .map(|n| {
@@ -520,8 +513,9 @@ struct Ctx<'a> {
     /// (`Ctx::reset_after`).
     late_resets: HashSet<NodeId>,
     uses_k: bool,
-    /// The register's name as the scope is written: a stand-in, replaced by
-    /// [`Translator::register`]'s name once the scope is written.
+    /// The register's name as the scope is written: `_goto_k`, or a stand-in where it may
+    /// be named after the scope's one label ([`Translator::one_label`]), named once the
+    /// scope is written.
     k: String,
     /// The computed gotos of each frame: the frames whose labels they may reach.
     computed_groups: Vec<ComputedGroup>,
@@ -610,6 +604,11 @@ impl<'a> Translator<'a> {
     ) -> Result<Vec<Out>, Diagnostic> {
         let rewritten = scope.rewritten && !scope.markers.is_empty();
         let mut ctx = Ctx::build(self, scope, rewritten, body);
+        let label = self.one_label(&ctx);
+        if label.is_some() {
+            // Unique to the scope, and in no source (CPython refuses null bytes).
+            ctx.k = format!("\0{}\0", std::ptr::from_ref(scope) as usize);
+        }
         if rewritten {
             ctx.analyse(self);
         }
@@ -646,8 +645,14 @@ impl<'a> Translator<'a> {
                 start.into_iter().map(|statement| Out::prefix(0, statement)),
             );
         }
-        if ctx.uses_k {
-            let name = self.register(&ctx);
+        if let Some(label) = label.filter(|_| ctx.uses_k) {
+            // Named after the label where every jump through the register goes there (no
+            // `break`, `continue` or `return` moved through it).
+            let name = if ctx.pseudo.is_empty() {
+                fresh_in(self.text.src, &format!("_goto_{label}"))
+            } else {
+                self.names.k.clone()
+            };
             for out in &mut outs {
                 out.rename(&ctx.k, &name);
             }
@@ -655,28 +660,23 @@ impl<'a> Translator<'a> {
         Ok(outs)
     }
 
-    /// The name of a scope's register: after its label where it only ever holds that one
-    /// label's number (`_goto_recovered`: every jump through it goes to `label .recovered`), else
-    /// `_goto_k`, which holds the number of the label to go to.
-    fn register(&self, ctx: &Ctx) -> String {
-        let labels: Vec<&str> = (ctx.targets.iter())
-            .filter_map(|target| {
-                let marker = ctx.markers.get(&target.range.start())?;
-                match &ctx.scope.marker(*marker).kind {
-                    MarkerKind::Label { name, .. } => Some(name.as_str()),
-                    _ => None,
-                }
-            })
-            .collect();
-        let switches =
-            (ctx.scope.markers.iter()).any(|marker| matches!(marker.kind, MarkerKind::Switch(_)));
-        let one = ctx.targets.len() == 1
-            && ctx.pseudo.is_empty()
-            && ctx.computed_groups.is_empty()
-            && !switches;
-        match labels.as_slice() {
-            [label] if one => self.names.fresh(&format!("_goto_{label}")),
-            _ => self.names.k.clone(),
+    /// The scope's one label, when its register may be named after it
+    /// (`_goto_recovered = 1; continue` for `goto .recovered`): the only target, with no
+    /// computed goto or switch (whose register holds other numbers).
+    fn one_label(&self, ctx: &Ctx<'a>) -> Option<&'a str> {
+        let [target] = ctx.targets.as_slice() else {
+            return None;
+        };
+        let by_value = (ctx.scope.markers.iter()).any(|marker| {
+            matches!(
+                marker.kind,
+                MarkerKind::Switch(_) | MarkerKind::ComputedGoto { .. }
+            )
+        });
+        let marker = ctx.markers.get(&target.range.start())?;
+        match &ctx.scope.marker(*marker).kind {
+            MarkerKind::Label { name, .. } if !by_value => Some(name.as_str()),
+            _ => None,
         }
     }
 

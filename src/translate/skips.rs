@@ -385,13 +385,8 @@ impl<'a> Finder<'a> {
         let [.., label, looped, last] = list else {
             return;
         };
-        let Some(name) = self.markers.labels.get(&label.start()) else {
+        let Some((orelse, gotos)) = self.loop_gotos(looped, label) else {
             return;
-        };
-        let (body, orelse) = match looped {
-            Stmt::For(ast::StmtFor { body, orelse, .. })
-            | Stmt::While(ast::StmtWhile { body, orelse, .. }) => (body, orelse),
-            _ => return,
         };
         // Not `break` or `continue`, which would be the new loop's.
         let simple = !matches!(
@@ -407,18 +402,11 @@ impl<'a> Finder<'a> {
                 | Stmt::FunctionDef(_)
                 | Stmt::ClassDef(_)
         );
-        let gotos = self.gotos_under_ifs(body, name);
-        let alone = |range: TextRange| self.lines.alone(self.text, range);
         let fits = orelse.is_empty()
             && simple
-            && alone(label.range())
-            && alone(last.range())
+            && self.lines.alone(self.text, last.range())
             && self.lines.line(last.start()) == self.lines.line(last.end())
             && self.lines.line(label.end()) < self.lines.line(looped.start())
-            && !gotos.is_empty()
-            && gotos.iter().all(|&goto| alone(goto))
-            && self.markers.named.get(&label.start()) == Some(&gotos.len())
-            && !breaks(body)
             && !self.lines.tabbed(label.start(), last.end());
         if !fits {
             return;
@@ -429,21 +417,7 @@ impl<'a> Finder<'a> {
             edits.push((TextRange::empty(last.end()), "; break".to_owned()));
         }
         let deeper = TextRange::new(self.lines.start(looped.start()), last.end());
-        for (index, goto) in gotos.into_iter().enumerate() {
-            let mut edits = if index == 0 {
-                edits.clone()
-            } else {
-                Vec::new()
-            };
-            edits.push((goto, "break".to_owned()));
-            self.skips.push(Skip {
-                edits,
-                skipped: (index == 0).then_some(deeper),
-                label: label.range(),
-                dead: None,
-                becomes: Some("while True:"),
-            });
-        }
+        self.take(label, &gotos, edits, Some(deeper), Some("while True:"));
     }
 
     /// The loops of one list that a goto leaves for a label after them ([`Shape::Leave`]).
@@ -454,11 +428,9 @@ impl<'a> Finder<'a> {
             if at < free_from {
                 continue;
             }
-            let (body, orelse) = match looped {
-                Stmt::For(ast::StmtFor { body, orelse, .. })
-                | Stmt::While(ast::StmtWhile { body, orelse, .. }) => (body, orelse),
-                _ => continue,
-            };
+            if !matches!(looped, Stmt::For(_) | Stmt::While(_)) {
+                continue;
+            }
             let rest = &list[at + 1..];
             let Some(end) = rest
                 .iter()
@@ -467,24 +439,17 @@ impl<'a> Finder<'a> {
                 continue;
             };
             let (between, label) = (&rest[..end], &rest[end]);
-            let name = &self.markers.labels[&label.start()];
-            let gotos = self.gotos_under_ifs(body, name);
-            let alone = |range: TextRange| self.lines.alone(self.text, range);
-            let fits = !gotos.is_empty()
-                && gotos.iter().all(|&goto| alone(goto))
-                && self.markers.named.get(&label.start()) == Some(&gotos.len())
-                && !breaks(body)
-                && alone(label.range())
-                && !self.lines.tabbed(looped.start(), label.end())
+            let Some((orelse, gotos)) = self.loop_gotos(looped, label) else {
+                continue;
+            };
+            let fits = !self.lines.tabbed(looped.start(), label.end())
                 && (between.is_empty()
                     || orelse.is_empty() && self.shiftable(looped, between, label));
             if !fits {
                 continue;
             }
             free_from = at + 1 + end;
-            let mut edits: Vec<_> = (gotos.iter())
-                .map(|&goto| (goto, "break".to_owned()))
-                .collect();
+            let mut edits = Vec::new();
             let mut skipped = None;
             if let (Some(first), Some(last)) = (between.first(), between.last()) {
                 // `else:` on a line of its own before S, as deep as the loop, and the
@@ -511,17 +476,53 @@ impl<'a> Finder<'a> {
                     self.lines.starts[to + 1],
                 ));
             }
-            // A skip per goto, so that the label goes with its last; the first carries the
-            // edits.
-            for _ in &gotos {
-                self.skips.push(Skip {
-                    edits: std::mem::take(&mut edits),
-                    skipped: skipped.take(),
-                    label: label.range(),
-                    dead: None,
-                    becomes: (!between.is_empty()).then_some(""),
-                });
-            }
+            // The label's line goes whole where it gave `else:` its line, else as any label.
+            let becomes = (!between.is_empty()).then_some("");
+            self.take(label, &gotos, edits, skipped, becomes);
+        }
+    }
+
+    /// The `else` clause of `looped` and its gotos to `label`, when `looped` is a `for` or
+    /// `while` loop whose body alone names `label` (gotos under `if`s only, each alone on
+    /// its line) and holds no `break` of its own, and the label is alone on its line: what
+    /// [`Shape::Restart`] and [`Shape::Leave`] both take.
+    fn loop_gotos(&self, looped: &'a Stmt, label: &Stmt) -> Option<(&'a [Stmt], Vec<TextRange>)> {
+        let (body, orelse) = match looped {
+            Stmt::For(ast::StmtFor { body, orelse, .. })
+            | Stmt::While(ast::StmtWhile { body, orelse, .. }) => (body, orelse),
+            _ => return None,
+        };
+        let name = self.markers.labels.get(&label.start())?;
+        let gotos = self.gotos_under_ifs(body, name);
+        let alone = |range: TextRange| self.lines.alone(self.text, range);
+        let fits = !gotos.is_empty()
+            && gotos.iter().all(|&goto| alone(goto))
+            && self.markers.named.get(&label.start()) == Some(&gotos.len())
+            && !breaks(body)
+            && alone(label.range());
+        fits.then_some((orelse.as_slice(), gotos))
+    }
+
+    /// Takes a restart or a leave of `label`: each of its `gotos` becomes `break`, with
+    /// `edits` and `skipped`, and the label [`Skip::becomes`]. A skip per goto, so that the label
+    /// goes with its last; the first carries the edits.
+    fn take(
+        &mut self,
+        label: &Stmt,
+        gotos: &[TextRange],
+        mut edits: Vec<(TextRange, String)>,
+        mut skipped: Option<TextRange>,
+        becomes: Option<&'static str>,
+    ) {
+        edits.extend(gotos.iter().map(|&goto| (goto, "break".to_owned())));
+        for _ in gotos {
+            self.skips.push(Skip {
+                edits: std::mem::take(&mut edits),
+                skipped: skipped.take(),
+                label: label.range(),
+                dead: None,
+                becomes,
+            });
         }
     }
 

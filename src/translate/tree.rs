@@ -39,9 +39,7 @@ impl<'a> Ctx<'a> {
             shells: HashSet::new(),
             late_resets: HashSet::new(),
             uses_k: false,
-            // Unique to the scope, and in no source (CPython refuses null bytes): named once
-            // the scope is written ([`Translator::scope_body`]).
-            k: format!("\0{}\0", std::ptr::from_ref(scope) as usize),
+            k: tr.names.k.clone(),
             computed_groups: Vec::new(),
             one_search: false,
         };
