@@ -9,7 +9,7 @@ PATH...`` checks files without running them.
 
 Importing it costs what a program uses: the markers and the native module. The compile
 path and the import hook are imported where they are first asked for
-(``__getattr__`` below; the first ``@goto`` call imports the compile path).
+(``__getattr__`` below; the first ``@goto`` call or ``compile`` imports the compile path).
 """
 
 from gotopy._gotopy import VERSION as __version__
@@ -20,7 +20,7 @@ from gotopy._runtime import case, goto, label, switch, with_goto
 # Type checkers read this name as true, and see the lazy names as these imports.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from gotopy._compile import compile
+    from gotopy._gotopy import compile
     from gotopy._hook import install
 
 __all__ = [
@@ -39,11 +39,8 @@ __all__ = [
 def __getattr__(name: str) -> object:
     value: object
     if name == "compile":
-        from gotopy import _compile, _gotopy
-
-        # Its errors are raised from native code, below the caller's frame
-        # (`_gotopy.frameless`).
-        value = _gotopy.frameless(_compile.compile)
+        # Native (`gotopy compile --python`'s stand-in for the native module has none).
+        from gotopy._gotopy import compile as value
     elif name == "install":
         from gotopy import _hook
 

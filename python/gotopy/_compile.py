@@ -3,17 +3,15 @@
 any, the running interpreter compiles the tree (or else the source itself), and the native
 module lowers the markers of every rewritten code object (``Plan.lower``).
 
-``compile`` is the public entry, the drop-in for the built-in ``compile()``;
-``compile_source`` is the one the import hook, the decorator, ``python -m gotopy`` and the
-standalone ``.pyc`` files share (bytes and a path, the plan when the caller has it).
+``compile_source`` is the entry the import hook, the decorator, ``gotopy.compile`` (the
+native module's ``compile``, which takes its arguments as the built-in does),
+``python -m gotopy`` and the standalone ``.pyc`` files share (bytes and a path, the plan
+when the caller has it).
 """
 
 from __future__ import annotations
 
-import __future__
 import builtins
-import os
-import sys
 import weakref
 
 from gotopy import _gotopy
@@ -27,82 +25,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import types
     import warnings
-
-
-# What compiling a module raises: gotopy's errors (`GotoSyntaxError`, which the native
-# module makes), and CPython's own where it cannot compile the source, as `compile()`
-# raises them (`_prepare.compiled`).
-CPYTHON_ERRORS = (SyntaxError, RecursionError, MemoryError)
-
-
-# `ast.PyCF_ONLY_AST`, which is the same number in every version (`ast` is not imported for
-# it: see above).
-_ONLY_AST = 0x400
-
-# Every `__future__` feature's flag: what `compile()` inherits from the code that calls it.
-_FUTURE_FLAGS = 0
-for _feature in __future__.all_feature_names:
-    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
-
-
-def compile(
-    source: str | bytes | bytearray | memoryview,
-    filename: str | bytes | os.PathLike[str],
-    mode: str = "exec",
-    flags: int = 0,
-    dont_inherit: bool = False,
-    optimize: int = -1,
-    *,
-    all_scopes: bool | None = None,
-) -> types.CodeType:
-    """The built-in ``compile()`` with goto: the code object of ``source`` with every marker
-    of every rewritten scope lowered, as ``gotopy.install()`` compiles a module it imports.
-    The scopes rewritten are those the source decorates with ``@goto`` (or ``@with_goto``),
-    or every scope when ``all_scopes`` is true or, when it is ``None``, when the source has a
-    line ``# gotopy: all-scopes`` among its first five. ``mode``, ``flags`` (``__future__``
-    features), ``dont_inherit`` and ``optimize`` are the built-in's; ``"eval"`` compiles an
-    expression, which holds no marker. Errors are ``SyntaxError`` (``GotoSyntaxError`` for
-    gotopy's own) or, where CPython cannot compile the source, what ``compile()`` raises
-    (``RecursionError``, ``MemoryError``), raised without gotopy's frames below the caller's
-    (``gotopy.compile`` is this function called through ``_gotopy.frameless``)."""
-    if mode not in ("exec", "eval", "single"):
-        raise ValueError("gotopy.compile() mode must be 'exec', 'eval' or 'single'")
-    if flags & _ONLY_AST:
-        raise ValueError(
-            "gotopy.compile() returns code objects: for the syntax tree, use ast.parse (the "
-            "markers are plain expressions there)"
-        )
-    if isinstance(source, str):
-        text: str | bytes = source
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        text = bytes(source)
-    else:
-        raise TypeError(
-            f"gotopy.compile() arg 1 must be a string or bytes, not {type(source).__name__} "
-            "(gotopy compiles source text)"
-        )
-    if not dont_inherit:
-        flags |= sys._getframe(1).f_code.co_flags & _FUTURE_FLAGS
-    path = os.fsdecode(filename)
-    if mode == "eval":
-        expression: types.CodeType = builtins.compile(text, path, mode, flags, True, optimize)
-        return expression
-    data = text if isinstance(text, bytes) else _gotopy.source_bytes(text, path)
-    if all_scopes is None:
-        all_scopes = _gotopy.asks_all_scopes(data)
-    return compile_source(data, path, all_scopes=all_scopes, optimize=optimize, mode=mode, flags=flags)
-
-
-def os_error_words(error: OSError) -> str:
-    """An I/O error in words, without the error number, as the binary words it (the
-    command line's and the ``.pyc`` workers' messages)."""
-    if isinstance(error, FileNotFoundError):
-        return "no such file or directory"
-    if isinstance(error, PermissionError):
-        return "permission denied"
-    if isinstance(error, IsADirectoryError):
-        return "is a directory"
-    return (error.strerror or str(error)).lower()
 
 
 def compile_source(

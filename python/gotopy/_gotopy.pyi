@@ -1,5 +1,6 @@
 """Types of the native module (python/src/lib.rs)."""
 
+import os
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -39,8 +40,20 @@ class Plan:
     def late_error(self, message: str, span: _Position | None, help: str | None = None) -> GotoSyntaxError: ...
 
 # The command line, gotopy's own (`gotopy::shell`): `argv` without the program's name; the
-# exit status. `compile`, `dis` and `run` call back into `gotopy._cli`.
+# exit status. `compile` calls back into `gotopy._cli`.
 def main(argv: list[str], prog: str = "gotopy") -> int: ...
+
+# `gotopy.compile`: the built-in `compile()` with goto.
+def compile(
+    source: str | bytes | bytearray | memoryview,
+    filename: str | bytes | os.PathLike[str],
+    mode: str = "exec",
+    flags: int = 0,
+    dont_inherit: bool = False,
+    optimize: int = -1,
+    *,
+    all_scopes: bool | None = None,
+) -> types.CodeType: ...
 def source_bytes(text: str, path: str) -> bytes: ...
 def revision(directory: str) -> str: ...
 def on_deep_stack(work: Callable[[], _T]) -> _T | None: ...

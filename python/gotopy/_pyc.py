@@ -74,7 +74,7 @@ def compile_job(job: Job, all_scopes: bool, mode: py_compile.PycInvalidationMode
             data = file.read()
         status = os.stat(job.source)
     except OSError as error:
-        return Outcome(unreadable=f"{job.source}: cannot read: {_compile.os_error_words(error)}")
+        return Outcome(unreadable=f"{job.source}: cannot read: {os_error_words(error)}")
     try:
         code, warnings = compile_standalone(data, job.source, all_scopes, color)
     except ValueError as error:  # bytes the file's encoding cannot decode
@@ -100,8 +100,20 @@ def compile_job(job: Job, all_scopes: bool, mode: py_compile.PycInvalidationMode
             os.makedirs(directory, exist_ok=True)
         _external._write_atomic(job.target, pyc, _external._calc_mode(job.source))
     except OSError as error:
-        return Outcome(report=warnings, unreadable=f"{job.target}: cannot write: {_compile.os_error_words(error)}")
+        return Outcome(report=warnings, unreadable=f"{job.target}: cannot write: {os_error_words(error)}")
     return Outcome(report=warnings)
+
+
+def os_error_words(error: OSError) -> str:
+    """An I/O error in words, without the error number, as the binary words it (the
+    command line's and the ``.pyc`` workers' messages)."""
+    if isinstance(error, FileNotFoundError):
+        return "no such file or directory"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory"
+    return (error.strerror or str(error)).lower()
 
 
 def jobs_for(inputs: list[tuple[str, str | None]], out_dir: str | None) -> list[Job]:

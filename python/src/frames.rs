@@ -1,6 +1,7 @@
 //! Errors that show the user's frames only: [`Frameless`], the native callable through which
-//! the package's public entry points (`gotopy.compile`, the decorators, the import hook's
-//! `exec_module`) run their Python code.
+//! the package's public entry points (the decorators, the import hook's `exec_module`) run
+//! their Python code, and [`own_frames_dropped`], which `gotopy.compile` (native itself)
+//! uses too.
 //!
 //! A Python frame that an exception leaves always adds itself to the traceback, re-raising
 //! included, so no frame of gotopy's Python modules can take its own frames off an error on
@@ -129,7 +130,7 @@ pub fn frameless<'py>(
 /// error that has nothing but those frames keeps them unless it is one gotopy raises for the
 /// user (a `SyntaxError`, or a `TypeError` or `ValueError` about the arguments): any other is
 /// a failure inside gotopy, whose frames a report needs.
-fn own_frames_dropped(py: Python<'_>, error: PyErr) -> PyErr {
+pub(crate) fn own_frames_dropped(py: Python<'_>, error: PyErr) -> PyErr {
     let value = error.into_value(py).into_bound(py).into_any();
     let Ok(rest) = first_frame_not_own(&value) else {
         return PyErr::from_value(value);

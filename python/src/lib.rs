@@ -23,8 +23,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 mod code;
+mod compile;
 pub mod embed;
 mod frames;
+mod run;
 mod shell;
 
 create_exception!(
@@ -496,6 +498,8 @@ fn reassemble<'py>(code: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 /// (docs/python.md, "Threads").
 #[pymodule(gil_used = false)]
 mod _gotopy {
+    #[pymodule_export]
+    use super::compile::compile;
     #[pymodule_export]
     use super::frames::{Frameless, frameless};
     #[pymodule_export]

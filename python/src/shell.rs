@@ -1,7 +1,8 @@
 //! The Python package's `gotopy` command (`python -m gotopy`): gotopy's own command line
 //! (`gotopy::shell`, the binary's), with the CPython the package runs in as its interpreter.
-//! `check`, `translate` and `server` run here in Rust as in the binary; `compile`, `dis` and
-//! `run` are the package's driver's (`gotopy._cli`), called with the parsed arguments.
+//! `check`, `translate` and `server` run here in Rust as in the binary, `dis` and `run` in
+//! `run.rs`; `compile` is the package's driver's (`gotopy._cli.compile_files`, which
+//! `gotopy compile --python` runs too), called with the parsed arguments.
 
 use std::cell::RefCell;
 use std::ffi::OsString;
@@ -12,7 +13,9 @@ use gotopy::shell::args::{CompileArgs, DisArgs, DisFormat, Program, RunArgs, Sty
 use gotopy::shell::clap::{Arg, Command};
 use gotopy::shell::{BAD_INPUT, Interpreter, PycRequest, bad_input};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
+
+use crate::run::{self, Ended};
 
 /// Runs the command line `argv` (without the program's name) as the command `prog` and
 /// returns its exit status; what the driver's functions raise (a program's `SystemExit`,
@@ -42,21 +45,15 @@ struct Package<'py, 'a> {
 }
 
 impl<'py> Package<'py, '_> {
-    /// `gotopy._cli.NAME(**keywords)`, `fill` giving the keywords; its exit status.
-    fn call(&self, name: &str, fill: impl FnOnce(&Bound<'py, PyDict>) -> PyResult<()>) -> u8 {
-        let called = (|| {
-            let keywords = PyDict::new(self.py);
-            fill(&keywords)?;
-            let driver = self.py.import("gotopy._cli")?;
-            driver
-                .getattr(name)?
-                .call((), Some(&keywords))?
-                .extract::<u8>()
-        })();
-        called.unwrap_or_else(|error| {
-            self.raised.replace(Some(error));
-            BAD_INPUT
-        })
+    /// The exit status of a command that ended so; what it raised is kept for [`main`].
+    fn ended(&self, ended: Result<u8, Ended>) -> u8 {
+        match ended {
+            Ok(status) | Err(Ended::Status(status)) => status,
+            Err(Ended::Raised(error)) => {
+                self.raised.replace(Some(error));
+                BAD_INPUT
+            }
+        }
     }
 }
 
@@ -118,7 +115,8 @@ impl Interpreter for Package<'_, '_> {
             Ok(request) => request,
             Err(message) => return bad_input(&message),
         };
-        self.call("compile_files", |keywords| {
+        let called = (|| {
+            let keywords = PyDict::new(self.py);
             // As text: the driver names its files with the paths given (`str`, not `Path`).
             let sources: Vec<_> = (request.sources.into_iter())
                 .map(|(path, root)| (path.into_os_string(), root.map(PathBuf::into_os_string)))
@@ -128,8 +126,11 @@ impl Interpreter for Package<'_, '_> {
             keywords.set_item("out_dir", request.out_dir.map(PathBuf::into_os_string))?;
             keywords.set_item("mode", request.mode)?;
             keywords.set_item("all_scopes", request.all_scopes)?;
-            keywords.set_item("color", request.color)
-        })
+            keywords.set_item("color", request.color)?;
+            let driver = self.py.import("gotopy._cli")?.getattr("compile_files")?;
+            driver.call((), Some(&keywords))?.extract::<u8>()
+        })();
+        self.ended(called.map_err(Ended::Raised))
     }
 
     fn dis(&self, args: DisArgs, styles: Styles) -> u8 {
@@ -143,22 +144,25 @@ impl Interpreter for Package<'_, '_> {
             Ok(read) => read,
             Err(message) => return bad_input(&message),
         };
-        self.call("dis", |keywords| {
-            keywords.set_item("shown", shown)?;
-            keywords.set_item("data", PyBytes::new(self.py, &data))?;
-            keywords.set_item("function", args.function)?;
-            keywords.set_item("all_scopes", args.all_scopes)?;
-            keywords.set_item("color", styles.stderr)
-        })
+        let function = args.function.as_deref();
+        self.ended(run::dis(
+            self.py,
+            &shown,
+            &data,
+            function,
+            args.all_scopes,
+            styles.stderr,
+        ))
     }
 
     fn run(&self, args: RunArgs, styles: Styles) -> u8 {
         let all_scopes = args.all_scopes;
         let (program, argv) = args.program();
         // A program file is read here, as the binary reads it (the same messages).
-        let (kind, given, read) = match program {
+        let read: (String, Vec<u8>);
+        let program = match program {
             Program::Input(input) => {
-                let read = match read_bytes(&input) {
+                read = match read_bytes(&input) {
                     Ok(read) => read,
                     Err(message) => return bad_input(&message),
                 };
@@ -166,21 +170,12 @@ impl Interpreter for Package<'_, '_> {
                     Input::File(path) => path.into_os_string(),
                     Input::Stdin => "-".into(),
                 };
-                ("file", given, Some(read))
+                let (shown, data) = (&read.0, &read.1);
+                run::Program::File { given, shown, data }
             }
-            Program::Code(code) => ("code", code.into(), None),
-            Program::Module(module) => ("module", module.into(), None),
+            Program::Code(code) => run::Program::Code(code),
+            Program::Module(module) => run::Program::Module(module),
         };
-        self.call("run", |keywords| {
-            keywords.set_item("kind", kind)?;
-            keywords.set_item("given", given)?;
-            if let Some((shown, data)) = &read {
-                keywords.set_item("shown", shown)?;
-                keywords.set_item("data", PyBytes::new(self.py, data))?;
-            }
-            keywords.set_item("args", argv)?;
-            keywords.set_item("all_scopes", all_scopes)?;
-            keywords.set_item("color", styles.stderr)
-        })
+        self.ended(run::run(self.py, program, argv, all_scopes, styles.stderr))
     }
 }

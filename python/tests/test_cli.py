@@ -249,11 +249,15 @@ class Tracebacks(unittest.TestCase):
             # Bad arguments are the caller's too, as for the built-in.
             result = self.run_program(directory, "args.py", "import gotopy\ngotopy.compile(1, 'x.py')\n")
             self.assertEqual(self.frames(result.stderr), [("args.py", "2")])
-        # Still the function for `help` and `inspect`.
-        from gotopy import _compile
-
-        self.assertEqual((gotopy.compile.__doc__, gotopy.compile.__name__), (_compile.compile.__doc__, "compile"))
-        self.assertEqual(inspect.signature(gotopy.compile), inspect.signature(_compile.compile))
+        # A function for `help` and `inspect`, whose parameters are the built-in's and
+        # `all_scopes`.
+        self.assertEqual(gotopy.compile.__name__, "compile")
+        self.assertIn("The built-in ``compile()`` with goto", gotopy.compile.__doc__ or "")
+        ours = list(inspect.signature(gotopy.compile).parameters.values())
+        theirs = list(inspect.signature(compile).parameters.values())
+        self.assertEqual([p.name for p in ours[:6]], [p.name for p in theirs[:6]])
+        self.assertEqual([p.default for p in ours[3:6]], [p.default for p in theirs[3:6]])
+        self.assertEqual((ours[2].default, ours[6].name, ours[6].kind), ("exec", "all_scopes", ours[6].KEYWORD_ONLY))
 
     def test_the_hook_shows_the_import_line_and_the_place_as_cpython_does(self) -> None:
         """Beside the same program importing a module with a plain syntax error on the same
