@@ -24,6 +24,8 @@
 //!   outside the repository.
 //! - The crate's features only add modules, so the front end's code is the same without
 //!   them (`.ci/run` tests it once).
+//! - No file of the code (`src/`, `python/src/`, `python/gotopy/`) is over [`LONGEST`] lines,
+//!   and the package's Python, which is glue, is at most [`MOST_GLUE`] lines in all.
 //! - The integration tests make their scratch directories through `common::Scratch` alone,
 //!   which removes them when the test passes, so that a run leaves nothing in the system's
 //!   temporary directory.
@@ -1179,4 +1181,51 @@ fn scratch_directories_come_from_one_helper() {
          test passes:\n{}",
         elsewhere.join("\n")
     );
+}
+
+/// The most lines a file of the code may have: a longer one holds more than one idea.
+const LONGEST: usize = 900;
+/// The most lines of Python the package may have in all (`python/gotopy/*.py`): it takes
+/// Python objects, calls the native module and gives Python objects back; what decides
+/// anything is Rust.
+const MOST_GLUE: usize = 1_400;
+
+/// What breaks the size rules among `files`, each a path and its number of lines.
+fn oversized(files: &[(String, usize)]) -> Vec<String> {
+    let mut wrong: Vec<String> = (files.iter())
+        .filter(|(_, lines)| *lines > LONGEST)
+        .map(|(path, lines)| format!("{path}: {lines} lines, over {LONGEST}"))
+        .collect();
+    let glue: usize = (files.iter())
+        .filter(|(path, _)| path.starts_with("python/gotopy/") && path.ends_with(".py"))
+        .map(|(_, lines)| lines)
+        .sum();
+    if glue > MOST_GLUE {
+        wrong.push(format!("python/gotopy/*.py: {glue} lines of Python, over {MOST_GLUE}"));
+    }
+    wrong
+}
+
+#[test]
+fn no_file_is_too_long_and_the_package_is_glue() {
+    let measured: Vec<(String, usize)> = ["src", "python/src", "python/gotopy"]
+        .into_iter()
+        .flat_map(files)
+        .filter(|path| path.ends_with(".rs") || path.ends_with(".py"))
+        .map(|path| {
+            let text = std::fs::read_to_string(common::root().join(&path)).unwrap();
+            (path, text.lines().count())
+        })
+        .collect();
+    let wrong = oversized(&measured);
+    assert!(wrong.is_empty(), "too long:\n{}", wrong.join("\n"));
+    // Each rule fails on a planted file.
+    let planted = |path: &str, lines: usize| {
+        let mut with = measured.clone();
+        with.push((path.to_owned(), lines));
+        oversized(&with).len()
+    };
+    assert_eq!(planted("src/planted.rs", LONGEST + 1), 1);
+    assert_eq!(planted("python/gotopy/_planted.py", LONGEST), 1);
+    assert_eq!(planted("src/planted.rs", LONGEST), 0);
 }
