@@ -1201,7 +1201,9 @@ fn oversized(files: &[(String, usize)]) -> Vec<String> {
         .map(|(_, lines)| lines)
         .sum();
     if glue > MOST_GLUE {
-        wrong.push(format!("python/gotopy/*.py: {glue} lines of Python, over {MOST_GLUE}"));
+        wrong.push(format!(
+            "python/gotopy/*.py: {glue} lines of Python, over {MOST_GLUE}"
+        ));
     }
     wrong
 }
