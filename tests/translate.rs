@@ -1061,7 +1061,7 @@ fn forward_skips_become_ifs_and_elses() {
     let translated = translated_and_ok(&source, &output, true);
     assert!(!translated.contains("_goto_"), "{translated}");
     assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
-    assert_eq!(translated.matches("else:").count(), 9, "{translated}");
+    assert_eq!(translated.matches("else:").count(), 15, "{translated}");
     // As a person writes it, with no line left where a marker was.
     let gcd = "def gcd(a, b):\n    while not (b == 0):\n        a, b = b, a % b\n    return a\n";
     assert!(translated.contains(gcd), "{translated}");
@@ -1111,4 +1111,14 @@ fn forward_skips_become_ifs_and_elses() {
     assert!(function("first_negative").contains(found), "{translated}");
     let out = "        if n == stop:\n            break\n";
     assert!(function("count_down_to").contains(out), "{translated}");
+    // A ladder of conditional gotos: one `if` with its `elif`s, each block under its test.
+    let ladder = "    if y < 0:\n        word = \"negative\"\n    elif y == 0:\n        word = \"zero\"\n    else:\n        word = \"positive\"\n    return word\n";
+    assert!(function("sign_word").contains(ladder), "{translated}");
+    let ladder = "    if k == 1:\n        log.append(\"first\")\n    elif k == 2:\n        log.append(\"second\")\n        log.append(k * 2)\n    else:\n        log.append(\"other\")\n    log.append(k)\n";
+    assert!(function("grade").contains(ladder), "{translated}");
+    let ladder = "    if n < 0:\n        raise ValueError(n)\n    elif n % 2:\n        kind = \"odd\"\n    else:\n        kind = \"even\"\n";
+    assert!(function("parity").contains(ladder), "{translated}");
+    // The block a computed GO TO falls into, one line, copied as its `else`.
+    let ladder = "    if k == 1:\n        log.append(\"one or none\")\n    elif k == 2:\n        log.append(\"two\")\n    else:\n        log.append(\"one or none\")\n    return log\n";
+    assert!(function("dial").contains(ladder), "{translated}");
 }

@@ -27,7 +27,10 @@ from the outer one. Case bodies may start with a label (gotos enter inner and ou
 bodies) and end in fallthrough, `break`, `return`, or a goto to the label just after an
 enclosing switch (past its default code) or loop (what `break` cannot do from inside a
 switch, where it leaves only the switch); such forward gotos also occur anywhere inside the
-switch or loop they leave, outside `finally` bodies.
+switch or loop they leave, outside `finally` bodies. One block in twelve holds a ladder: a
+chain of conditional gotos (`if x % 3 == 1: goto .L4`), a default by goto or by falling into
+the first block, and the blocks in any order, each but the last going to a label after
+them all (a Fortran arithmetic IF or computed GO TO, ported line for line).
 Gotos only target labels SPEC section 4 allows from where they are, except in one program in
 twelve, where one goto enters a frame or leaves a finally body on purpose: gotopy must reject
 it with the matching code (`invalid.json`).
@@ -94,7 +97,47 @@ class Generator:
 
     def block(self, depth, size=None):
         size = size if size is not None else self.rng.randint(1, 4)
-        return [self.statement(depth) for _ in range(size)]
+        statements = [self.statement(depth) for _ in range(size)]
+        if self.rng.random() < 1 / 12:
+            statements.insert(self.rng.randint(0, size), self.ladder())
+        return statements
+
+    def ladder(self):
+        """A chain of conditional gotos to blocks that meet at a label after them, as a
+        Fortran arithmetic IF or computed GO TO ported line for line (which translate writes
+        as one `if` with its `elif`s): a default by goto or by falling into the first block
+        in the source, which may be a branch's too; the blocks in any order, each but the
+        last going to the end."""
+        rng = self.rng
+        names = []
+        for _ in range(rng.randint(3, 5)):
+            names.append(f"L{len(self.labels)}")
+            self.labels.append((names[-1], list(self.frames), list(self.tries)))
+        blocks, end = names[:-1], names[-1]
+        test = lambda: f"x % {rng.randint(2, 5)} == {rng.randint(0, 1)}"  # noqa: E731
+        way = rng.random()
+        branched = blocks if way >= 0.7 else blocks[:-1]
+        chain = [["exit", name, test()] for name in branched]
+        order = list(blocks)
+        rng.shuffle(order)
+        if way < 0.35:
+            chain.append(["exit", blocks[-1], None])
+        else:
+            # Falling into the first block: the one no branch names, or (a computed GO TO
+            # out of range) one a branch names too.
+            fallen = blocks[-1] if way < 0.7 else rng.choice(blocks)
+            order.remove(fallen)
+            order.insert(0, fallen)
+        statements = list(chain)
+        for at, name in enumerate(order):
+            statements.append(["label", name])
+            statements.append(["trace", self.fresh()])
+            if rng.random() < 0.3:
+                statements.append(["assign", f"x = x + {rng.randint(1, 3)}"])
+            if at < len(order) - 1 or rng.random() < 0.5:
+                statements.append(["exit", end, None])
+        statements.append(["label", end])
+        return ["seq", statements]
 
     def statement(self, depth):
         r = self.rng.random()

@@ -1,4 +1,5 @@
-"""Shapes a person writes as `if`, `else`, `while`, `return` and `raise`, a loop that
+"""Shapes a person writes as `if`, `elif`, `else`, `while`, `return` and `raise` (a ladder of
+conditional gotos to blocks that meet again is one `if` with its `elif`s), a loop that
 restarts as `while True:` around it with an `else` clause, and a loop left for the label
 after it as `break`, what came between as its `else` clause: each goto function
 is checked against the same function written without goto, on many inputs."""
@@ -276,6 +277,111 @@ def count_down_to_plain(n, stop):
     return seen
 
 
+@goto
+def sign_word(y):
+    if y < 0:
+        goto .negative
+    if y == 0:
+        goto .zero
+    goto .positive
+    label .negative
+    word = "negative"
+    goto .known
+    label .zero
+    word = "zero"
+    goto .known
+    label .positive
+    word = "positive"
+    label .known
+    return word
+
+
+def sign_word_plain(y):
+    if y < 0:
+        word = "negative"
+    elif y == 0:
+        word = "zero"
+    else:
+        word = "positive"
+    return word
+
+
+@goto
+def grade(k, log):
+    if k == 1:
+        goto .first
+    elif k == 2:
+        goto .second
+    log.append("other")
+    goto .next
+    label .second
+    log.append("second")
+    log.append(k * 2)
+    goto .next
+    label .first
+    log.append("first")
+    label .next
+    log.append(k)
+    return log
+
+
+def grade_plain(k, log):
+    if k == 1:
+        log.append("first")
+    elif k == 2:
+        log.append("second")
+        log.append(k * 2)
+    else:
+        log.append("other")
+    log.append(k)
+    return log
+
+
+@goto
+def parity(n):
+    if n < 0:
+        goto .negative
+    elif n % 2:
+        goto .odd
+    else:
+        goto .even
+    label .negative
+    raise ValueError(n)
+    label .odd
+    kind = "odd"
+    goto .known
+    label .even
+    kind = "even"
+    label .known
+    return kind
+
+
+def parity_plain(n):
+    if n < 0:
+        raise ValueError(n)
+    return "odd" if n % 2 else "even"
+
+
+@goto
+def dial(k, log):
+    if k == 1:
+        goto .one
+    elif k == 2:
+        goto .two
+    label .one
+    log.append("one or none")
+    goto .dialled
+    label .two
+    log.append("two")
+    label .dialled
+    return log
+
+
+def dial_plain(k, log):
+    log.append("two" if k == 2 else "one or none")
+    return log
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -310,5 +416,13 @@ for values in ([], [1, 2], [3, -1, -2], [-5]):
 for n in range(6):
     for stop in range(-1, 6):
         assert count_down_to(n, stop) == count_down_to_plain(n, stop), (n, stop)
+for y in (-3, 0, 4):
+    assert sign_word(y) == sign_word_plain(y), y
+for k in range(4):
+    assert grade(k, []) == grade_plain(k, []), k
+for k in range(4):
+    assert dial(k, []) == dial_plain(k, []), k
+for n in range(-2, 5):
+    assert outcome(parity, n) == outcome(parity_plain, n), n
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

@@ -1,5 +1,6 @@
 //! Forward skips as `if`s and `else`s, and loops as `while`s, before the translation
-//! proper: `if TEST: goto .l`, then some statements, then `label .l`, all three in one
+//! proper: a ladder of conditional gotos to blocks that meet again is one `if` with its
+//! `elif`s ([`ladder`]); `if TEST: goto .l`, then some statements, then `label .l`, all three in one
 //! statement list, is the same program as `if not (TEST):` over those statements; an `if`
 //! whose body ends with `goto .l` before some statements and `label .l` is that `if` with an
 //! `else:` over them; `label .l` then an `if TEST:` whose body ends with `goto .l` is `while
@@ -28,6 +29,8 @@ use rustpython_compiler::ast::{self as ast, Stmt};
 use crate::front::scan::{MarkerKind, Module, Options, ScopeKind};
 use crate::front::source::Source;
 use crate::plan::{Checked, CompileError, on_checked};
+
+mod ladder;
 
 /// `then` of the source with its forward skips written as `if`s and `else`s and its loops
 /// as `while`s: each source a pass writes is checked once, and that check serves the passes
@@ -109,6 +112,8 @@ fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
     };
     if shape == Shape::Exit {
         finder.exits(&checked.parsed.syntax().body);
+    } else if shape == Shape::Ladder {
+        finder.ladders(&checked.parsed.syntax().body);
     } else {
         finder.lists(&checked.parsed.syntax().body);
     }
@@ -191,6 +196,12 @@ struct Skip {
 /// The shapes taken, each in a pass of its own over the source the pass before wrote.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
+    /// `if C1: goto .a` / `if C2: goto .b` / `goto .c` (or an `if` with `elif`s and an
+    /// `else`, each one goto), then the blocks of `.a`, `.b` and `.c`, each but the last
+    /// ending in `goto .end` (or a `return`, `raise`, `break` or `continue`), then `label
+    /// .end`: `if C1:` A `elif C2:` B `else:` C, when each block is reached by its one
+    /// branch alone ([`ladder`]).
+    Ladder,
     /// `if TEST: goto .l` / S / `label .l`: `if not (TEST):` / S.
     Skip,
     /// `if TEST:` / S1 / `goto .l` (the last of its body) / S2 / `label .l`: the goto's line
@@ -219,9 +230,11 @@ enum Shape {
     Leave,
 }
 
-/// The passes, in order: a loop's exit test is a skip first, what is left of the gotos to an
+/// The passes, in order: a ladder of conditional gotos before its gotos are taken one by one
+/// as skips, a loop's exit test is a skip first, what is left of the gotos to an
 /// exit becomes the exit itself, and only then a loop's exit to its label `break`.
-const SHAPES: [Shape; 6] = [
+const SHAPES: [Shape; 7] = [
+    Shape::Ladder,
     Shape::Skip,
     Shape::Else,
     Shape::Loop,
@@ -389,19 +402,7 @@ impl<'a> Finder<'a> {
             return;
         };
         // Not `break` or `continue`, which would be the new loop's.
-        let simple = !matches!(
-            last,
-            Stmt::If(_)
-                | Stmt::Break(_)
-                | Stmt::Continue(_)
-                | Stmt::For(_)
-                | Stmt::While(_)
-                | Stmt::With(_)
-                | Stmt::Try(_)
-                | Stmt::Match(_)
-                | Stmt::FunctionDef(_)
-                | Stmt::ClassDef(_)
-        );
+        let simple = !compound(last) && !matches!(last, Stmt::Break(_) | Stmt::Continue(_));
         let fits = orelse.is_empty()
             && simple
             && self.lines.alone(self.text, last.range())
@@ -732,6 +733,21 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Stri
         out.push_str(text);
     }
     out
+}
+
+/// Whether `stmt` is a compound statement (one with a body of its own).
+fn compound(stmt: &Stmt) -> bool {
+    matches!(
+        stmt,
+        Stmt::If(_)
+            | Stmt::For(_)
+            | Stmt::While(_)
+            | Stmt::With(_)
+            | Stmt::Try(_)
+            | Stmt::Match(_)
+            | Stmt::FunctionDef(_)
+            | Stmt::ClassDef(_)
+    )
 }
 
 /// Whether `body` holds a `break` or `continue` of a loop around it.
