@@ -933,14 +933,15 @@ fn a_register_for_one_label_is_named_after_it() {
     assert!(several.contains("_goto_k = 2"), "{several}");
 }
 
-/// The restart and leave shapes leave alone a restarted loop followed by `continue` (which
-/// `while True:` would take for its own) and a leave whose statements between hold a label:
-/// tests/translate/loops_left_alone.py, against its plain twins on every CPython.
+/// The passes leave alone a restarted loop followed by `continue` (which `while True:` would
+/// take for its own), a leave whose statements between hold a label, and a label that
+/// shares its line with a statement (the exit shape would take the line out):
+/// tests/translate/shapes_left_alone.py, against its plain twins on every CPython.
 #[test]
-fn loops_the_shapes_must_not_take_keep_their_register() {
+fn shapes_the_passes_must_not_take_keep_their_register() {
     let dir = common::Scratch::dir("translate-left-alone");
-    let source = common::root().join("tests/translate/loops_left_alone.py");
-    let translated = translated_and_ok(&source, &dir.join("loops_left_alone.py"), true);
+    let source = common::root().join("tests/translate/shapes_left_alone.py");
+    let translated = translated_and_ok(&source, &dir.join("shapes_left_alone.py"), true);
     assert!(
         translated.contains("_goto_again = 1; break"),
         "{translated}"

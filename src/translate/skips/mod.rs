@@ -575,8 +575,8 @@ impl<'a> Finder<'a> {
         found
     }
 
-    /// The gotos to exits: every label (of a function outside any `try` or `with`) that a
-    /// one-line `return` or `raise` follows, or that ends the function, and every goto to it
+    /// The gotos to exits: every label (of a function outside any `try` or `with`, alone on
+    /// its line) that a one-line `return` or `raise` follows, or that ends the function, and every goto to it
     /// outside any `try` or `with`, which becomes that statement.
     fn exits(&mut self, body: &[Stmt]) {
         // Each list with whether a `try` or `with` holds it, and whether it is a function's.
@@ -586,8 +586,10 @@ impl<'a> Finder<'a> {
         let mut gotos: Vec<(TextSize, TextRange)> = Vec::new();
         while let Some((list, held, function)) = work.pop() {
             for (at, stmt) in list.iter().enumerate() {
+                // The label alone on its line, which goes with it.
                 if let Some(name) = self.markers.labels.get(&stmt.start())
                     && !held
+                    && self.lines.alone(self.text, stmt.range())
                     && let Some(exit) = self.exit_after(&list[at + 1..], function)
                 {
                     let scope = self.markers.scope[&stmt.start()];

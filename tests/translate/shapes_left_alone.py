@@ -1,4 +1,5 @@
-"""Loops near a label that the restart and leave shapes must not take: their goto functions
+"""Shapes near a label that translate's passes must not take (a loop the restart or leave
+shape would get wrong, a label that shares its line with a statement): their goto functions
 keep a register, and each is checked against the same function written without goto."""
 
 from goto import goto, label
@@ -55,8 +56,34 @@ def scan_plain(rows, log):
     return log
 
 
+@goto
+def sign_trace(y, t):
+    """A label after a statement on its line, before a `return`: the exit shape would take
+    out the label's line, and the statement with it."""
+    if y < 0:
+        goto .negative
+    if y == 0:
+        goto .zero
+    goto .positive
+    label .negative
+    t.append(1); goto .done
+    label .zero
+    t.append(2)
+    goto .done
+    label .positive
+    t.append(3); label .done
+    return t
+
+
+def sign_trace_plain(y, t):
+    t.append(1 if y < 0 else 2 if y == 0 else 3)
+    return t
+
+
 for batches in ([], [[1, 0, 2], [0]], [[3]]):
     assert compact_each(batches, []) == compact_each_plain(batches, []), batches
 for rows in ([], [[1, 2]], [[1, -2]], [None], [[3], None]):
     assert scan(rows, []) == scan_plain(rows, []), rows
+for y in (-2, 0, 5):
+    assert sign_trace(y, []) == sign_trace_plain(y, []), y
 print("ok")
