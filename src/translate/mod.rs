@@ -73,28 +73,45 @@ pub fn translate_for(
     purpose: Purpose,
 ) -> Result<Translated, CompileError> {
     on_checked(source, options, |checked| {
+        let original = Original {
+            text: source.text(),
+            marked: (checked.module.scopes.iter())
+                .filter(|scope| scope.rewritten && !scope.markers.is_empty())
+                .map(|scope| scope.qualname.clone())
+                .collect(),
+        };
         // The forward skips written as `if`s, when there are some: the same program, which
         // the rest translates with fewer jumps. Its warnings are the source's.
         let simpler = skips::structured(source, &checked, options, |simpler, simpler_checked| {
-            translate_checked(simpler, simpler_checked, purpose, source.text())
+            translate_checked(simpler, simpler_checked, purpose, &original)
         });
         match simpler {
             Some(translated) => Ok(Translated {
                 warnings: checked.diagnostics,
                 ..translated
             }),
-            None => translate_checked(source, checked, purpose, source.text()),
+            None => translate_checked(source, checked, purpose, &original),
         }
     })
 }
 
-/// `source` translated; `original` is the text the user wrote, whose lines a migration's
-/// blank lines follow (`source` may be its rewrite with the skips taken).
+/// What the user wrote, when the passes of `skips` have written it again.
+struct Original<'s> {
+    /// The text, whose lines a migration's blank lines follow.
+    text: &'s str,
+    /// The qualified names of the scopes rewritten with markers: each is still translated
+    /// as a rewritten scope where the passes took all its markers, so that its `with`
+    /// statements are left early at most once (PyPy; `Ctx::shells`).
+    marked: std::collections::HashSet<String>,
+}
+
+/// `source` translated; `original` is what the user wrote (`source` may be its rewrite with
+/// the skips taken).
 fn translate_checked(
     source: &Source,
     checked: Checked,
     purpose: Purpose,
-    original: &str,
+    original: &Original,
 ) -> Result<Translated, CompileError> {
     let Checked {
         parsed,
@@ -130,6 +147,7 @@ fn translate_checked(
         names: Names::new(source.text()),
         saves: std::cell::Cell::new(0),
         purpose,
+        marked: &original.marked,
     };
     let body = &parsed.syntax().body;
     let outs = match translator.module(body) {
@@ -146,7 +164,7 @@ fn translate_checked(
     );
     let mut rendered = match purpose {
         Purpose::Generated => render(outs, Some(&header)),
-        Purpose::Migration => render_compact(outs, original)
+        Purpose::Migration => render_compact(outs, original.text)
             .trim_start_matches('\n')
             .to_owned(),
     };
@@ -390,6 +408,8 @@ struct Translator<'a> {
     /// How many `finally` bodies saved the register so far (each gets its own name).
     saves: std::cell::Cell<usize>,
     purpose: Purpose,
+    /// The scopes the user's source rewrote with markers ([`Original::marked`]).
+    marked: &'a std::collections::HashSet<String>,
 }
 
 type NodeId = usize;
@@ -602,7 +622,8 @@ impl<'a> Translator<'a> {
         body: &'a [Stmt],
         from: TextSize,
     ) -> Result<Vec<Out>, Diagnostic> {
-        let rewritten = scope.rewritten && !scope.markers.is_empty();
+        let rewritten =
+            scope.rewritten && (!scope.markers.is_empty() || self.marked.contains(&scope.qualname));
         let mut ctx = Ctx::build(self, scope, rewritten, body);
         let label = self.one_label(&ctx);
         if label.is_some() {
