@@ -1119,6 +1119,12 @@ fn forward_skips_become_ifs_and_elses() {
     assert!(function("grade").contains(ladder), "{translated}");
     let ladder = "    if n < 0:\n        raise ValueError(n)\n    elif n % 2:\n        kind = \"odd\"\n    else:\n        kind = \"even\"\n";
     assert!(function("parity").contains(ladder), "{translated}");
+    // Loops made of gotos that test at their end, one inside the other: `while True:` on
+    // each label's line, `break` on each goto's.
+    let rows = "    while True:\n        j = 0\n        while True:\n            out.append(i * j)\n            j += 1\n            if not (j < m):\n                break\n        i += 1\n        if not (i < n):\n            break\n";
+    assert!(function("table").contains(rows), "{translated}");
+    let next = "        if i % 2 == 0:\n            continue\n";
+    assert!(function("odd_squares").contains(next), "{translated}");
     // The block a computed GO TO falls into, one line, copied as its `else`.
     let ladder = "    if k == 1:\n        log.append(\"one or none\")\n    elif k == 2:\n        log.append(\"two\")\n    else:\n        log.append(\"one or none\")\n    return log\n";
     assert!(function("dial").contains(ladder), "{translated}");

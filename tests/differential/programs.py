@@ -30,7 +30,8 @@ switch, where it leaves only the switch); such forward gotos also occur anywhere
 switch or loop they leave, outside `finally` bodies. One block in twelve holds a ladder: a
 chain of conditional gotos (`if x % 3 == 1: goto .L4`), a default by goto or by falling into
 the first block, and the blocks in any order, each but the last going to a label after
-them all (a Fortran arithmetic IF or computed GO TO, ported line for line).
+them all (a Fortran arithmetic IF or computed GO TO, ported line for line); one in twelve a
+loop that tests at its end, a label and a conditional goto back to it, bounded by `c`.
 Gotos only target labels SPEC section 4 allows from where they are, except in one program in
 twelve, where one goto enters a frame or leaves a finally body on purpose: gotopy must reject
 it with the matching code (`invalid.json`).
@@ -98,9 +99,25 @@ class Generator:
     def block(self, depth, size=None):
         size = size if size is not None else self.rng.randint(1, 4)
         statements = [self.statement(depth) for _ in range(size)]
-        if self.rng.random() < 1 / 12:
-            statements.insert(self.rng.randint(0, size), self.ladder())
+        r = self.rng.random()
+        if r < 1 / 6:
+            shape = self.ladder() if r < 1 / 12 else self.repeat()
+            statements.insert(self.rng.randint(0, size), shape)
         return statements
+
+    def repeat(self):
+        """A loop made of a label and a conditional goto back to it at its end (a BASIC
+        port's loop), bounded by the counter `c`, sometimes with a goto back to the label
+        from inside (which translate writes as `while True:`, `continue` and `break`)."""
+        rng = self.rng
+        name = f"L{len(self.labels)}"
+        self.labels.append((name, list(self.frames), list(self.tries)))
+        m = rng.randint(2, 4)
+        body = [["label", name], ["assign", "c = c + 1"], ["trace", self.fresh()]]
+        if rng.random() < 0.4:
+            body.insert(2, ["exit", name, f"c % {m} == 1"])
+        body.append(["exit", name, f"c % {m} != 0"])
+        return ["seq", body]
 
     def ladder(self):
         """A chain of conditional gotos to blocks that meet at a label after them, as a

@@ -1,5 +1,6 @@
 """Shapes a person writes as `if`, `elif`, `else`, `while`, `return` and `raise` (a ladder of
-conditional gotos to blocks that meet again is one `if` with its `elif`s), a loop that
+conditional gotos to blocks that meet again is one `if` with its `elif`s, a loop that tests
+at its end is `while True:` with `break`), a loop that
 restarts as `while True:` around it with an `else` clause, and a loop left for the label
 after it as `break`, what came between as its `else` clause: each goto function
 is checked against the same function written without goto, on many inputs."""
@@ -382,6 +383,51 @@ def dial_plain(k, log):
     return log
 
 
+@goto
+def table(n, m, out):
+    i = 0
+    label .row
+    j = 0
+    label .column
+    out.append(i * j)
+    j += 1
+    if j < m:
+        goto .column
+    i += 1
+    if i < n:
+        goto .row
+    return out
+
+
+def table_plain(n, m, out):
+    for i in range(max(n, 1)):
+        for j in range(max(m, 1)):
+            out.append(i * j)
+    return out
+
+
+@goto
+def odd_squares(n, out):
+    i = 0
+    label .next
+    i += 1
+    if i % 2 == 0:
+        goto .next
+    out.append(i * i)
+    if i < n:
+        goto .next
+    return out
+
+
+def odd_squares_plain(n, out):
+    i = 1
+    out.append(1)
+    while i < n:
+        i += 2
+        out.append(i * i)
+    return out
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -420,6 +466,10 @@ for y in (-3, 0, 4):
     assert sign_word(y) == sign_word_plain(y), y
 for k in range(4):
     assert grade(k, []) == grade_plain(k, []), k
+for n in range(4):
+    for m in range(3):
+        assert table(n, m, []) == table_plain(n, m, []), (n, m)
+    assert odd_squares(n + 3, []) == odd_squares_plain(n + 3, []), n
 for k in range(4):
     assert dial(k, []) == dial_plain(k, []), k
 for n in range(-2, 5):

@@ -1,6 +1,6 @@
 //! Forward skips as `if`s and `else`s, and loops as `while`s, before the translation
 //! proper: a ladder of conditional gotos to blocks that meet again is one `if` with its
-//! `elif`s ([`ladder`]); `if TEST: goto .l`, then some statements, then `label .l`, all three in one
+//! `elif`s ([`ladder`]), a loop that tests at its end `while True:` ([`repeat`]); `if TEST: goto .l`, then some statements, then `label .l`, all three in one
 //! statement list, is the same program as `if not (TEST):` over those statements; an `if`
 //! whose body ends with `goto .l` before some statements and `label .l` is that `if` with an
 //! `else:` over them; `label .l` then an `if TEST:` whose body ends with `goto .l` is `while
@@ -31,6 +31,7 @@ use crate::front::source::Source;
 use crate::plan::{Checked, CompileError, on_checked};
 
 mod ladder;
+mod repeat;
 
 /// `then` of the source with its forward skips written as `if`s and `else`s and its loops
 /// as `while`s: each source a pass writes is checked once, and that check serves the passes
@@ -210,6 +211,10 @@ enum Shape {
     /// `label .l` / `if TEST:` / S / `goto .l` (the last of its body): `while TEST:` / S, when
     /// no `break` or `continue` in S would be the new loop's.
     Loop,
+    /// `label .l` / S / `if TEST:` with only `goto .l` in its body, all in one list:
+    /// `while True:` on the label's line over S and `if not (TEST):` / `break`, each goto to
+    /// `.l` under `if`s in S `continue` ([`repeat`]).
+    Repeat,
     /// `label .l` / `return X` (or `raise X`, on one line), or `label .l` ending a function:
     /// each `goto .l` becomes that statement (`return` at a function's end), where neither
     /// the goto nor the label is inside a `try` or `with` (whose exits would run before the
@@ -233,11 +238,12 @@ enum Shape {
 /// The passes, in order: a ladder of conditional gotos before its gotos are taken one by one
 /// as skips, a loop's exit test is a skip first, what is left of the gotos to an
 /// exit becomes the exit itself, and only then a loop's exit to its label `break`.
-const SHAPES: [Shape; 7] = [
+const SHAPES: [Shape; 8] = [
     Shape::Ladder,
     Shape::Skip,
     Shape::Else,
     Shape::Loop,
+    Shape::Repeat,
     Shape::Restart,
     Shape::Exit,
     Shape::Leave,
@@ -277,6 +283,10 @@ impl<'a> Finder<'a> {
             self.restarts(list);
             return;
         }
+        if self.shape == Shape::Repeat {
+            self.repeats(list);
+            return;
+        }
         if self.shape == Shape::Leave {
             self.leaves(list);
             return;
@@ -314,30 +324,15 @@ impl<'a> Finder<'a> {
             }
             let Stmt::If(branch) = stmt else { continue };
             let edits = if self.shape == Shape::Skip {
-                {
-                    // The goto goes, with the blanks before it on its line.
-                    let blanks = self.text[..usize::from(goto.start())]
-                        .trim_end_matches([' ', '\t'])
-                        .len();
-                    let blanks = TextSize::try_from(blanks).unwrap_or_default();
-                    let test = branch.test.range();
-                    let negated = match &*branch.test {
-                        // `not x` (or `not (x)`) is tested as `x` (or `(x)`).
-                        ast::Expr::UnaryOp(ast::ExprUnaryOp {
-                            op: ast::UnaryOp::Not,
-                            ..
-                        }) => self.text[test][3..].trim_start().to_owned(),
-                        ast::Expr::Name(_)
-                        | ast::Expr::Attribute(_)
-                        | ast::Expr::Call(_)
-                        | ast::Expr::Subscript(_) => format!("not {}", &self.text[test]),
-                        _ => format!("not ({})", &self.text[test]),
-                    };
-                    vec![
-                        (test, negated),
-                        (TextRange::new(blanks, goto.end()), String::new()),
-                    ]
-                }
+                // The goto goes, with the blanks before it on its line.
+                let blanks = self.text[..usize::from(goto.start())]
+                    .trim_end_matches([' ', '\t'])
+                    .len();
+                let blanks = TextSize::try_from(blanks).unwrap_or_default();
+                vec![
+                    (branch.test.range(), self.negated(&branch.test)),
+                    (TextRange::new(blanks, goto.end()), String::new()),
+                ]
             } else {
                 // The goto's line is the `else:`, as deep as the `if`.
                 let first = self.lines.start(stmt.start());
@@ -649,6 +644,23 @@ impl<'a> Finder<'a> {
                 Some(self.text[exit.range()].to_owned())
             }
             _ => None,
+        }
+    }
+
+    /// The text of `not (TEST)` for an `if`'s test: `not x` (or `not (x)`) is tested as `x`
+    /// (or `(x)`), a name, attribute, call or subscript without parentheses.
+    fn negated(&self, test: &ast::Expr) -> String {
+        let text = &self.text[test.range()];
+        match test {
+            ast::Expr::UnaryOp(ast::ExprUnaryOp {
+                op: ast::UnaryOp::Not,
+                ..
+            }) => text[3..].trim_start().to_owned(),
+            ast::Expr::Name(_)
+            | ast::Expr::Attribute(_)
+            | ast::Expr::Call(_)
+            | ast::Expr::Subscript(_) => format!("not {text}"),
+            _ => format!("not ({text})"),
         }
     }
 
