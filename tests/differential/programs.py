@@ -131,10 +131,9 @@ class Generator:
             names.append(f"L{len(self.labels)}")
             self.labels.append((names[-1], list(self.frames), list(self.tries)))
         blocks, end = names[:-1], names[-1]
-        test = lambda: f"x % {rng.randint(2, 5)} == {rng.randint(0, 1)}"  # noqa: E731
         way = rng.random()
         branched = blocks if way >= 0.7 else blocks[:-1]
-        chain = [["exit", name, test()] for name in branched]
+        chain = [["exit", name, f"x % {rng.randint(2, 5)} == {rng.randint(0, 1)}"] for name in branched]
         order = list(blocks)
         rng.shuffle(order)
         if way < 0.35:
