@@ -1,6 +1,7 @@
 """Shapes near a label that translate's passes must not take (a loop the restart or leave
-shape would get wrong, a label that shares its line with a statement): their goto functions
-keep a register, and each is checked against the same function written without goto."""
+shape would get wrong, a label that shares its line with a statement, loops whose edits
+would meet, a ladder test over two lines): their goto functions keep a register, and each
+is checked against the same function written without goto."""
 
 from goto import goto, label
 
@@ -80,10 +81,91 @@ def sign_trace_plain(y, t):
     return t
 
 
+@goto
+def tangled(stop):
+    """Two loops that test at their end, one inside the other, and a goto to the outer one's
+    label inside the inner one: as `continue` it would restart the inner loop."""
+    out = []
+    i = 0
+    label .a
+    out.append("A")
+    label .b
+    i += 1
+    if i == 2:
+        goto .a
+    if i < 3:
+        goto .b
+    if i < stop:
+        goto .a
+    return out
+
+
+def tangled_plain(stop):
+    return ["A"] * (2 + max(stop - 3, 0))
+
+
+@goto
+def retry_pairs(xs, log):
+    """A restarted loop inside another, whose restart is the statement after the inner
+    loop: both restarts would edit that goto."""
+    label .again
+    for x in xs:
+        if x and len(log) < 4:
+            label .inner
+            for y in xs:
+                log.append((x, y))
+                if y and len(log) == 2:
+                    goto .inner
+            goto .again
+    return log
+
+
+def retry_pairs_plain(xs, log):
+    while True:
+        for x in xs:
+            if x and len(log) < 4:
+                while True:
+                    for y in xs:
+                        log.append((x, y))
+                        if y and len(log) == 2:
+                            break
+                    else:
+                        break
+                break
+        else:
+            return log
+
+
+@goto
+def tall(a, b):
+    """A ladder whose test spans two lines: its header would take one."""
+    if (a and
+            b):
+        goto .both
+    goto .not_both
+    label .both
+    r = 1
+    goto .known
+    label .not_both
+    r = 2
+    label .known
+    return r
+
+
+def tall_plain(a, b):
+    return 1 if a and b else 2
+
+
 for batches in ([], [[1, 0, 2], [0]], [[3]]):
     assert compact_each(batches, []) == compact_each_plain(batches, []), batches
 for rows in ([], [[1, 2]], [[1, -2]], [None], [[3], None]):
     assert scan(rows, []) == scan_plain(rows, []), rows
 for y in (-2, 0, 5):
     assert sign_trace(y, []) == sign_trace_plain(y, []), y
+for stop in range(6):
+    assert tangled(stop) == tangled_plain(stop), stop
+for xs in ([], [0], [0, 1], [1, 0], [1, 1], [2, 0, 3]):
+    assert retry_pairs(xs, []) == retry_pairs_plain(xs, []), xs
+for a, b in ((0, 0), (0, 1), (1, 0), (1, 1)):
+    assert tall(a, b) == tall_plain(a, b), (a, b)
 print("ok")

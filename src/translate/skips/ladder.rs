@@ -58,6 +58,14 @@ impl Finder<'_> {
     /// end's label. `labels` are where the labels start, in order.
     fn ladder(&mut self, list: &[Stmt], at: usize, labels: &[TextSize]) -> Option<usize> {
         let (mut branches, chain_end, defaulted) = self.chain(list, at)?;
+        // Each test on one line: its header takes one line, as its `if` did.
+        let spans_lines = |test: &ast::Expr| self.text[test.range()].contains('\n');
+        if branches
+            .iter()
+            .any(|&(test, _)| test.is_some_and(spans_lines))
+        {
+            return None;
+        }
         let label_at = |index: usize| self.markers.labels.get(&list[index].start());
         let next_label = |from: usize| (from..list.len()).find(|&next| label_at(next).is_some());
         // The blocks, in the source's order: each its name, its label's index (none for
@@ -300,13 +308,11 @@ impl Finder<'_> {
     /// (the tree's range leaves out the source's own).
     fn test_text(&self, test: &ast::Expr) -> String {
         let text = &self.text[test.range()];
-        let bare = matches!(
-            test,
-            ast::Expr::Named(_) | ast::Expr::Yield(_) | ast::Expr::YieldFrom(_)
-        );
-        match bare || text.contains('\n') {
-            true => format!("({text})"),
-            false => text.to_owned(),
+        match test {
+            ast::Expr::Named(_) | ast::Expr::Yield(_) | ast::Expr::YieldFrom(_) => {
+                format!("({text})")
+            }
+            _ => text.to_owned(),
         }
     }
 }

@@ -110,6 +110,7 @@ fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
         lines: &lines,
         skips: Vec::new(),
         shifted: Vec::new(),
+        repeated: Vec::new(),
     };
     if shape == Shape::Exit {
         finder.exits(&checked.parsed.syntax().body);
@@ -258,6 +259,9 @@ struct Finder<'a> {
     /// The statements a [`Shape::Leave`] moved one line down: no other moves lines inside
     /// them in the same pass (its lines would be counted from the wrong place).
     shifted: Vec<TextRange>,
+    /// The loops a [`Shape::Repeat`] took, from label to `if`, each with whether a goto
+    /// inside it became `continue`.
+    repeated: Vec<(TextRange, bool)>,
 }
 
 impl<'a> Finder<'a> {
@@ -398,8 +402,12 @@ impl<'a> Finder<'a> {
         };
         // Not `break` or `continue`, which would be the new loop's.
         let simple = !compound(last) && !matches!(last, Stmt::Break(_) | Stmt::Continue(_));
+        // Nor a goto or label, whose own edits would meet this one's.
+        let marker = self.markers.gotos.contains_key(&last.start())
+            || self.markers.labels.contains_key(&last.start());
         let fits = orelse.is_empty()
             && simple
+            && !marker
             && self.lines.alone(self.text, last.range())
             && self.lines.line(last.start()) == self.lines.line(last.end())
             && self.lines.line(label.end()) < self.lines.line(looped.start())

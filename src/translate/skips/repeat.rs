@@ -12,7 +12,8 @@
 //! the `if` go one level deeper; a goto to the label inside S, under `if`s only, is
 //! `continue`. Taken where no `break` or `continue` in S would be the new loop's, where
 //! those gotos alone name the label, and where such loops of one list nest or follow each
-//! other, never where they cross.
+//! other, never where they cross; a loop with such a `continue` is taken where no other
+//! loop of the pass nests with it (the `continue` would be the innermost one's).
 
 use super::*;
 
@@ -38,6 +39,13 @@ impl Finder<'_> {
             let alone = |range: TextRange| self.lines.alone(self.text, range);
             let first = body.first().map_or(stmt.start(), Ranged::start);
             let crosses = (taken.iter()).any(|&(outer, last)| outer < start && start <= last);
+            // A `continue` binds to the innermost loop around it: no loop taken in this pass
+            // nests with one whose body holds a goto that becomes `continue`.
+            let region = TextRange::new(label.start(), stmt.end());
+            let nests =
+                |other: TextRange| other.contains_range(region) || region.contains_range(other);
+            let tangled = (self.repeated.iter())
+                .any(|&(other, continues)| (continues || !inner.is_empty()) && nests(other));
             let fits = self.markers.named.get(&label.start()) == Some(&(inner.len() + 1))
                 && inner.iter().all(|&goto| alone(goto))
                 && alone(label.range())
@@ -45,11 +53,13 @@ impl Finder<'_> {
                 && self.lines.line(label.end()) < self.lines.line(first)
                 && !loop_exit(body)
                 && !self.lines.tabbed(label.start(), stmt.end())
-                && !crosses;
+                && !crosses
+                && !tangled;
             if !fits {
                 continue;
             }
             taken.push((start, end));
+            self.repeated.push((region, !inner.is_empty()));
             let mut edits = vec![
                 (branch.test.range(), self.negated(&branch.test)),
                 (goto.range(), "break".to_owned()),
