@@ -112,17 +112,16 @@ fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
         shifted: Vec::new(),
         repeated: Vec::new(),
     };
-    if shape == Shape::Exit {
-        finder.exits(&checked.parsed.syntax().body);
-    } else if shape == Shape::Ladder {
-        finder.ladders(&checked.parsed.syntax().body);
-    } else {
-        finder.lists(&checked.parsed.syntax().body);
+    let body = &checked.parsed.syntax().body;
+    match shape {
+        Shape::Exit => finder.exits(body),
+        Shape::Ladder => finder.ladders(body),
+        _ => finder.lists(body),
     }
     if finder.skips.is_empty() {
         return None;
     }
-    Some(rewrite(text, &lines, &markers, &finder.skips))
+    rewrite(text, &lines, &markers, &finder.skips)
 }
 
 /// The gotos and labels of the scopes whose forward skips may be taken, by where their
@@ -260,7 +259,7 @@ struct Finder<'a> {
     /// them in the same pass (its lines would be counted from the wrong place).
     shifted: Vec<TextRange>,
     /// The loops a [`Shape::Repeat`] took, from label to `if`, each with whether a goto
-    /// inside it became `continue`.
+    /// inside it became `continue`: loops in other lists of the pass may nest with them.
     repeated: Vec<(TextRange, bool)>,
 }
 
@@ -277,24 +276,19 @@ impl<'a> Finder<'a> {
         }
     }
 
-    /// The skips of one list, the first of two that cross left out.
+    /// The skips of one list of the pass's shape.
     fn list(&mut self, list: &[Stmt]) {
-        if self.shape == Shape::Loop {
-            self.loops(list);
-            return;
+        match self.shape {
+            Shape::Loop => self.loops(list),
+            Shape::Restart => self.restarts(list),
+            Shape::Repeat => self.repeats(list),
+            Shape::Leave => self.leaves(list),
+            _ => self.skips_and_elses(list),
         }
-        if self.shape == Shape::Restart {
-            self.restarts(list);
-            return;
-        }
-        if self.shape == Shape::Repeat {
-            self.repeats(list);
-            return;
-        }
-        if self.shape == Shape::Leave {
-            self.leaves(list);
-            return;
-        }
+    }
+
+    /// The skips (or elses) of one list, the first of two that cross left out.
+    fn skips_and_elses(&mut self, list: &[Stmt]) {
         // The labels of the list by name, and the ends of the skips taken around the
         // statement at hand, innermost last (taken skips nest, so the innermost ends first).
         let labels: HashMap<&str, usize> = (list.iter().enumerate())
@@ -693,8 +687,8 @@ impl<'a> Finder<'a> {
 /// labels no other goto names blanked (their comments stay) or written as what they become
 /// (a restart's `while True:`), then the skipped lines one level deeper for each skip
 /// around them. No edit changes the number of lines: a leave's `else:` takes its label's
-/// line, the statements between one line lower.
-fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> String {
+/// line, the statements between one line lower. `None` where two edits meet.
+fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Option<String> {
     let mut edits: Vec<(TextRange, String)> = Vec::new();
     // Each label's first skip, and how many skips take it.
     let mut taken: HashMap<TextSize, (&Skip, usize)> = HashMap::new();
@@ -731,7 +725,18 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Stri
         };
         edits.push((range, String::new()));
     }
-    edits.sort_by_key(|(range, _)| range.start());
+    // Two edits that meet (overlap, or an insertion at either end of another edit: which
+    // goes first is then a guess) leave the pass with nothing taken. Each shape's own
+    // checks keep its edits apart from another's; this keeps a miss from cutting the text
+    // in the middle of an edit or writing one edit into another.
+    edits.retain(|(range, with)| !(range.is_empty() && with.is_empty()));
+    edits.sort_by_key(|(range, _)| (range.start(), range.end()));
+    let meet = |(a, b): (TextRange, TextRange)| {
+        a.end() > b.start() || a.end() == b.start() && (a.is_empty() || b.is_empty())
+    };
+    if (edits.windows(2)).any(|pair| meet((pair[0].0, pair[1].0))) {
+        return None;
+    }
     let mut edited = String::with_capacity(text.len());
     let mut at = 0;
     for (range, with) in edits {
@@ -754,7 +759,7 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Stri
         }
         out.push_str(text);
     }
-    out
+    Some(out)
 }
 
 /// Whether `stmt` is a compound statement (one with a body of its own).

@@ -20,8 +20,6 @@ use super::*;
 impl Finder<'_> {
     /// The repeats of one list ([`Shape::Repeat`]).
     pub(super) fn repeats(&mut self, list: &[Stmt]) {
-        // The loops taken, as the indexes of their label and their `if`.
-        let mut taken: Vec<(usize, usize)> = Vec::new();
         for (end, stmt) in list.iter().enumerate() {
             let Stmt::If(branch) = stmt else { continue };
             let ([goto], []) = (branch.body.as_slice(), branch.elif_else_clauses.as_slice()) else {
@@ -38,14 +36,15 @@ impl Finder<'_> {
             let inner = self.gotos_under_ifs(body, name);
             let alone = |range: TextRange| self.lines.alone(self.text, range);
             let first = body.first().map_or(stmt.start(), Ranged::start);
-            let crosses = (taken.iter()).any(|&(outer, last)| outer < start && start <= last);
-            // A `continue` binds to the innermost loop around it: no loop taken in this pass
-            // nests with one whose body holds a goto that becomes `continue`.
+            // Loops taken in this pass nest or are apart, never cross; and a `continue` binds
+            // to the innermost loop around it, so none nests with one whose body holds a goto
+            // that becomes `continue`.
             let region = TextRange::new(label.start(), stmt.end());
-            let nests =
-                |other: TextRange| other.contains_range(region) || region.contains_range(other);
-            let tangled = (self.repeated.iter())
-                .any(|&(other, continues)| (continues || !inner.is_empty()) && nests(other));
+            let meets = (self.repeated.iter()).any(|&(other, continues)| {
+                let nests = other.contains_range(region) || region.contains_range(other);
+                let apart = other.end() <= region.start() || region.end() <= other.start();
+                !apart && !nests || nests && (continues || !inner.is_empty())
+            });
             let fits = self.markers.named.get(&label.start()) == Some(&(inner.len() + 1))
                 && inner.iter().all(|&goto| alone(goto))
                 && alone(label.range())
@@ -53,12 +52,10 @@ impl Finder<'_> {
                 && self.lines.line(label.end()) < self.lines.line(first)
                 && !loop_exit(body)
                 && !self.lines.tabbed(label.start(), stmt.end())
-                && !crosses
-                && !tangled;
+                && !meets;
             if !fits {
                 continue;
             }
-            taken.push((start, end));
             self.repeated.push((region, !inner.is_empty()));
             let mut edits = vec![
                 (branch.test.range(), self.negated(&branch.test)),
