@@ -949,6 +949,33 @@ fn shapes_the_passes_must_not_take_keep_their_register() {
     assert!(translated.contains("_goto_stop = 1; break"), "{translated}");
 }
 
+/// The text of function `name` in `translated`, from its name to the next function's `def`.
+fn function_text<'t>(translated: &'t str, name: &str) -> &'t str {
+    let start = translated.find(&format!("def {name}(")).unwrap();
+    let rest = &translated[start + 4..];
+    &rest[..rest.find("\ndef ").unwrap_or(rest.len())]
+}
+
+/// In a function with a computed goto, which may reach any label by value, the passes take a
+/// goto loop and a goto to a `return` as anywhere (the loop a `while`, the goto the
+/// `return`), keep each label where a jump by value lands, and leave a skip over a label to
+/// the register: tests/translate/by_value.py, against its plain twins on every CPython.
+#[test]
+fn labels_reached_by_value_stay_where_jumps_land() {
+    let dir = common::Scratch::dir("translate-by-value");
+    let source = common::root().join("tests/translate/by_value.py");
+    let translated = translated_and_ok(&source, &dir.join("by_value.py"), true);
+    let function = |name: &str| function_text(&translated, name);
+    let spin = "            while i < acc:\n                total += i\n                i += 1\n";
+    assert!(function("machine").contains(spin), "{translated}");
+    let halt = "            if pc >= len(program):\n                return acc\n";
+    assert!(function("machine").contains(halt), "{translated}");
+    assert!(
+        function("route").contains("if skip: _goto_k = "),
+        "{translated}"
+    );
+}
+
 /// The variables a translation adds (its names that start with `_goto_`), counted in each
 /// scope that binds them and summed: two functions with a register each add two, a search
 /// function defined once adds one however many functions call it.
@@ -1068,11 +1095,7 @@ fn forward_skips_become_ifs_and_elses() {
     assert!(translated.contains(gcd), "{translated}");
     // A goto to a label that a `return` or `raise` follows is that statement, and the label's
     // own copy goes where nothing else reaches it; a goto to a function's end is `return`.
-    let function = |name: &str| {
-        let start = translated.find(&format!("def {name}(")).unwrap();
-        let rest = &translated[start + 4..];
-        &rest[..rest.find("\ndef ").unwrap_or(rest.len())]
-    };
+    let function = |name: &str| function_text(&translated, name);
     let found = "            if cell == wanted:\n                return row_at, col_at\n";
     assert!(function("locate").contains(found), "{translated}");
     assert_eq!(

@@ -5,17 +5,19 @@ blocks and forward to later ones (the last block goes back to the first), nested
 calls to procedures through a stack of return labels (`stack.append("R7"); goto .P2` ...
 `label .ret; goto *stack.pop()`).
 
-    python3 gen.py N [--seed S] [--plain] [--main STEPS] [--return-in-each]
-    python3 gen.py N [--seed S] --expect STEPS
+    python3 gen.py N [--seed S] [--plain] [--main STEPS] [--return-in-each] [--spin]
+    python3 gen.py N [--seed S] --expect STEPS [SPIN]
 
 The module defines `program(steps)`, which runs `steps` blocks and returns `(a, b, n)`.
 `--plain` replaces every marker by `pass` and leaves out the import and the decorator (the
 baseline of the benchmark: the same code without goto). `--main STEPS` adds a line that
 prints `program(STEPS)`. `--return-in-each` ends each procedure with a `goto *stack.pop()`
 of its own instead of a `goto .ret` to the shared one: N/64 computed gotos, each over every
-label (docs/performance.md, "Many computed gotos"). `--expect STEPS` prints what
-`program(STEPS)` returns, computed by walking the same blocks here, without goto: the oracle
-of the benchmark's results.
+label (docs/performance.md, "Many computed gotos"). `--spin` adds a tight goto loop after
+every label (`label .spin` / `if i < spin:` ... `goto .spin`), which `program(steps, spin)`
+runs `spin` times once the blocks are done. `--expect STEPS [SPIN]` prints what
+`program(STEPS)` (or `program(STEPS, SPIN)`) returns, computed by walking the same blocks
+here, without goto: the oracle of the benchmark's results.
 
 Used by benches/big.rs and benches/big/run.py (docs/performance.md).
 """
@@ -47,7 +49,7 @@ def blocks(n, seed=1):
     return made, procedures
 
 
-def source(n, seed=1, plain=False, main=None, return_in_each=False):
+def source(n, seed=1, plain=False, main=None, return_in_each=False, spin=False):
     made, procedures = blocks(n, seed)
 
     def goto(target):
@@ -60,7 +62,7 @@ def source(n, seed=1, plain=False, main=None, return_in_each=False):
     emit = out.append
     if not plain:
         emit("from goto import goto, label\n\n\n@goto\n")
-    emit("def program(steps):\n")
+    emit(f"def program(steps{', spin=0' if spin else ''}):\n")
     emit("    stack = []\n    a = 1\n    b = n = 0\n")
     for i, (k, back, forward, call, nested) in enumerate(made):
         emit(f"    {label(f'B{i}')}\n")
@@ -87,14 +89,18 @@ def source(n, seed=1, plain=False, main=None, return_in_each=False):
     emit(f"    {label('ret')}\n")
     emit("    pass\n" if plain else "    goto *stack.pop()\n")
     emit(f"    {label('end')}\n")
+    if spin:
+        # A tight loop after all the labels: `spin` rounds of it, once the blocks are done.
+        emit(f"    i = 0\n    {label('spin')}\n    if i < spin:\n")
+        emit(f"        b = (b + i) & 0xFFFF\n        i += 1\n        {goto('spin')}\n")
     emit("    return a, b, n\n")
     if main is not None:
         emit(f"\n\nprint(program({main}))\n")
     return "".join(out)
 
 
-def expect(n, steps, seed=1):
-    """What `program(steps)` returns, by walking the blocks without goto."""
+def expect(n, steps, spin=0, seed=1):
+    """What `program(steps, spin)` returns, by walking the blocks without goto."""
     made, _ = blocks(n, seed)
     a = 1
     b = count = 0
@@ -107,6 +113,8 @@ def expect(n, steps, seed=1):
         b = (b + a) & 0xFFFF
         count += 1
         if count >= steps:
+            for i in range(spin):
+                b = (b + i) & 0xFFFF
             break
         if a & 7 == 0:
             i = back
@@ -136,12 +144,25 @@ def main():
         action="store_true",
         help="each procedure returns by a computed goto of its own",
     )
-    parser.add_argument("--expect", type=int, metavar="STEPS", help="what program(STEPS) returns")
+    parser.add_argument(
+        "--spin",
+        action="store_true",
+        help="a tight goto loop after the blocks: program(steps, spin) runs it spin times",
+    )
+    parser.add_argument(
+        "--expect",
+        type=int,
+        nargs="+",
+        metavar=("STEPS", "SPIN"),
+        help="what program(STEPS) (or program(STEPS, SPIN)) returns",
+    )
     args = parser.parse_args()
     if args.expect is not None:
-        print(expect(args.blocks, args.expect, args.seed))
+        print(expect(args.blocks, *args.expect[:2], seed=args.seed))
     else:
-        sys.stdout.write(source(args.blocks, args.seed, args.plain, args.main, args.return_in_each))
+        sys.stdout.write(
+            source(args.blocks, args.seed, args.plain, args.main, args.return_in_each, args.spin)
+        )
 
 
 if __name__ == "__main__":

@@ -23,9 +23,13 @@ installed in the CPythons (``cargo test --test cpython`` sets up ``target/cpytho
     python3 benches/big/run.py [--sizes 1000 4000 16000 64000] [--steps 2000000]
         [--gotopy target/release/gotopy] [--python PYTHON ...] [--runner PYTHON]
         [--routes compile run memory steps] [--return-in-each | --switch | --ways]
+        [--spin ROUNDS]
 
 ``--return-in-each`` generates the module with ``gen.py --return-in-each`` (each
 procedure returns by a computed goto of its own), the run's expected result is the same.
+``--spin ROUNDS`` generates it with ``gen.py --spin``: the run is ``program(STEPS, ROUNDS)``,
+the blocks for STEPS steps, then a tight goto loop after all the labels ROUNDS times (with
+``--steps 1000``, the loop's time alone).
 ``--switch`` appends a function holding a switch to gen.py's module, so that its plan edits
 CPython's tree (the compile route's ``planned first`` then costs what the default does). ``--ways``
 generates ``ways.py N --loops --jumps`` instead (N labels, a computed goto in each of N/16
@@ -74,7 +78,7 @@ RUN = """
 import sys, time, gotopy
 data = open(sys.argv[1], "rb").read()
 translated = open(sys.argv[2], "rb").read()
-steps = int(sys.argv[3])
+steps, spin = int(sys.argv[3]), int(sys.argv[4])
 rewritten_ns, translated_ns = {}, {}
 exec(gotopy.compile(data, "big.py"), rewritten_ns)
 exec(compile(translated, "translated.py", "exec"), translated_ns)
@@ -83,7 +87,7 @@ results = set()
 for _ in range(5):
     for name, ns in (("rewritten", rewritten_ns), ("translated", translated_ns)):
         start = time.perf_counter()
-        results.add(ns["program"](steps))
+        results.add(ns["program"](steps, spin) if spin else ns["program"](steps))
         best[name] = min(best[name], time.perf_counter() - start)
 print(best["translated"], best["rewritten"], repr(sorted(results)))
 """
@@ -138,6 +142,7 @@ def generate(
     returns: bool = False,
     ways: bool = False,
     switch: bool = False,
+    spin: bool = False,
 ) -> Path:
     path = directory / f"big{blocks}{'_plain' if plain else ''}.py"
     if ways:
@@ -145,6 +150,7 @@ def generate(
     else:
         args = [sys.executable, str(GEN), str(blocks)] + (["--return-in-each"] if returns else [])
     args += ["--plain"] if plain else []
+    args += ["--spin"] if spin else []
     done = subprocess.run(args, capture_output=True)
     if done.returncode:
         sys.exit(f"run.py: {done.stderr.decode().strip()}")
@@ -217,6 +223,14 @@ def main() -> None:
         action="store_true",
         help="gen.py's module and a function with a switch, whose plan edits the tree",
     )
+    parser.add_argument(
+        "--spin",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="gen.py's module with a tight goto loop after its labels, run ROUNDS times "
+        "after the STEPS blocks",
+    )
     module.add_argument(
         "--ways",
         action="store_true",
@@ -232,7 +246,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         for blocks in args.sizes:
-            kinds = {"returns": args.return_in_each, "ways": args.ways, "switch": args.switch}
+            kinds = {
+                "returns": args.return_in_each,
+                "ways": args.ways,
+                "switch": args.switch,
+                "spin": bool(args.spin),
+            }
             path = generate(blocks, directory, **kinds)
             plain = generate(blocks, directory, plain=True, **kinds)
             for python in args.python if {"compile", "steps"} & set(args.routes) else []:
@@ -265,11 +284,12 @@ def run(args: argparse.Namespace, path: Path, blocks: int, directory: Path) -> N
         capture_output=True,
     )
     translated, rewritten, results = child(
-        args.runner, RUN, str(path), str(out / path.name), str(args.steps)
+        args.runner, RUN, str(path), str(out / path.name), str(args.steps), str(args.spin)
     )
     walk = [str(WAYS), str(blocks), "--loops"] if args.ways else [str(GEN), str(blocks)]
+    spin = [str(args.spin)] if args.spin else []
     expected = subprocess.run(
-        [sys.executable, *walk, "--expect", str(args.steps)],
+        [sys.executable, *walk, "--expect", str(args.steps), *spin],
         check=True,
         capture_output=True,
         text=True,
@@ -280,7 +300,7 @@ def run(args: argparse.Namespace, path: Path, blocks: int, directory: Path) -> N
             f"{Path(walk[0]).name} expects {expected}"
         )
     line(
-        "run translated/rewritten",
+        "run spin translated/rewritten" if args.spin else "run translated/rewritten",
         blocks,
         float(translated),
         float(rewritten),

@@ -32,8 +32,6 @@ impl Finder<'_> {
     /// The ladders of `body` and of the lists nested in it, outside the ladders taken (whose
     /// blocks move).
     pub(super) fn ladders(&mut self, body: &[Stmt]) {
-        let mut labels: Vec<TextSize> = self.markers.labels.keys().copied().collect();
-        labels.sort_unstable();
         let mut work = vec![body];
         while let Some(list) = work.pop() {
             let mut at = 0;
@@ -44,7 +42,7 @@ impl Finder<'_> {
                     || self
                         .clauses(&list[at - 1])
                         .is_none_or(|found| found.last().is_some_and(|&(test, _)| test.is_none()));
-                if let Some(end) = first.then(|| self.ladder(list, at, &labels)).flatten() {
+                if let Some(end) = first.then(|| self.ladder(list, at)).flatten() {
                     at = end;
                     continue;
                 }
@@ -55,8 +53,8 @@ impl Finder<'_> {
     }
 
     /// Takes the ladder whose chain starts at `list[at]`, if there is one; the index of its
-    /// end's label. `labels` are where the labels start, in order.
-    fn ladder(&mut self, list: &[Stmt], at: usize, labels: &[TextSize]) -> Option<usize> {
+    /// end's label.
+    fn ladder(&mut self, list: &[Stmt], at: usize) -> Option<usize> {
         let (mut branches, chain_end, defaulted) = self.chain(list, at)?;
         // Each test on one line: its header takes one line, as its `if` did.
         let spans_lines = |test: &ast::Expr| self.text[test.range()].contains('\n');
@@ -166,8 +164,8 @@ impl Finder<'_> {
                     // Nothing on the label's line but the label, the goto to the end on a
                     // line of its own, no label inside.
                     let goto_line = body.last().map(|goto| self.lines.line(goto.start()));
-                    let inside = labels.partition_point(|&start| start < first.start());
-                    let labelled = labels.get(inside).is_some_and(|&start| start < last.end());
+                    let labelled =
+                        (self.markers).labelled(TextRange::new(first.start(), last.end()));
                     if self.lines.line(first.start()) < from
                         || (ends && goto_line <= Some(to))
                         || labelled

@@ -15,12 +15,13 @@
 //!
 //! Skips in one list are taken where they nest or follow each other, never where they
 //! cross. A goto to a label inside the skipped statements, or out of them, stays a goto of
-//! the rewritten source, which the translation proper handles as any other. Nothing is
-//! taken from a scope with a computed goto or a switch (their labels may be reached by
-//! value), nor where the text would not survive a change of indentation: a tab in the
-//! indentation, carriage returns. The lines inside a string are copied as they are.
+//! the rewritten source, which the translation proper handles as any other. In a scope
+//! with a computed goto every label stays, and no label goes into a new body
+//! ([`Markers::reached_inside`]). Nothing is taken from a scope with a switch, nor where
+//! the text would not survive a change of indentation: a tab in the indentation, carriage
+//! returns. The lines inside a string are copied as they are.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::token::TokenKind;
@@ -133,6 +134,10 @@ struct Markers {
     named: HashMap<TextSize, usize>,
     /// The scope of each goto and label (its index), by where it starts.
     scope: HashMap<TextSize, usize>,
+    /// Where the labels start, in order.
+    ordered: Vec<TextSize>,
+    /// The scopes with a computed goto, which may reach any of their labels by value.
+    by_value: HashSet<usize>,
 }
 
 impl Markers {
@@ -142,20 +147,26 @@ impl Markers {
             labels: HashMap::new(),
             named: HashMap::new(),
             scope: HashMap::new(),
+            ordered: Vec::new(),
+            by_value: HashSet::new(),
         };
         let written = (module.scopes.iter().enumerate())
             .filter(|(_, scope)| scope.kind != ScopeKind::Module && super::is_written(scope));
         for (index, scope) in written {
-            let by_value = scope.markers.iter().any(|marker| {
-                matches!(
-                    marker.kind,
-                    MarkerKind::ComputedGoto { .. }
-                        | MarkerKind::Switch(_)
-                        | MarkerKind::Case { .. }
-                )
+            let switched = (scope.markers.iter()).any(|marker| {
+                matches!(marker.kind, MarkerKind::Switch(_) | MarkerKind::Case { .. })
             });
-            if by_value {
+            if switched {
                 continue;
+            }
+            // A computed goto may name any label of its scope: one goto more for each, so that
+            // no label goes, and no shape that needs its label named by its own gotos alone
+            // is taken. The others keep the label where the goto lands, and frames (which
+            // decide where a computed goto may go) are never added or taken away.
+            let by_value = (scope.markers.iter())
+                .any(|marker| matches!(marker.kind, MarkerKind::ComputedGoto { .. }));
+            if by_value {
+                markers.by_value.insert(index);
             }
             let mut names: HashMap<&str, usize> = HashMap::new();
             for marker in &scope.markers {
@@ -170,13 +181,32 @@ impl Markers {
                     let start = marker.range.start();
                     markers.labels.insert(start, name.to_string());
                     markers.scope.insert(start, index);
-                    markers
-                        .named
-                        .insert(start, names.get(name.as_str()).copied().unwrap_or(0));
+                    markers.named.insert(
+                        start,
+                        names.get(name.as_str()).copied().unwrap_or(0) + usize::from(by_value),
+                    );
                 }
             }
         }
+        markers.ordered = markers.labels.keys().copied().collect();
+        markers.ordered.sort_unstable();
         markers
+    }
+
+    /// Whether a label starts inside `range`.
+    fn labelled(&self, range: TextRange) -> bool {
+        let inside = self.ordered.partition_point(|&start| start < range.start());
+        self.ordered
+            .get(inside)
+            .is_some_and(|&start| start < range.end())
+    }
+
+    /// Whether a label inside `range` may be reached by value: a shape that puts statements
+    /// in a new body (an `if`'s, a `while`'s) takes none there. Every label of such a scope
+    /// is the target of a jump from outside the body, which the translation enters through
+    /// a dispatch loop of the body's own, one block deeper for each body around it.
+    fn reached_inside(&self, marker: TextSize, range: TextRange) -> bool {
+        self.by_value.contains(&self.scope[&marker]) && self.labelled(range)
     }
 }
 
@@ -312,7 +342,8 @@ impl<'a> Finder<'a> {
             }
             let skipped = TextRange::new(list[at + 1].start(), list[end - 1].end());
             let alone = |range: TextRange| self.lines.alone(self.text, range);
-            let fits = self.lines.line(goto.end()) < self.lines.line(skipped.start())
+            let fits = !self.markers.reached_inside(label.start(), skipped)
+                && self.lines.line(goto.end()) < self.lines.line(skipped.start())
                 && self.lines.line(skipped.end()) < self.lines.line(label.start())
                 && alone(label.range())
                 && (self.shape == Shape::Skip || alone(goto))
@@ -363,6 +394,8 @@ impl<'a> Finder<'a> {
             let body = &branch.body[..branch.body.len() - 1];
             let last = body.last().map_or(stmt.start(), Ranged::end);
             let fits = self.markers.labels.get(&label.start()) == Some(name)
+                && !(self.markers)
+                    .reached_inside(label.start(), TextRange::new(stmt.start(), last))
                 && self.lines.alone(self.text, label.range())
                 && self.lines.alone(self.text, goto)
                 && self.lines.line(last) < self.lines.line(goto.start())
@@ -539,11 +572,7 @@ impl<'a> Finder<'a> {
         self.lines.line(looped.end()) < from
             && to < self.lines.line(label.start())
             && !(self.shifted.iter()).any(|moved| moved.contains(looped.start()))
-            && !self
-                .markers
-                .labels
-                .keys()
-                .any(|&start| range.contains(start))
+            && !self.markers.labelled(range)
             && !self.lines.inside[from..=to + 1].contains(&true)
             && self.text[usize::from(label.end())..].starts_with('\n')
     }
