@@ -1089,7 +1089,7 @@ fn forward_skips_become_ifs_and_elses() {
     let translated = translated_and_ok(&source, &output, true);
     assert!(!translated.contains("_goto_"), "{translated}");
     assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
-    assert_eq!(translated.matches("else:").count(), 15, "{translated}");
+    assert_eq!(translated.matches("else:").count(), 17, "{translated}");
     // As a person writes it, with no line left where a marker was.
     let gcd = "def gcd(a, b):\n    while not (b == 0):\n        a, b = b, a % b\n    return a\n";
     assert!(translated.contains(gcd), "{translated}");
@@ -1133,6 +1133,11 @@ fn forward_skips_become_ifs_and_elses() {
     // A loop left for the label after it: `break`, and what came between the `else:`.
     let found = "            log.append(v)\n            break\n    else:\n        log.append(\"none\")\n    log.append(\"done\")\n";
     assert!(function("first_negative").contains(found), "{translated}");
+    // From inside a `with` and a `try` handler, whose exits `break` runs as the goto did.
+    let found = "                if line == word:\n                    break\n";
+    assert!(function("first_word").contains(found), "{translated}");
+    let none = "    else:\n        log.append(\"none\")\n    log.append(\"done\")\n";
+    assert!(function("first_word").contains(none), "{translated}");
     let out = "        if n == stop:\n            break\n";
     assert!(function("count_down_to").contains(out), "{translated}");
     // A ladder of conditional gotos: one `if` with its `elif`s, each block under its test.

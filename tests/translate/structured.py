@@ -2,7 +2,8 @@
 conditional gotos to blocks that meet again is one `if` with its `elif`s, a loop that tests
 at its end is `while True:` with `break`), a loop that
 restarts as `while True:` around it with an `else` clause, and a loop left for the label
-after it as `break`, what came between as its `else` clause: each goto function
+after it as `break` (from inside a `with` and a `try` too), what came between as its `else`
+clause: each goto function
 is checked against the same function written without goto, on many inputs."""
 
 from goto import goto, label
@@ -250,6 +251,56 @@ def first_negative_plain(values, log):
     return log
 
 
+class Step:
+    """Records entering and leaving, as a file or a lock is opened and closed."""
+
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+
+    def __enter__(self):
+        self.log.append("enter " + self.name)
+
+    def __exit__(self, *exc_info):
+        self.log.append("exit " + self.name)
+
+
+@goto
+def first_word(lines, word, log):
+    for line in lines:
+        with Step(log, line):
+            try:
+                number = int(line)
+            except ValueError:
+                if line == word:
+                    goto .found
+                number = None
+            finally:
+                log.append("tried " + line)
+            log.append(number)
+    log.append("none")
+    label .found
+    log.append("done")
+    return log
+
+
+def first_word_plain(lines, word, log):
+    for line in lines:
+        with Step(log, line):
+            try:
+                number = int(line)
+            except ValueError:
+                if line == word:
+                    break
+                number = None
+            finally:
+                log.append("tried " + line)
+            log.append(number)
+    else:
+        log.append("none")
+    log.append("done")
+    return log
+
+
 @goto
 def count_down_to(n, stop):
     seen = []
@@ -459,6 +510,9 @@ for queue in ([], [1, -2, 3], [-1, -1, 4], [0]):
     assert log == plain, (queue, log, plain)
 for values in ([], [1, 2], [3, -1, -2], [-5]):
     assert first_negative(values, []) == first_negative_plain(values, []), values
+for lines in ([], ["1", "x", "2"], ["a", "b", "a"], ["3", "b"]):
+    for word in ("a", "b", "x"):
+        assert first_word(lines, word, []) == first_word_plain(lines, word, []), (lines, word)
 for n in range(6):
     for stop in range(-1, 6):
         assert count_down_to(n, stop) == count_down_to_plain(n, stop), (n, stop)

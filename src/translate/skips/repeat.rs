@@ -9,8 +9,8 @@
 //! ```
 //!
 //! The label's line becomes `while True:` (its comment kept), the goto `break`, and S and
-//! the `if` go one level deeper; a goto to the label inside S, under `if`s only, is
-//! `continue`. Taken where no `break` or `continue` in S would be the new loop's, where
+//! the `if` go one level deeper; a goto to the label inside S, under `if`, `with` and `try`
+//! statements only, is `continue`. Taken where no `break` or `continue` in S would be the new loop's, where
 //! those gotos alone name the label, and where such loops of one list nest or follow each
 //! other, never where they cross; a loop with such a `continue` is taken where no other
 //! loop of the pass nests with it (the `continue` would be the innermost one's).
@@ -33,7 +33,7 @@ impl Finder<'_> {
                 continue;
             };
             let (label, body) = (&list[start], &list[start + 1..end]);
-            let inner = self.gotos_under_ifs(body, name);
+            let inner = self.gotos_leaving(body, name);
             let alone = |range: TextRange| self.lines.alone(self.text, range);
             let first = body.first().map_or(stmt.start(), Ranged::start);
             // Loops taken in this pass nest or are apart, never cross; and a `continue` binds

@@ -1,0 +1,208 @@
+//! Loops that a goto leaves or starts again ([`Shape::Restart`], [`Shape::Leave`]): each goto
+//! becomes the `break` a person writes there, inside `if`, `with` and `try` statements too,
+//! whose exits `break` runs as the goto did.
+
+use super::*;
+
+impl<'a> Finder<'a> {
+    /// The restarts of one list: `label .l`, a loop whose body alone goes back to `.l`, and
+    /// one simple statement ending the list ([`Shape::Restart`]).
+    pub(super) fn restarts(&mut self, list: &[Stmt]) {
+        let [.., label, looped, last] = list else {
+            return;
+        };
+        let Some((orelse, gotos)) = self.loop_gotos(looped, label) else {
+            return;
+        };
+        // Not `break` or `continue`, which would be the new loop's.
+        let simple = !compound(last) && !matches!(last, Stmt::Break(_) | Stmt::Continue(_));
+        // Nor a goto or label, whose own edits would meet this one's.
+        let marker = self.markers.gotos.contains_key(&last.start())
+            || self.markers.labels.contains_key(&last.start());
+        let fits = orelse.is_empty()
+            && simple
+            && !marker
+            && self.lines.alone(self.text, last.range())
+            && self.lines.line(last.start()) == self.lines.line(last.end())
+            && self.lines.line(label.end()) < self.lines.line(looped.start())
+            && !self.lines.tabbed(label.start(), last.end());
+        if !fits {
+            return;
+        }
+        let exit = matches!(last, Stmt::Return(_) | Stmt::Raise(_));
+        let mut edits = vec![(TextRange::empty(last.start()), "else: ".to_owned())];
+        if !exit {
+            edits.push((TextRange::empty(last.end()), "; break".to_owned()));
+        }
+        let deeper = TextRange::new(self.lines.start(looped.start()), last.end());
+        self.take(label, &gotos, edits, Some(deeper), Some("while True:"));
+    }
+
+    /// The loops of one list that a goto leaves for a label after them ([`Shape::Leave`]).
+    pub(super) fn leaves(&mut self, list: &[Stmt]) {
+        // Past the label of the last one taken: two never overlap.
+        let mut free_from = 0;
+        for (at, looped) in list.iter().enumerate() {
+            if at < free_from {
+                continue;
+            }
+            if !matches!(looped, Stmt::For(_) | Stmt::While(_)) {
+                continue;
+            }
+            let rest = &list[at + 1..];
+            let Some(end) = rest
+                .iter()
+                .position(|stmt| self.markers.labels.contains_key(&stmt.start()))
+            else {
+                continue;
+            };
+            let (between, label) = (&rest[..end], &rest[end]);
+            let Some((orelse, gotos)) = self.loop_gotos(looped, label) else {
+                continue;
+            };
+            let fits = !self.lines.tabbed(looped.start(), label.end())
+                && (between.is_empty()
+                    || orelse.is_empty() && self.shiftable(looped, between, label));
+            if !fits {
+                continue;
+            }
+            free_from = at + 1 + end;
+            let mut edits = Vec::new();
+            let mut skipped = None;
+            if let (Some(first), Some(last)) = (between.first(), between.last()) {
+                // `else:` on a line of its own before S, as deep as the loop, and the
+                // label's line taken out whole: S one line lower, and one level deeper.
+                let indent = &self.text
+                    [usize::from(self.lines.start(looped.start()))..usize::from(looped.start())];
+                edits.push((
+                    TextRange::empty(self.lines.start(first.start())),
+                    format!("{indent}else:\n"),
+                ));
+                edits.push((
+                    TextRange::new(self.lines.start(label.start()), label.start()),
+                    String::new(),
+                ));
+                edits.push((
+                    TextRange::at(label.end(), TextSize::of("\n")),
+                    String::new(),
+                ));
+                self.shifted
+                    .push(TextRange::new(first.start(), label.end()));
+                let (from, to) = (self.lines.line(first.start()), self.lines.line(last.end()));
+                skipped = Some(TextRange::new(
+                    self.lines.starts[from + 1],
+                    self.lines.starts[to + 1],
+                ));
+            }
+            // The label's line goes whole where it gave `else:` its line, else as any label.
+            let becomes = (!between.is_empty()).then_some("");
+            self.take(label, &gotos, edits, skipped, becomes);
+        }
+    }
+
+    /// The `else` clause of `looped` and its gotos to `label`, when `looped` is a `for` or
+    /// `while` loop whose body alone names `label` ([`Finder::gotos_leaving`], each alone on
+    /// its line) and holds no `break` of its own, and the label is alone on its line: what
+    /// [`Shape::Restart`] and [`Shape::Leave`] both take.
+    pub(super) fn loop_gotos(
+        &self,
+        looped: &'a Stmt,
+        label: &Stmt,
+    ) -> Option<(&'a [Stmt], Vec<TextRange>)> {
+        let (body, orelse) = match looped {
+            Stmt::For(ast::StmtFor { body, orelse, .. })
+            | Stmt::While(ast::StmtWhile { body, orelse, .. }) => (body, orelse),
+            _ => return None,
+        };
+        let name = self.markers.labels.get(&label.start())?;
+        let gotos = self.gotos_leaving(body, name);
+        let alone = |range: TextRange| self.lines.alone(self.text, range);
+        let fits = !gotos.is_empty()
+            && gotos.iter().all(|&goto| alone(goto))
+            && self.markers.named.get(&label.start()) == Some(&gotos.len())
+            && !breaks(body)
+            && alone(label.range());
+        fits.then_some((orelse.as_slice(), gotos))
+    }
+
+    /// Takes a restart or a leave of `label`: each of its `gotos` becomes `break`, with
+    /// `edits` and `skipped`, and the label [`Skip::becomes`]. A skip per goto, so that the label
+    /// goes with its last; the first carries the edits.
+    pub(super) fn take(
+        &mut self,
+        label: &Stmt,
+        gotos: &[TextRange],
+        mut edits: Vec<(TextRange, String)>,
+        mut skipped: Option<TextRange>,
+        becomes: Option<&'static str>,
+    ) {
+        edits.extend(gotos.iter().map(|&goto| (goto, "break".to_owned())));
+        for _ in gotos {
+            self.skips.push(Skip {
+                edits: std::mem::take(&mut edits),
+                skipped: skipped.take(),
+                label: label.range(),
+                dead: None,
+                becomes,
+            });
+        }
+    }
+
+    /// Whether the statements `between` a loop and its `label` can move one line down into
+    /// the loop's `else:` ([`Shape::Leave`]): each on lines after the loop's and before the
+    /// label's, no label among them at any depth (nothing else enters them), no string over
+    /// several lines (its lines are copied as they are, by their place), nothing after the
+    /// label on its line, which goes, and the loop not among statements another leave of
+    /// the pass moves.
+    pub(super) fn shiftable(&self, looped: &Stmt, between: &[Stmt], label: &Stmt) -> bool {
+        let (Some(first), Some(last)) = (between.first(), between.last()) else {
+            return false;
+        };
+        let (from, to) = (self.lines.line(first.start()), self.lines.line(last.end()));
+        let range = TextRange::new(first.start(), last.end());
+        self.lines.line(looped.end()) < from
+            && to < self.lines.line(label.start())
+            && !(self.shifted.iter()).any(|moved| moved.contains(looped.start()))
+            && !self.markers.labelled(range)
+            && !self.lines.inside[from..=to + 1].contains(&true)
+            && self.text[usize::from(label.end())..].starts_with('\n')
+    }
+
+    /// The gotos to `name` in `body` that a `break` or `continue` of a loop around `body`
+    /// can stand for: in `body`, and in the `if`, `with` and `try` statements in it at any
+    /// depth (a `try`'s body, handlers and `else`), where a `break` leaves each `with`,
+    /// handler and `try` with `finally` as the goto does (language reference, section 4);
+    /// none in a loop (whose `break` would be its own), a `finally` body or an `except*`
+    /// handler (which no goto leaves).
+    pub(super) fn gotos_leaving(&self, body: &[Stmt], name: &str) -> Vec<TextRange> {
+        let mut found = Vec::new();
+        let mut work = vec![body];
+        while let Some(list) = work.pop() {
+            for stmt in list {
+                if self
+                    .markers
+                    .gotos
+                    .get(&stmt.start())
+                    .is_some_and(|to| to == name)
+                {
+                    found.push(stmt.range());
+                    continue;
+                }
+                match stmt {
+                    Stmt::If(_) | Stmt::With(_) => work.extend(child_lists(stmt)),
+                    Stmt::Try(attempt) if !attempt.is_star => {
+                        work.push(&attempt.body);
+                        work.extend(attempt.handlers.iter().map(|handler| {
+                            let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                            handler.body.as_slice()
+                        }));
+                        work.push(&attempt.orelse);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        found.sort_by_key(|range| range.start());
+        found
+    }
+}
