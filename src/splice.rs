@@ -348,6 +348,25 @@ mod tests {
         );
     }
 
+    /// Gotos back to earlier labels only, each the one statement of an `if`: the passes of
+    /// `translate` that make loops walked the statements between each goto and its label,
+    /// the square of the function's size where nothing nests the blocks.
+    #[test]
+    fn gotos_back_cost_what_the_code_costs() {
+        let back_only = |blocks: usize| {
+            let mut text = String::from("@goto\ndef f(steps):\n    a = 1\n    n = 0\n");
+            let mut next = numbers(7);
+            for i in 0..blocks {
+                let back = next(i + 1);
+                text += &format!(
+                    "    label .b{i}\n    a = (a * 3 + {i}) % 65521\n    n += 1\n    if n >= steps:\n        return a\n    if a % 7 == 0:\n        goto .b{back}\n"
+                );
+            }
+            text + "    return a\n"
+        };
+        assert_linear_on("translate, gotos back", back_only, translates);
+    }
+
     #[test]
     fn the_rustpython_lowering_and_translate_cost_what_the_code_costs() {
         use crate::{Options, Source};

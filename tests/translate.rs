@@ -957,9 +957,9 @@ fn function_text<'t>(translated: &'t str, name: &str) -> &'t str {
 }
 
 /// In a function with a computed goto, which may reach any label by value, the passes take a
-/// goto loop and a goto to a `return` as anywhere (the loop a `while`, the goto the
-/// `return`), keep each label where a jump by value lands, and leave a skip over a label to
-/// the register: tests/translate/by_value.py, against its plain twins on every CPython.
+/// goto loop as anywhere (a `while`), keep its label where a jump by value lands, and leave
+/// the other shapes to the register: tests/translate/by_value.py, against its plain twins
+/// on every CPython.
 #[test]
 fn labels_reached_by_value_stay_where_jumps_land() {
     let dir = common::Scratch::dir("translate-by-value");
@@ -968,7 +968,8 @@ fn labels_reached_by_value_stay_where_jumps_land() {
     let function = |name: &str| function_text(&translated, name);
     let spin = "            while i < acc:\n                total += i\n                i += 1\n";
     assert!(function("machine").contains(spin), "{translated}");
-    let halt = "            if pc >= len(program):\n                return acc\n";
+    // Only loops are taken there: the goto to the `return` keeps its jump.
+    let halt = "            if pc >= len(program): _goto_k = ";
     assert!(function("machine").contains(halt), "{translated}");
     assert!(
         function("route").contains("if skip: _goto_k = "),

@@ -1,7 +1,7 @@
 """Functions with a computed goto, which may reach any of their labels by value: the passes
-take their loops and exits as in any other function, keep every label where a jump by value
-lands, and put no label in a new body. Each goto function is checked against the same
-function written without goto, on many inputs."""
+take their loops as in any other function, keep each label where a jump by value lands, and
+leave every other shape (a skip over a label, a goto to a `return`) to the register. Each
+goto function is checked against the same function written without goto, on many inputs."""
 
 from goto import goto, label
 

@@ -42,6 +42,13 @@ impl<'a> Finder<'a> {
     pub(super) fn leaves(&mut self, list: &[Stmt]) {
         // Past the label of the last one taken: two never overlap.
         let mut free_from = 0;
+        // The index of the first label at or after each statement (none: the list's length).
+        let mut next_label = vec![list.len(); list.len() + 1];
+        for at in (0..list.len()).rev() {
+            let labelled = self.markers.labels.contains_key(&list[at].start());
+            next_label[at] = if labelled { at } else { next_label[at + 1] };
+        }
+        crate::splice::count(list.len());
         for (at, looped) in list.iter().enumerate() {
             if at < free_from {
                 continue;
@@ -50,12 +57,10 @@ impl<'a> Finder<'a> {
                 continue;
             }
             let rest = &list[at + 1..];
-            let Some(end) = rest
-                .iter()
-                .position(|stmt| self.markers.labels.contains_key(&stmt.start()))
-            else {
+            let end = next_label[at + 1] - (at + 1);
+            if end == rest.len() {
                 continue;
-            };
+            }
             let (between, label) = (&rest[..end], &rest[end]);
             let Some((orelse, gotos)) = self.loop_gotos(looped, label) else {
                 continue;
@@ -176,16 +181,24 @@ impl<'a> Finder<'a> {
     /// handler (which no goto leaves).
     pub(super) fn gotos_leaving(&self, body: &[Stmt], name: &str) -> Vec<TextRange> {
         let mut found = Vec::new();
+        self.leaving(body, |to, goto| {
+            if to == name {
+                found.push(goto);
+            }
+        });
+        found.sort_by_key(|range| range.start());
+        found
+    }
+
+    /// Each goto of [`Finder::gotos_leaving`] in `body`, whatever its label, with its
+    /// label's name (each statement visited counts a unit of work).
+    pub(super) fn leaving(&self, body: &[Stmt], mut each: impl FnMut(&str, TextRange)) {
         let mut work = vec![body];
         while let Some(list) = work.pop() {
+            crate::splice::count(list.len());
             for stmt in list {
-                if self
-                    .markers
-                    .gotos
-                    .get(&stmt.start())
-                    .is_some_and(|to| to == name)
-                {
-                    found.push(stmt.range());
+                if let Some(to) = self.markers.gotos.get(&stmt.start()) {
+                    each(to, stmt.range());
                     continue;
                 }
                 match stmt {
@@ -202,7 +215,5 @@ impl<'a> Finder<'a> {
                 }
             }
         }
-        found.sort_by_key(|range| range.start());
-        found
     }
 }

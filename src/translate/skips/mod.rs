@@ -16,7 +16,7 @@
 //! Skips in one list are taken where they nest or follow each other, never where they
 //! cross. A goto to a label inside the skipped statements, or out of them, stays a goto of
 //! the rewritten source, which the translation proper handles as any other. In a scope
-//! with a computed goto every label stays, and no label goes into a new body
+//! with a computed goto only loops are taken, their labels kept and none in their bodies
 //! ([`Markers::reached_inside`]). Nothing is taken from a scope with a switch, nor where
 //! the text would not survive a change of indentation: a tab in the indentation, carriage
 //! returns. The lines inside a string are copied as they are.
@@ -75,23 +75,15 @@ pub(super) fn structured<T: Send>(
 /// The passes from the `from`-th on `source` as `checked`, up to the first that writes it:
 /// the next pass's index, and the text written.
 fn passes(from: usize, source: &Source, checked: &Checked) -> (usize, Option<String>) {
-    for (at, &shape) in SHAPES.iter().enumerate().skip(from) {
-        if let Some(text) = pass(shape, source, checked) {
-            return (at + 1, Some(text));
-        }
-    }
-    (SHAPES.len(), None)
-}
-
-/// One pass: the source with the skips of `shape` taken.
-fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
     let text = source.text();
-    if text.contains('\r') {
-        return None;
-    }
-    let markers = Markers::of(&checked.module);
-    if markers.gotos.is_empty() {
-        return None;
+    let markers = Markers::of(&checked.module, false);
+    // The scopes with a computed goto, for the loop pass alone: a `while` is what runs a
+    // tight loop there at the speed of the rewritten code, and every other pass would cost
+    // a walk of the function and a check of what it wrote for jumps taken once.
+    let looped = (!markers.by_value.is_empty()).then(|| Markers::of(&checked.module, true));
+    let all = looped.as_ref().unwrap_or(&markers);
+    if text.contains('\r') || all.gotos.is_empty() {
+        return (SHAPES.len(), None);
     }
     let mut lines = Lines::new(text);
     // The lines that start inside a token (a string over several lines): copied as they are.
@@ -105,11 +97,32 @@ fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
             lines.inside[first + 1..=last].fill(true);
         }
     }
+    for (at, &shape) in SHAPES.iter().enumerate().skip(from) {
+        let markers = if shape == Shape::Loop { all } else { &markers };
+        if markers.gotos.is_empty() {
+            continue;
+        }
+        if let Some(text) = pass(shape, text, &lines, markers, checked) {
+            return (at + 1, Some(text));
+        }
+    }
+    (SHAPES.len(), None)
+}
+
+/// One pass over `text` (its `lines` and `markers`, as `checked`): the source with the
+/// skips of `shape` taken.
+fn pass(
+    shape: Shape,
+    text: &str,
+    lines: &Lines,
+    markers: &Markers,
+    checked: &Checked,
+) -> Option<String> {
     let mut finder = Finder {
         shape,
-        markers: &markers,
+        markers,
         text,
-        lines: &lines,
+        lines,
         skips: Vec::new(),
         shifted: Vec::new(),
         repeated: Vec::new(),
@@ -123,7 +136,7 @@ fn pass(shape: Shape, source: &Source, checked: &Checked) -> Option<String> {
     if finder.skips.is_empty() {
         return None;
     }
-    rewrite(text, &lines, &markers, &finder.skips)
+    rewrite(text, lines, markers, &finder.skips)
 }
 
 /// The gotos and labels of the scopes whose forward skips may be taken, by where their
@@ -142,7 +155,9 @@ struct Markers {
 }
 
 impl Markers {
-    fn of(module: &Module) -> Markers {
+    /// The markers of `module`'s scopes that the passes may take from: with `with_by_value`,
+    /// those of the scopes with a computed goto too.
+    fn of(module: &Module, with_by_value: bool) -> Markers {
         let mut markers = Markers {
             gotos: HashMap::new(),
             labels: HashMap::new(),
@@ -161,13 +176,16 @@ impl Markers {
                 continue;
             }
             // A computed goto may name any label of its scope: one goto more for each, so that
-            // no label goes, and no shape that needs its label named by its own gotos alone
-            // is taken. The others keep the label where the goto lands, and frames (which
-            // decide where a computed goto may go) are never added or taken away.
+            // no label goes; the loop keeps its label where the goto lands, and frames (which
+            // decide where a computed goto may go) are never added or taken away. Only the
+            // loop pass looks there ([`Markers::of`]'s `by_value`).
             let by_value = (scope.markers.iter())
                 .any(|marker| matches!(marker.kind, MarkerKind::ComputedGoto { .. }));
             if by_value {
                 markers.by_value.insert(index);
+                if !with_by_value {
+                    continue;
+                }
             }
             let mut names: HashMap<&str, usize> = HashMap::new();
             for marker in &scope.markers {
@@ -202,10 +220,9 @@ impl Markers {
             .is_some_and(|&start| start < range.end())
     }
 
-    /// Whether a label inside `range` may be reached by value: a shape that puts statements
-    /// in a new body (an `if`'s, a `while`'s) takes none there. Every label of such a scope
-    /// is the target of a jump from outside the body, which the translation enters through
-    /// a dispatch loop of the body's own, one block deeper for each body around it.
+    /// Whether a label inside `range` may be reached by value: the loop pass, which
+    /// puts statements in a new body, takes none there. The translation would enter the body
+    /// through a dispatch loop of its own, one block deeper, where the source had one list.
     fn reached_inside(&self, marker: TextSize, range: TextRange) -> bool {
         self.by_value.contains(&self.scope[&marker]) && self.labelled(range)
     }
@@ -343,8 +360,7 @@ impl<'a> Finder<'a> {
             }
             let skipped = TextRange::new(list[at + 1].start(), list[end - 1].end());
             let alone = |range: TextRange| self.lines.alone(self.text, range);
-            let fits = !self.markers.reached_inside(label.start(), skipped)
-                && self.lines.line(goto.end()) < self.lines.line(skipped.start())
+            let fits = self.lines.line(goto.end()) < self.lines.line(skipped.start())
                 && self.lines.line(skipped.end()) < self.lines.line(label.start())
                 && alone(label.range())
                 && (self.shape == Shape::Skip || alone(goto))
@@ -638,6 +654,7 @@ fn breaks(body: &[Stmt]) -> bool {
 fn exits_loop(body: &[Stmt], continues: bool) -> bool {
     let mut work = vec![body];
     while let Some(list) = work.pop() {
+        crate::splice::count(list.len());
         for stmt in list {
             match stmt {
                 Stmt::Break(_) => return true,

@@ -20,7 +20,16 @@ use super::*;
 impl Finder<'_> {
     /// The repeats of one list ([`Shape::Repeat`]).
     pub(super) fn repeats(&mut self, list: &[Stmt]) {
+        // The labels of the list so far by name, and what its statements hold (made for the
+        // first loop that may be taken): each loop's body is then a range of them, and no
+        // body is walked again for each goto back across it.
+        let mut labels: HashMap<&str, usize> = HashMap::new();
+        let mut held: Option<Held> = None;
+        crate::splice::count(list.len());
         for (end, stmt) in list.iter().enumerate() {
+            if let Some(name) = self.markers.labels.get(&stmt.start()) {
+                labels.insert(name, end);
+            }
             let Stmt::If(branch) = stmt else { continue };
             let ([goto], []) = (branch.body.as_slice(), branch.elif_else_clauses.as_slice()) else {
                 continue;
@@ -28,12 +37,12 @@ impl Finder<'_> {
             let Some(name) = self.markers.gotos.get(&goto.start()) else {
                 continue;
             };
-            let named = |s: &Stmt| self.markers.labels.get(&s.start()) == Some(name);
-            let Some(start) = list[..end].iter().rposition(named) else {
+            let Some(&start) = labels.get(name.as_str()) else {
                 continue;
             };
             let (label, body) = (&list[start], &list[start + 1..end]);
-            let inner = self.gotos_leaving(body, name);
+            let held = held.get_or_insert_with(|| Held::of(self, list));
+            let inner = held.gotos(name, start + 1, end);
             let alone = |range: TextRange| self.lines.alone(self.text, range);
             let first = body.first().map_or(stmt.start(), Ranged::start);
             // Loops taken in this pass nest or are apart, never cross; and a `continue` binds
@@ -50,7 +59,7 @@ impl Finder<'_> {
                 && alone(label.range())
                 && alone(stmt.range())
                 && self.lines.line(label.end()) < self.lines.line(first)
-                && !loop_exit(body)
+                && !held.exits(start + 1, end)
                 && !self.lines.tabbed(label.start(), stmt.end())
                 && !meets;
             if !fits {
@@ -76,5 +85,48 @@ impl Finder<'_> {
                 });
             }
         }
+    }
+}
+
+/// What the statements of one list hold, for ranges of them: the gotos a `continue` or
+/// `break` may stand for ([`Finder::leaving`]) and the `break` and `continue` statements of
+/// a loop around them, each statement walked once.
+struct Held {
+    /// By label name, the gotos in order, each with the index of its statement.
+    gotos: HashMap<String, Vec<(usize, TextRange)>>,
+    /// How many of the statements before each hold a `break` or `continue`.
+    exits: Vec<usize>,
+}
+
+impl Held {
+    fn of(finder: &Finder<'_>, list: &[Stmt]) -> Held {
+        let mut gotos: HashMap<String, Vec<(usize, TextRange)>> = HashMap::new();
+        let mut exits = vec![0];
+        for (at, stmt) in list.iter().enumerate() {
+            let one = std::slice::from_ref(stmt);
+            finder.leaving(one, |to, goto| {
+                gotos.entry(to.to_owned()).or_default().push((at, goto));
+            });
+            exits.push(exits[at] + usize::from(loop_exit(one)));
+        }
+        for found in gotos.values_mut() {
+            found.sort_by_key(|&(_, goto)| goto.start());
+        }
+        Held { gotos, exits }
+    }
+
+    /// The gotos to `name` in the statements from `from` up to `to`.
+    fn gotos(&self, name: &str, from: usize, to: usize) -> Vec<TextRange> {
+        let Some(found) = self.gotos.get(name) else {
+            return Vec::new();
+        };
+        let first = found.partition_point(|&(at, _)| at < from);
+        let last = found.partition_point(|&(at, _)| at < to);
+        found[first..last].iter().map(|&(_, goto)| goto).collect()
+    }
+
+    /// Whether a statement from `from` up to `to` holds a `break` or `continue`.
+    fn exits(&self, from: usize, to: usize) -> bool {
+        self.exits[to] > self.exits[from]
     }
 }
