@@ -3,7 +3,7 @@ conditional gotos to blocks that meet again is one `if` with its `elif`s, a loop
 at its end is `while True:` with `break`), a loop that
 restarts as `while True:` around it with an `else` clause, and a loop left for the label
 after it as `break` (from inside a `with` and a `try` too), what came between as its `else`
-clause: each goto function
+clause, and two loops left at once as `break`, `else:` and `continue``: each goto function
 is checked against the same function written without goto, on many inputs."""
 
 from goto import goto, label
@@ -302,6 +302,81 @@ def first_word_plain(lines, word, log):
 
 
 @goto
+def first_pair(rows, target, log):
+    for i, row in enumerate(rows):
+        log.append("row")
+        for j, cell in enumerate(row):
+            if cell == target:
+                log.append((i, j))
+                goto .found
+        log.append("end of row")
+    label .found
+    log.append("done")
+    return log
+
+
+def first_pair_plain(rows, target, log):
+    for i, row in enumerate(rows):
+        log.append("row")
+        for j, cell in enumerate(row):
+            if cell == target:
+                log.append((i, j))
+                break
+        else:
+            log.append("end of row")
+            continue
+        break
+    log.append("done")
+    return log
+
+
+@goto
+def pair_sum(values, total, log):
+    found = "none"
+    for a in values:
+        for b in values:
+            if a + b == total:
+                found = (a, b)
+                goto .out
+    label .out  # the search's end
+    log.append(found)
+    return log
+
+
+def pair_sum_plain(values, total, log):
+    pairs = [(a, b) for a in values for b in values if a + b == total]
+    log.append(pairs[0] if pairs else "none")
+    return log
+
+
+@goto
+def find_zero(grid, log):
+    i = 0
+    while i < len(grid):
+        j = 0
+        while j < len(grid[i]):
+            if grid[i][j] == 0:
+                goto .hit
+            j += 1
+        i += 1
+        log.append(i)
+    label .hit
+    log.append("hit" if i < len(grid) else "miss")
+    return log
+
+
+def find_zero_plain(grid, log):
+    for i, row in enumerate(grid):
+        if 0 in row:
+            break
+        log.append(i + 1)
+    else:
+        i = len(grid)
+    log.append("hit" if i < len(grid) else "miss")
+    return log
+
+
+@goto
 def count_down_to(n, stop):
     seen = []
     while n > 0:
@@ -513,6 +588,13 @@ for values in ([], [1, 2], [3, -1, -2], [-5]):
 for lines in ([], ["1", "x", "2"], ["a", "b", "a"], ["3", "b"]):
     for word in ("a", "b", "x"):
         assert first_word(lines, word, []) == first_word_plain(lines, word, []), (lines, word)
+for rows in ([], [[1, 2], [3, 4]], [[5], [], [5, 6]], [[0]]):
+    for target in (0, 3, 5, 9):
+        assert first_pair(rows, target, []) == first_pair_plain(rows, target, []), rows
+        assert find_zero(rows, []) == find_zero_plain(rows, []), rows
+for values in ([], [1, 2, 3], [4], [2, 2]):
+    for total in (4, 5, 8):
+        assert pair_sum(values, total, []) == pair_sum_plain(values, total, []), values
 for n in range(6):
     for stop in range(-1, 6):
         assert count_down_to(n, stop) == count_down_to_plain(n, stop), (n, stop)

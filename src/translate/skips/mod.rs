@@ -6,7 +6,8 @@
 //! `else:` over them; `label .l` then an `if TEST:` whose body ends with `goto .l` is `while
 //! TEST:` over the rest of that body; a loop that a goto restarts is `while True:` around
 //! it with an `else:`; a loop that a goto leaves for the label after it is that loop with a
-//! `break`, what came between its `else:` ([`Shape`]). A label goes when no other goto
+//! `break`, what came between its `else:`; two loops left at once are `break`, `else:` and
+//! `continue` ([`escape`]; [`Shape`]). A label goes when no other goto
 //! names it.
 //! The source is written so, on the same lines (the new `if` on the old one's, the `else:`
 //! on the goto's, the statements one level deeper, the label's line left blank but for its
@@ -31,6 +32,7 @@ use crate::front::scan::{MarkerKind, Module, Options, ScopeKind};
 use crate::front::source::Source;
 use crate::plan::{Checked, CompileError, on_checked};
 
+mod escape;
 mod ladder;
 mod leave;
 mod repeat;
@@ -281,12 +283,17 @@ enum Shape {
     /// label's line gives back; with no S, the loop may have an `else` already, which the
     /// goto skipped as `break` does). What a search that stops at its first find is.
     Leave,
+    /// A `for` or `while` loop whose body holds a loop whose body alone goes to `label .l`
+    /// right after the outer loop: the inner loop's `break`, `else:` over the rest of the
+    /// outer body and `continue`, then the outer loop's `break` ([`escape`]).
+    Escape,
 }
 
 /// The passes, in order: a ladder of conditional gotos before its gotos are taken one by one
 /// as skips, a loop's exit test is a skip first, what is left of the gotos to an
-/// exit becomes the exit itself, and only then a loop's exit to its label `break`.
-const SHAPES: [Shape; 8] = [
+/// exit becomes the exit itself, and only then a loop's exit to its label `break`, one
+/// loop's before two loops'.
+const SHAPES: [Shape; 9] = [
     Shape::Ladder,
     Shape::Skip,
     Shape::Else,
@@ -295,6 +302,7 @@ const SHAPES: [Shape; 8] = [
     Shape::Restart,
     Shape::Exit,
     Shape::Leave,
+    Shape::Escape,
 ];
 
 struct Finder<'a> {
@@ -331,6 +339,7 @@ impl<'a> Finder<'a> {
             Shape::Restart => self.restarts(list),
             Shape::Repeat => self.repeats(list),
             Shape::Leave => self.leaves(list),
+            Shape::Escape => self.escapes(list),
             _ => self.skips_and_elses(list),
         }
     }
@@ -549,8 +558,10 @@ impl<'a> Finder<'a> {
 /// The source with `skips` taken: each `if TEST: goto .l` written `if not (TEST):`, the
 /// labels no other goto names blanked (their comments stay) or written as what they become
 /// (a restart's `while True:`), then the skipped lines one level deeper for each skip
-/// around them. No edit changes the number of lines: a leave's `else:` takes its label's
-/// line, the statements between one line lower. `None` where two edits meet.
+/// around them. No skip changes the number of lines: a leave's `else:` takes its label's
+/// line, the statements between one line lower, and an escape's the first blank line after
+/// its label (each skip's lines to go deeper are counted where they end up). `None` where
+/// two edits meet.
 fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Option<String> {
     let mut edits: Vec<(TextRange, String)> = Vec::new();
     // Each label's first skip, and how many skips take it.
