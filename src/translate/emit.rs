@@ -631,7 +631,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// A `finally` body. One that reads the register runs with it cleared and gives it back
-    /// at its end, so that a jump passing through (which set it) goes on afterwards.
+    /// at its end, so that a jump passing through (which set it) goes on afterwards; so does
+    /// one with a `break` or `continue` of its own, which ends such a jump (language
+    /// reference, section 4): leaving the body that way skips the register's return.
     pub(super) fn finally(
         &mut self,
         tr: &Translator<'a>,
@@ -644,7 +646,8 @@ impl<'a> Ctx<'a> {
         let mut inner = self.list(tr, list, &BTreeSet::new(), false, first)?;
         let final_range = self.list_range(list).expect("a finally body");
         let try_range = TextRange::new(stmt.start(), final_range.start());
-        if self.is_special(final_range) && self.sets_inside(try_range) {
+        let ends_jumps = self.is_special(final_range) || super::skips::loop_exit(&stmt.finalbody);
+        if ends_jumps && self.sets_inside(try_range) {
             let count = tr.saves.get() + 1;
             tr.saves.set(count);
             let saved = format!("{}{count}", tr.names.f);

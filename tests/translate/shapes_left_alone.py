@@ -1,7 +1,8 @@
 """Shapes near a label that translate's passes must not take (a loop the restart or leave
 shape would get wrong, a label that shares its line with a statement, loops whose edits
-would meet, a ladder test over two lines): their goto functions keep a register, and each
-is checked against the same function written without goto."""
+would meet, a ladder test over two lines, a jump that a `finally` ends): their goto
+functions keep a register, and each is checked against the same function written without
+goto."""
 
 from goto import goto, label
 
@@ -166,6 +167,38 @@ for stop in range(6):
     assert tangled(stop) == tangled_plain(stop), stop
 for xs in ([], [0], [0, 1], [1, 0], [1, 1], [2, 0, 3]):
     assert retry_pairs(xs, []) == retry_pairs_plain(xs, []), xs
+@goto
+def cancelled(skip, stop):
+    """A goto out of a `try` whose `finally` continues the loop: the `continue` ends the
+    jump, as it ends a `break` (the register goes back to 0 with it)."""
+    log = []
+    if skip:
+        goto .out
+    for i in range(3):
+        try:
+            if i == stop:
+                goto .out
+        finally:
+            log.append(i)
+            continue
+    log.append("loop ended")
+    label .out
+    log.append("out")
+    return log
+
+
+def cancelled_plain(skip, stop):
+    log = []
+    if not skip:
+        log += [0, 1, 2]
+        log.append("loop ended")
+    log.append("out")
+    return log
+
+
 for a, b in ((0, 0), (0, 1), (1, 0), (1, 1)):
     assert tall(a, b) == tall_plain(a, b), (a, b)
+for skip in (False, True):
+    for stop in range(4):
+        assert cancelled(skip, stop) == cancelled_plain(skip, stop), (skip, stop)
 print("ok")

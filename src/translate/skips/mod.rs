@@ -652,7 +652,7 @@ fn compound(stmt: &Stmt) -> bool {
 }
 
 /// Whether `body` holds a `break` or `continue` of a loop around it.
-fn loop_exit(body: &[Stmt]) -> bool {
+pub(super) fn loop_exit(body: &[Stmt]) -> bool {
     exits_loop(body, true)
 }
 
