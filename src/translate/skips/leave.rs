@@ -177,8 +177,8 @@ impl<'a> Finder<'a> {
     /// can stand for: in `body`, and in the `if`, `with` and `try` statements in it at any
     /// depth (a `try`'s body, handlers and `else`), where a `break` leaves each `with`,
     /// handler and `try` with `finally` as the goto does (language reference, section 4);
-    /// none in a loop (whose `break` would be its own), a `finally` body or an `except*`
-    /// handler (which no goto leaves).
+    /// none in a loop (whose `break` would be its own), a `finally` body (which no goto
+    /// leaves) or anywhere in a `try` with `except*` handlers (where `break` is refused).
     pub(super) fn gotos_leaving(&self, body: &[Stmt], name: &str) -> Vec<TextRange> {
         let mut found = Vec::new();
         self.leaving(body, |to, goto| {
