@@ -28,7 +28,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::token::TokenKind;
 use rustpython_compiler::ast::{self as ast, Stmt};
 
-use crate::front::scan::{MarkerKind, Module, Options, ScopeKind};
+use crate::front::scan::{MarkerKind, Module, Options};
 use crate::front::source::Source;
 use crate::plan::{Checked, CompileError, on_checked};
 
@@ -168,8 +168,8 @@ impl Markers {
             ordered: Vec::new(),
             by_value: HashSet::new(),
         };
-        let written = (module.scopes.iter().enumerate())
-            .filter(|(_, scope)| scope.kind != ScopeKind::Module && super::is_written(scope));
+        let written =
+            (module.scopes.iter().enumerate()).filter(|(_, scope)| super::is_written(scope));
         for (index, scope) in written {
             let switched = (scope.markers.iter()).any(|marker| {
                 matches!(marker.kind, MarkerKind::Switch(_) | MarkerKind::Case { .. })
