@@ -11,8 +11,7 @@ nothing, a statement, or an `if` with `continue` or `break` after the inner loop
 on the goto or the label; statements after the label, with or without a blank line.
 Used by tests/translate.rs."""
 
-import random
-import sys
+import twins
 
 HEAD = '''from goto import goto, label
 
@@ -84,26 +83,11 @@ def function(rng, name):
     )
 
 
-def main():
-    seed, count = int(sys.argv[1]), int(sys.argv[2])
-    rng = random.Random(seed)
-    parts = [HEAD]
-    names = []
-    for index in range(count):
-        name = f"f{index}"
-        names.append(name)
-        goto, twin = function(rng, name)
-        parts += ["\n".join(goto) + "\n", "\n".join(twin) + "\n"]
-    checks = "\n".join(f"    ({name}, {name}_plain)," for name in names)
-    parts.append(
-        f"for goto_function, plain in [\n{checks}\n]:\n"
+if __name__ == "__main__":
+    twins.write(
+        HEAD,
+        function,
         "    for n in range(5):\n"
         "        for x in range(3):\n"
-        "            assert goto_function(n, x) == plain(n, x), (goto_function.__name__, n, x)\n"
-        'print("ok")\n'
+        "            assert goto_function(n, x) == plain(n, x), (goto_function.__name__, n, x)\n",
     )
-    sys.stdout.write("\n\n".join(parts))
-
-
-if __name__ == "__main__":
-    main()

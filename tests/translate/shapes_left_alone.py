@@ -1,6 +1,7 @@
 """Shapes near a label that translate's passes must not take (a loop the restart or leave
 shape would get wrong, a label that shares its line with a statement, loops whose edits
-would meet, a ladder test over two lines, a jump that a `finally` ends): their goto
+would meet, a ladder test over two lines, a jump that a `finally` ends, handlers whose
+statements after the `try` cannot be its `else`): their goto
 functions keep a register, and each is checked against the same function written without
 goto."""
 
@@ -196,9 +197,69 @@ def cancelled_plain(skip, stop):
     return log
 
 
+@goto
+def closing(text, log):
+    """Handlers that go past the statements after a `try` with a `finally`: as its `else`,
+    those statements would run before the `finally` body."""
+    try:
+        n = int(text)
+    except ValueError:
+        goto .bad
+    finally:
+        log.append("finally")
+    log.append(n)
+    return n
+    label .bad
+    log.append("bad")
+
+
+def closing_plain(text, log):
+    try:
+        n = int(text)
+    except ValueError:
+        n = None
+    log.append("finally")
+    if n is None:
+        log.append("bad")
+        return None
+    log.append(n)
+    return n
+
+
+@goto
+def half_handled(value, log):
+    """A handler that falls through beside one that goes past the statements after the
+    `try`: in its `else`, the first would skip them."""
+    try:
+        n = int(value)
+    except ValueError:
+        goto .bad
+    except TypeError:
+        n = 0
+    log.append(n)
+    label .bad
+    return log
+
+
+def half_handled_plain(value, log):
+    try:
+        n = int(value)
+    except ValueError:
+        return log
+    except TypeError:
+        n = 0
+    log.append(n)
+    return log
+
+
 for a, b in ((0, 0), (0, 1), (1, 0), (1, 1)):
     assert tall(a, b) == tall_plain(a, b), (a, b)
 for skip in (False, True):
     for stop in range(4):
         assert cancelled(skip, stop) == cancelled_plain(skip, stop), (skip, stop)
+for text in ("4", "x"):
+    log, plain = [], []
+    assert closing(text, log) == closing_plain(text, plain) and log == plain, (text, log)
+for value in ("4", "x", None):
+    assert half_handled(value, []) == half_handled_plain(value, []), value
 print("ok")

@@ -3,8 +3,11 @@ conditional gotos to blocks that meet again is one `if` with its `elif`s, a loop
 at its end is `while True:` with `break`), a loop that
 restarts as `while True:` around it with an `else` clause, and a loop left for the label
 after it as `break` (from inside a `with` and a `try` too), what came between as its `else`
-clause, and two loops left at once as `break`, `else:` and `continue``: each goto function
+clause, two loops left at once as `break`, `else:` and `continue`, and a `try` whose handlers
+go past the statements after it as its `else:` clause: each goto function
 is checked against the same function written without goto, on many inputs."""
+
+import sys
 
 from goto import goto, label
 
@@ -554,6 +557,94 @@ def odd_squares_plain(n, out):
     return out
 
 
+@goto
+def parse_count(text, log):
+    try:
+        count = int(text)
+    except ValueError:
+        log.append("not a number: " + text)
+        goto .bad
+    if count < 0:
+        raise ValueError("negative")
+    log.append(count)
+    return count
+    label .bad
+    log.append(sys.exc_info())
+    return None
+
+
+def parse_count_plain(text, log):
+    try:
+        count = int(text)
+    except ValueError:
+        log.append("not a number: " + text)
+    else:
+        if count < 0:
+            raise ValueError("negative")
+        log.append(count)
+        return count
+    log.append(sys.exc_info())
+    return None
+
+
+@goto
+def lookup(table, key, log):
+    try:
+        value = table[key]
+    except KeyError:
+        goto .missing
+    except TypeError as error:
+        log.append("unhashable")
+        return "type"
+    except LookupError as error:
+        log.append("index")
+        goto .missing
+    log.append("found")
+    value = str(value)
+    label .missing
+    log.append("error" in locals())
+    return log
+
+
+def lookup_plain(table, key, log):
+    try:
+        value = table[key]
+    except KeyError:
+        pass
+    except TypeError as error:
+        log.append("unhashable")
+        return "type"
+    except LookupError as error:
+        log.append("index")
+    else:
+        log.append("found")
+        value = str(value)
+    log.append("error" in locals())
+    return log
+
+
+@goto
+def total_of(texts):
+    total = 0
+    for text in texts:
+        try:
+            total += int(text)
+        except ValueError:
+            goto .next
+        label .next
+    return total
+
+
+def total_of_plain(texts):
+    total = 0
+    for text in texts:
+        try:
+            total += int(text)
+        except ValueError:
+            pass
+    return total
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -610,5 +701,13 @@ for k in range(4):
     assert dial(k, []) == dial_plain(k, []), k
 for n in range(-2, 5):
     assert outcome(parity, n) == outcome(parity_plain, n), n
+for text in ("12", "-3", "x", ""):
+    log, plain = [], []
+    assert outcome(parse_count, text, log) == outcome(parse_count_plain, text, plain), text
+    assert log == plain, (text, log, plain)
+for table in ({"a": 1}, {}, [5, 6]):
+    for key in ("a", 1, 7, []):
+        assert lookup(table, key, []) == lookup_plain(table, key, []), (table, key)
+assert total_of(["1", "x", "20", ""]) == total_of_plain(["1", "x", "20", ""]) == 21
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

@@ -7,8 +7,9 @@
 //! TEST:` over the rest of that body; a loop that a goto restarts is `while True:` around
 //! it with an `else:`; a loop that a goto leaves for the label after it is that loop with a
 //! `break`, what came between its `else:`; two loops left at once are `break`, `else:` and
-//! `continue` ([`escape`]; [`Shape`]). A label goes when no other goto
-//! names it.
+//! `continue` ([`escape`]); a `try` whose handlers go past the statements after it is that
+//! `try` with those statements its `else:` ([`handled`]; [`Shape`]). A label goes when no
+//! other goto names it.
 //! The source is written so, on the same lines (the new `if` on the old one's, the `else:`
 //! on the goto's, the statements one level deeper, the label's line left blank but for its
 //! comment), and the translation proper takes that source: what needed the register and a
@@ -33,6 +34,7 @@ use crate::front::source::Source;
 use crate::plan::{Checked, CompileError, on_checked};
 
 mod escape;
+mod handled;
 mod ladder;
 mod leave;
 mod repeat;
@@ -258,6 +260,10 @@ enum Shape {
     /// `if TEST:` / S1 / `goto .l` (the last of its body) / S2 / `label .l`: the goto's line
     /// becomes `else:` over S2.
     Else,
+    /// `try:` / B / `except E:` / H / `goto .l` (each handler ending so, or never falling
+    /// through) / S / `label .l`: the goto's line becomes the `try`'s `else:` over S
+    /// ([`handled`]).
+    Handled,
     /// `label .l` / `if TEST:` / S / `goto .l` (the last of its body): `while TEST:` / S, when
     /// no `break` or `continue` in S would be the new loop's.
     Loop,
@@ -293,10 +299,11 @@ enum Shape {
 /// as skips, a loop's exit test is a skip first, what is left of the gotos to an
 /// exit becomes the exit itself, and only then a loop's exit to its label `break`, one
 /// loop's before two loops'.
-const SHAPES: [Shape; 9] = [
+const SHAPES: [Shape; 10] = [
     Shape::Ladder,
     Shape::Skip,
     Shape::Else,
+    Shape::Handled,
     Shape::Loop,
     Shape::Repeat,
     Shape::Restart,
@@ -340,6 +347,7 @@ impl<'a> Finder<'a> {
             Shape::Repeat => self.repeats(list),
             Shape::Leave => self.leaves(list),
             Shape::Escape => self.escapes(list),
+            Shape::Handled => self.handled(list),
             _ => self.skips_and_elses(list),
         }
     }
