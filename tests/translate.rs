@@ -1165,7 +1165,7 @@ fn forward_skips_become_ifs_and_elses() {
     let translated = translated_and_ok(&source, &output, true);
     assert!(!translated.contains("_goto_"), "{translated}");
     assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
-    assert_eq!(translated.matches("else:").count(), 28, "{translated}");
+    assert_eq!(translated.matches("else:").count(), 29, "{translated}");
     // As a person writes it, with no line left where a marker was.
     let gcd = "def gcd(a, b):\n    while not (b == 0):\n        a, b = b, a % b\n    return a\n";
     assert!(translated.contains(gcd), "{translated}");
@@ -1243,6 +1243,11 @@ fn forward_skips_become_ifs_and_elses() {
     assert!(function("lookup").contains(handled), "{translated}");
     let handled = "        except ValueError:\n            pass\n    return total\n";
     assert!(function("total_of").contains(handled), "{translated}");
+    // A cleanup ladder: each skip's `if` tests what a person tests, `is not` for `is`.
+    let ladder = "    if first is not None:\n        second = take(\"second\", oks[1], log)\n        if second is not None:\n";
+    assert!(function("open_three").contains(ladder), "{translated}");
+    let ladder = "            if third is None:\n                log.append(\"give \" + second)\n            else:\n                return first, second, third\n        log.append(\"give \" + first)\n    return None\n";
+    assert!(function("open_three").contains(ladder), "{translated}");
     // Loops made of gotos that test at their end, one inside the other: `while True:` on
     // each label's line, `break` on each goto's.
     let rows = "    while True:\n        j = 0\n        while True:\n            out.append(i * j)\n            j += 1\n            if not (j < m):\n                break\n        i += 1\n        if not (i < n):\n            break\n";

@@ -4,7 +4,8 @@ at its end is `while True:` with `break`), a loop that
 restarts as `while True:` around it with an `else` clause, and a loop left for the label
 after it as `break` (from inside a `with` and a `try` too), what came between as its `else`
 clause, two loops left at once as `break`, `else:` and `continue`, and a `try` whose handlers
-go past the statements after it as its `else:` clause: each goto function
+go past the statements after it as its `else:` clause (an `if` tests `is not` where the goto
+tested `is`): each goto function
 is checked against the same function written without goto, on many inputs."""
 
 import sys
@@ -645,6 +646,45 @@ def total_of_plain(texts):
     return total
 
 
+@goto
+def open_three(oks, log):
+    """A cleanup ladder in C's style: each failure goes to the release of what came before."""
+    first = take("first", oks[0], log)
+    if first is None:
+        goto .none_taken
+    second = take("second", oks[1], log)
+    if second is None:
+        goto .give_first
+    third = take("third", oks[2], log)
+    if third is None:
+        goto .give_second
+    return first, second, third
+    label .give_second
+    log.append("give " + second)
+    label .give_first
+    log.append("give " + first)
+    label .none_taken
+    return None
+
+
+def take(name, ok, log):
+    log.append("take " + name)
+    return name if ok else None
+
+
+def open_three_plain(oks, log):
+    first = take("first", oks[0], log)
+    if first is not None:
+        second = take("second", oks[1], log)
+        if second is not None:
+            third = take("third", oks[2], log)
+            if third is not None:
+                return first, second, third
+            log.append("give " + second)
+        log.append("give " + first)
+    return None
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -709,5 +749,8 @@ for table in ({"a": 1}, {}, [5, 6]):
     for key in ("a", 1, 7, []):
         assert lookup(table, key, []) == lookup_plain(table, key, []), (table, key)
 assert total_of(["1", "x", "20", ""]) == total_of_plain(["1", "x", "20", ""]) == 21
+for oks in ((1, 1, 1), (1, 1, 0), (1, 0, 1), (0, 1, 1), (0, 0, 0)):
+    log, plain = [], []
+    assert open_three(oks, log) == open_three_plain(oks, plain) and log == plain, oks
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

@@ -530,7 +530,9 @@ impl<'a> Finder<'a> {
     }
 
     /// The text of `not (TEST)` for an `if`'s test: `not x` (or `not (x)`) is tested as `x`
-    /// (or `(x)`), a name, attribute, call or subscript without parentheses.
+    /// (or `(x)`), a name, attribute, call or subscript without parentheses, and `x is y`
+    /// as `x is not y` (`is not` as `is`, `in` as `not in`, `not in` as `in`: Python
+    /// defines each as the other's `not`, where `==` and `<` call methods of their own).
     fn negated(&self, test: &ast::Expr) -> String {
         let text = &self.text[test.range()];
         match test {
@@ -538,12 +540,48 @@ impl<'a> Finder<'a> {
                 op: ast::UnaryOp::Not,
                 ..
             }) => text[3..].trim_start().to_owned(),
+            ast::Expr::Compare(compare) if let Some(inverse) = self.inverse(compare) => inverse,
             ast::Expr::Name(_)
             | ast::Expr::Attribute(_)
             | ast::Expr::Call(_)
             | ast::Expr::Subscript(_) => format!("not {text}"),
             _ => format!("not ({text})"),
         }
+    }
+
+    /// `compare`, one comparison by identity or membership, with its operator inverted; `None`
+    /// for another comparison, or where the text between its operands holds more than the
+    /// operator and parentheses (a comment, a line break).
+    fn inverse(&self, compare: &ast::ExprCompare) -> Option<String> {
+        let ([op], [right]) = (&*compare.ops, &*compare.comparators) else {
+            return None;
+        };
+        let (inverse, words): (&str, &[&str]) = match op {
+            ast::CmpOp::Is => ("is not", &["is"]),
+            ast::CmpOp::IsNot => ("is", &["is", "not"]),
+            ast::CmpOp::In => ("not in", &["in"]),
+            ast::CmpOp::NotIn => ("in", &["not", "in"]),
+            _ => return None,
+        };
+        let between = &self.text[usize::from(compare.left.end())..usize::from(right.start())];
+        let core = between
+            .trim_start_matches([')', ' '])
+            .trim_end_matches(['(', ' ']);
+        if !core
+            .split(' ')
+            .filter(|word| !word.is_empty())
+            .eq(words.iter().copied())
+        {
+            return None;
+        }
+        let (lead, trail) =
+            between.split_at(between.len() - between.trim_start_matches([')', ' ']).len());
+        let trail = &trail[core.len()..];
+        Some(format!(
+            "{}{lead}{inverse}{trail}{}",
+            &self.text[usize::from(compare.start())..usize::from(compare.left.end())],
+            &self.text[usize::from(right.start())..usize::from(compare.end())],
+        ))
     }
 
     /// The name and range of the goto of `stmt`, an `if` with no other branch: its only
