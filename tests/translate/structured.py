@@ -5,7 +5,8 @@ restarts as `while True:` around it with an `else` clause, and a loop left for t
 after it as `break` (from inside a `with` and a `try` too), what came between as its `else`
 clause, two loops left at once as `break`, `else:` and `continue`, and a `try` whose handlers
 go past the statements after it as its `else:` clause (an `if` tests `is not` where the goto
-tested `is`): each goto function
+tested `is`), and a state machine whose states each one test enters as those states under
+their tests: each goto function
 is checked against the same function written without goto, on many inputs."""
 
 import sys
@@ -685,6 +686,74 @@ def open_three_plain(oks, log):
     return None
 
 
+@goto
+def tokens(text):
+    """Splits `text` into numbers, words and single signs, skipping spaces: a state machine
+    whose states are labels."""
+    out = []
+    i = 0
+    label .start
+    if i == len(text):
+        return out
+    c = text[i]
+    if c.isdigit():
+        goto .number
+    if c == " ":
+        goto .space
+    if c.isalpha():
+        goto .word
+    out.append(c)
+    i += 1
+    goto .start
+    label .number
+    j = i
+    label .more_digits
+    i += 1
+    if i < len(text) and text[i].isdigit():
+        goto .more_digits
+    out.append(int(text[j:i]))
+    goto .start
+    label .space
+    i += 1
+    if i < len(text) and text[i] == " ":
+        goto .space
+    goto .start
+    label .word
+    j = i
+    while i < len(text) and text[i].isalnum():
+        i += 1
+    out.append(text[j:i])
+    goto .start
+
+
+def tokens_plain(text):
+    out = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c.isdigit():
+            j = i
+            while True:
+                i += 1
+                if not (i < len(text) and text[i].isdigit()):
+                    break
+            out.append(int(text[j:i]))
+        elif c == " ":
+            while True:
+                i += 1
+                if not (i < len(text) and text[i] == " "):
+                    break
+        elif c.isalpha():
+            j = i
+            while i < len(text) and text[i].isalnum():
+                i += 1
+            out.append(text[j:i])
+        else:
+            out.append(c)
+            i += 1
+    return out
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -752,5 +821,7 @@ assert total_of(["1", "x", "20", ""]) == total_of_plain(["1", "x", "20", ""]) ==
 for oks in ((1, 1, 1), (1, 1, 0), (1, 0, 1), (0, 1, 1), (0, 0, 0)):
     log, plain = [], []
     assert open_three(oks, log) == open_three_plain(oks, plain) and log == plain, oks
+for text in ("", "a", "12 + x3*(4 -  y)", "   ", "abc12 34de!", "9"):
+    assert tokens(text) == tokens_plain(text), text
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

@@ -1,5 +1,6 @@
-"""What the generators of goto functions beside their twins share (escapes.py, handled.py):
-the module they write, which asserts that each pair agrees, then prints "ok"."""
+"""What the generators of goto functions beside their twins share (escapes.py, handled.py,
+machines.py): the module they write, which asserts that each pair agrees, then prints
+"ok"."""
 
 import random
 import sys

@@ -8,8 +8,8 @@
 //! it with an `else:`; a loop that a goto leaves for the label after it is that loop with a
 //! `break`, what came between its `else:`; two loops left at once are `break`, `else:` and
 //! `continue` ([`escape`]); a `try` whose handlers go past the statements after it is that
-//! `try` with those statements its `else:` ([`handled`]; [`Shape`]). A label goes when no
-//! other goto names it.
+//! `try` with those statements its `else:` ([`handled`]); a block that one goto alone enters
+//! moves to that goto ([`inline`]; [`Shape`]). A label goes when no other goto names it.
 //! The source is written so, on the same lines (the new `if` on the old one's, the `else:`
 //! on the goto's, the statements one level deeper, the label's line left blank but for its
 //! comment), and the translation proper takes that source: what needed the register and a
@@ -35,6 +35,7 @@ use crate::plan::{Checked, CompileError, on_checked};
 
 mod escape;
 mod handled;
+mod inline;
 mod ladder;
 mod leave;
 mod repeat;
@@ -154,6 +155,8 @@ struct Markers {
     scope: HashMap<TextSize, usize>,
     /// Where the labels start, in order.
     ordered: Vec<TextSize>,
+    /// Where the gotos start, in order.
+    ordered_gotos: Vec<TextSize>,
     /// The scopes with a computed goto, which may reach any of their labels by value.
     by_value: HashSet<usize>,
 }
@@ -168,6 +171,7 @@ impl Markers {
             named: HashMap::new(),
             scope: HashMap::new(),
             ordered: Vec::new(),
+            ordered_gotos: Vec::new(),
             by_value: HashSet::new(),
         };
         let written =
@@ -213,6 +217,8 @@ impl Markers {
         }
         markers.ordered = markers.labels.keys().copied().collect();
         markers.ordered.sort_unstable();
+        markers.ordered_gotos = markers.gotos.keys().copied().collect();
+        markers.ordered_gotos.sort_unstable();
         markers
     }
 
@@ -293,13 +299,17 @@ enum Shape {
     /// right after the outer loop: the inner loop's `break`, `else:` over the rest of the
     /// outer body and `continue`, then the outer loop's `break` ([`escape`]).
     Escape,
+    /// `if TEST:` / `goto .l` (at any depth of `if`s), and `label .l` after a statement that
+    /// never falls through, its block (up to the next label) ending in one such, entered by
+    /// no other goto from outside: the block moves to the goto ([`inline`]).
+    Inline,
 }
 
 /// The passes, in order: a ladder of conditional gotos before its gotos are taken one by one
 /// as skips, a loop's exit test is a skip first, what is left of the gotos to an
 /// exit becomes the exit itself, and only then a loop's exit to its label `break`, one
 /// loop's before two loops'.
-const SHAPES: [Shape; 10] = [
+const SHAPES: [Shape; 12] = [
     Shape::Ladder,
     Shape::Skip,
     Shape::Else,
@@ -310,6 +320,9 @@ const SHAPES: [Shape; 10] = [
     Shape::Exit,
     Shape::Leave,
     Shape::Escape,
+    Shape::Inline,
+    // The loops that moved blocks bring together.
+    Shape::Repeat,
 ];
 
 struct Finder<'a> {
@@ -348,6 +361,7 @@ impl<'a> Finder<'a> {
             Shape::Leave => self.leaves(list),
             Shape::Escape => self.escapes(list),
             Shape::Handled => self.handled(list),
+            Shape::Inline => self.inlines(list),
             _ => self.skips_and_elses(list),
         }
     }

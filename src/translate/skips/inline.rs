@@ -1,0 +1,189 @@
+//! A block that only one goto enters, moved to that goto ([`Shape::Inline`]): what a person
+//! writes for a state of a state machine that one test enters.
+//!
+//! ```text
+//! label .other                   label .other
+//! c = text[i]                    c = text[i]
+//! if c.isalpha():                if c.isalpha():
+//!     goto .name                     label .name
+//! others += 1                        i += 1
+//! goto .other                        if text[i].isalnum():
+//! label .name                            goto .name
+//! i += 1                             names += 1
+//! if text[i].isalnum():              goto .other
+//!     goto .name                 others += 1
+//! names += 1                     goto .other
+//! goto .other
+//! ```
+//!
+//! The block runs where the goto went, and nothing else runs it: the statement before its
+//! label never falls through (a goto, `return`, `raise`, `break` or `continue`), no goto
+//! but this one enters it from outside (those inside it, a loop of its own, go with it), no
+//! label is inside it, and its last statement never falls through either, so that what
+//! follows the goto's `if` runs after neither. The goto is the last statement of a clause
+//! of an `if` (at any depth of `if`s only) in the label's list: the loops, `with` and `try`
+//! statements around the block are the same there, so each `break`, `continue`, `return`
+//! and exception leaves the same statements. The block's lines take the goto's line and
+//! push the lines between down; its old place keeps one blank line, so that nothing after
+//! it moves. The passes after this one take the loops it brings together (a second
+//! [`Shape::Repeat`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::*;
+
+impl Finder<'_> {
+    /// The blocks of one list that one goto enters, each moved to that goto
+    /// ([`Shape::Inline`]).
+    pub(super) fn inlines(&mut self, list: &[Stmt]) {
+        let never_falls = |stmt: &Stmt| {
+            matches!(
+                stmt,
+                Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
+            ) || self.markers.gotos.contains_key(&stmt.start())
+        };
+        // The labels after a statement that never falls through, with their blocks: up to
+        // the next label, or the list's end.
+        let labels: Vec<usize> = (0..list.len())
+            .filter(|&at| self.markers.labels.contains_key(&list[at].start()))
+            .collect();
+        let mut blocks: HashMap<&str, (usize, usize)> = HashMap::new();
+        for (nth, &at) in labels.iter().enumerate() {
+            let end = labels.get(nth + 1).copied().unwrap_or(list.len());
+            let fits =
+                at > 0 && never_falls(&list[at - 1]) && end > at + 1 && never_falls(&list[end - 1]);
+            if fits {
+                blocks.insert(self.markers.labels[&list[at].start()].as_str(), (at, end));
+            }
+        }
+        if blocks.is_empty() {
+            return;
+        }
+        // The gotos that end a clause of an `if` in this list, at any depth of `if`s.
+        let mut sites: Vec<(&str, TextRange)> = Vec::new();
+        let mut work: Vec<&[Stmt]> = Vec::new();
+        for stmt in list {
+            if let Stmt::If(_) = stmt {
+                work.extend(child_lists(stmt));
+            }
+        }
+        while let Some(clause) = work.pop() {
+            crate::splice::count(clause.len());
+            if let Some(last) = clause.last()
+                && let Some(name) = self.markers.gotos.get(&last.start())
+                && blocks.contains_key(name.as_str())
+            {
+                sites.push((name.as_str(), last.range()));
+            }
+            for stmt in clause {
+                if let Stmt::If(_) = stmt {
+                    work.extend(child_lists(stmt));
+                }
+            }
+        }
+        // The moves taken: no site inside another's block (blocks are apart, and so are
+        // sites).
+        let mut regions: BTreeMap<TextSize, TextSize> = BTreeMap::new();
+        let mut moved: BTreeSet<TextSize> = BTreeSet::new();
+        for (name, goto) in sites {
+            let (at, end) = blocks[name];
+            let (label, block) = (&list[at], &list[at + 1..end]);
+            let range = TextRange::new(block[0].start(), block[block.len() - 1].end());
+            if range.contains(goto.start()) || self.markers.labelled(range) {
+                continue;
+            }
+            // Every other goto to the label is inside the block.
+            let inside = self.gotos_within(range, name);
+            if self.markers.named.get(&label.start()) != Some(&(inside + 1)) {
+                continue;
+            }
+            let Some(edits) = self.inline_edits(goto, label, range, inside > 0) else {
+                continue;
+            };
+            let region = edits[1].0;
+            let meets = (regions.range(..=goto.start()).next_back())
+                .is_some_and(|(_, &end)| end > goto.start())
+                || moved.range(region.start()..region.end()).next().is_some();
+            if meets {
+                continue;
+            }
+            regions.insert(region.start(), region.end());
+            moved.insert(goto.start());
+            self.skips.push(Skip {
+                edits,
+                skipped: None,
+                label: label.range(),
+                dead: None,
+                becomes: None,
+            });
+        }
+    }
+
+    /// How many gotos inside `range` name `name`.
+    fn gotos_within(&self, range: TextRange, name: &str) -> usize {
+        let gotos = &self.markers.ordered_gotos;
+        let from = gotos.partition_point(|&start| start < range.start());
+        let to = gotos.partition_point(|&start| start < range.end());
+        crate::splice::count(to - from);
+        (gotos[from..to].iter())
+            .filter(|&start| self.markers.gotos[start] == name)
+            .count()
+    }
+
+    /// The edits that move the statements of `block` (and its `label`, where gotos inside
+    /// the block name it: `looped`) to the line of `goto`, as deep as it, then empty the
+    /// region they held but for one line; `None` where the text does not allow it.
+    fn inline_edits(
+        &self,
+        goto: TextRange,
+        label: &Stmt,
+        block: TextRange,
+        looped: bool,
+    ) -> Option<Vec<(TextRange, String)>> {
+        let lines = self.lines;
+        let text = self.text;
+        // The goto alone on its line, with no comment.
+        let rest = &text[usize::from(goto.end())..];
+        let bare = rest[..rest.find('\n')?].trim().is_empty();
+        let (first, last) = (
+            lines.line(if looped { label.start() } else { block.start() }),
+            lines.line(block.end()),
+        );
+        let clear = bare
+            && self.lines.alone(text, goto)
+            && self.lines.alone(text, label.range())
+            && lines.line(label.start()) < lines.line(block.start())
+            && self.text[usize::from(block.end())..].starts_with('\n')
+            && !lines.inside[first..=last + 1].contains(&true)
+            && !lines.tabbed(label.start(), block.end())
+            && !lines.tabbed(goto.start(), goto.end());
+        if !clear {
+            return None;
+        }
+        let from = usize::from(lines.start(label.start()));
+        let to = usize::from(goto.start());
+        let (old, new) = (
+            &text[from..usize::from(label.start())],
+            &text[usize::from(lines.start(goto.start()))..to],
+        );
+        let region = TextRange::new(lines.starts[first], lines.starts[last + 1]);
+        let mut moved = String::new();
+        for line in text[region].split_inclusive('\n') {
+            if line.trim().is_empty() {
+                moved.push_str(line);
+            } else if let Some(rest) = line.strip_prefix(old) {
+                moved.push_str(new);
+                moved.push_str(rest);
+            } else {
+                // A comment less deep than the block: as deep as the goto.
+                moved.push_str(new);
+                moved.push_str(line.trim_start());
+            }
+        }
+        let site = TextRange::new(
+            lines.start(goto.start()),
+            lines.starts[lines.line(goto.end()) + 1],
+        );
+        Some(vec![(site, moved), (region, "\n".to_owned())])
+    }
+}
