@@ -367,6 +367,32 @@ mod tests {
         assert_linear_on("translate, gotos back", back_only, translates);
     }
 
+    /// A dispatcher of states, each entered by one test and going back to the top: the
+    /// ladder pass compared each of its blocks' names with every one before it, and the
+    /// inline pass moves each state under its test.
+    #[test]
+    fn states_entered_by_one_test_cost_what_the_code_costs() {
+        let states = |count: usize| {
+            let mut text = String::from("@goto\ndef f(x):\n    s = 0\n    label .top\n");
+            for k in 0..count {
+                text += &format!("    if x == {k}:\n        goto .s{k}\n");
+            }
+            text += "    return s\n";
+            for k in 0..count {
+                text +=
+                    &format!("    label .s{k}\n    s += {k}\n    x = s % {count}\n    goto .top\n");
+            }
+            text
+        };
+        let translated = crate::translate::translate_source(
+            &crate::Source::new("big.py", states(8)),
+            crate::Options::default(),
+        )
+        .expect("the states translate");
+        assert!(!translated.text.contains("_goto_"), "{}", translated.text);
+        assert_linear_on("translate, states", states, translates);
+    }
+
     #[test]
     fn the_rustpython_lowering_and_translate_cost_what_the_code_costs() {
         use crate::{Options, Source};

@@ -97,12 +97,16 @@ impl Finder<'_> {
         }
         // Each from its label to the next label of the list; the first label that is no
         // target's is the end's.
+        // (The names of the blocks so far in a set: a chain of 64,000 branches has as many.)
+        let mut seen: HashSet<&str> = blocks.iter().map(|block| block.0).collect();
         let end = loop {
             let name = label_at(*(index < list.len()).then_some(&index)?)?.as_str();
-            if targets.binary_search(&name).is_err() || blocks.iter().any(|b| b.0 == name) {
+            crate::splice::count(1);
+            if targets.binary_search(&name).is_err() || seen.contains(name) {
                 break index;
             }
             let stop = next_label(index + 1).unwrap_or(list.len());
+            seen.insert(name);
             blocks.push((name, Some(index), index + 1, stop));
             index = stop;
         };
