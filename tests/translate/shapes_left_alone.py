@@ -1,7 +1,7 @@
 """Shapes near a label that translate's passes must not take (a loop the restart or leave
 shape would get wrong, a label that shares its line with a statement, loops whose edits
 would meet, a ladder test over two lines, a jump that a `finally` ends, handlers whose
-statements after the `try` cannot be its `else`): their goto
+statements after the `try` cannot be its `else`, an `else` a loop's `break` skips): their goto
 functions keep a register, and each is checked against the same function written without
 goto."""
 
@@ -252,6 +252,37 @@ def half_handled_plain(value, log):
     return log
 
 
+@goto
+def scan_or_skip(values, skip, log):
+    """A goto into the `else` of a loop with a `break`: after the loop, its statements would
+    run when the loop breaks too."""
+    if skip:
+        goto .none
+    for v in values:
+        if v < 0:
+            break
+        log.append(v)
+    else:
+        label .none
+        log.append("none")
+    log.append("end")
+    return log
+
+
+def scan_or_skip_plain(values, skip, log):
+    if not skip:
+        for v in values:
+            if v < 0:
+                break
+            log.append(v)
+        else:
+            log.append("none")
+    else:
+        log.append("none")
+    log.append("end")
+    return log
+
+
 for a, b in ((0, 0), (0, 1), (1, 0), (1, 1)):
     assert tall(a, b) == tall_plain(a, b), (a, b)
 for skip in (False, True):
@@ -262,4 +293,7 @@ for text in ("4", "x"):
     assert closing(text, log) == closing_plain(text, plain) and log == plain, (text, log)
 for value in ("4", "x", None):
     assert half_handled(value, []) == half_handled_plain(value, []), value
+for values in ([], [1, 2], [1, -1, 2]):
+    for skip in (False, True):
+        assert scan_or_skip(values, skip, []) == scan_or_skip_plain(values, skip, []), values
 print("ok")

@@ -5,8 +5,9 @@ restarts as `while True:` around it with an `else` clause, and a loop left for t
 after it as `break` (from inside a `with` and a `try` too), what came between as its `else`
 clause, two loops left at once as `break`, `else:` and `continue`, and a `try` whose handlers
 go past the statements after it as its `else:` clause (an `if` tests `is not` where the goto
-tested `is`), and a state machine whose states each one test enters as those states under
-their tests: each goto function
+tested `is`), a state machine whose states each one test enters as those states under
+their tests, and a goto into an `else` clause that runs as the statements after its loop or
+`try` as a goto to those statements: each goto function
 is checked against the same function written without goto, on many inputs."""
 
 import sys
@@ -754,6 +755,57 @@ def tokens_plain(text):
     return out
 
 
+@goto
+def parse_or_default(text, default, log):
+    if text is None:
+        value = default
+        goto .parsed
+    try:
+        value = int(text)
+    except ValueError:
+        log.append("bad")
+        return None
+    else:
+        label .parsed
+        log.append(value)
+    return value
+
+
+def parse_or_default_plain(text, default, log):
+    if text is None:
+        value = default
+    else:
+        try:
+            value = int(text)
+        except ValueError:
+            log.append("bad")
+            return None
+    log.append(value)
+    return value
+
+
+@goto
+def count_down_or_skip(n, skip, log):
+    if skip:
+        goto .counted
+    while n > 0:
+        log.append(n)
+        n -= 1
+    else:
+        label .counted
+        log.append("counted")
+    return log
+
+
+def count_down_or_skip_plain(n, skip, log):
+    if not skip:
+        while n > 0:
+            log.append(n)
+            n -= 1
+    log.append("counted")
+    return log
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -823,5 +875,12 @@ for oks in ((1, 1, 1), (1, 1, 0), (1, 0, 1), (0, 1, 1), (0, 0, 0)):
     assert open_three(oks, log) == open_three_plain(oks, plain) and log == plain, oks
 for text in ("", "a", "12 + x3*(4 -  y)", "   ", "abc12 34de!", "9"):
     assert tokens(text) == tokens_plain(text), text
+for text in (None, "7", "x"):
+    log, plain = [], []
+    assert parse_or_default(text, 3, log) == parse_or_default_plain(text, 3, plain), text
+    assert log == plain, (text, log, plain)
+for n in range(3):
+    for skip in (False, True):
+        assert count_down_or_skip(n, skip, []) == count_down_or_skip_plain(n, skip, []), n
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

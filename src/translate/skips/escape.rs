@@ -107,10 +107,7 @@ impl Finder<'_> {
         let mut edits = Vec::new();
         let mut skipped = None;
         if let (Some(first), Some(last)) = (rest.first(), rest.last()) {
-            let exits = matches!(
-                last,
-                Stmt::Return(_) | Stmt::Raise(_) | Stmt::Continue(_) | Stmt::Break(_)
-            );
+            let exits = jumps(last);
             // A simple statement on one line takes `; continue` (before its comment).
             let joins = !compound(last)
                 && !self.markers.gotos.contains_key(&last.start())

@@ -15,12 +15,13 @@
 //! unbound: language reference, section 4) and goes past the `else:`, and S, which ran when
 //! the body ended normally, runs there, out of the handlers' reach as before. The last
 //! handler's goto, alone on its line, becomes the `else:`; a goto ending another handler
-//! goes, its line left blank but for its comment (`pass` where it was the handler's only statement, and `pass`
-//! after the header of a last handler that held only the goto). With the label right after
-//! the `try`, no `else:` is needed and each goto goes so. Taken where the `try` has no
-//! `except*`, no `else` and no `finally` (which would run before S rather than after), every
-//! handler ends with a goto to the label or with a `return`, `raise`, `break` or `continue`,
-//! the last with the goto, and S holds no label.
+//! goes, its line left blank but for its comment (`pass` where it was the handler's only
+//! statement, and `pass` after the header of a last handler that held only the goto). With
+//! the label right after the `try`, no `else:` is needed and each goto goes so. Taken where
+//! the `try` has no `except*`, no `else` and no `finally` (which would run before S rather
+//! than after), every handler ends with a goto to the label or with another statement that
+//! never falls through (a `return`, `raise`, `break`, `continue` or goto elsewhere), the last
+//! with the goto, and S holds no label.
 
 use super::*;
 
@@ -63,10 +64,7 @@ impl Finder<'_> {
                 if self.markers.gotos.get(&last.start()) == Some(name) {
                     gotos.push((header, body.len() == 1, last.range()));
                 } else {
-                    ends &= matches!(
-                        last,
-                        Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
-                    );
+                    ends &= self.never_falls(last);
                 }
             }
             let (label, between) = (&list[end], &list[at + 1..end]);
@@ -87,7 +85,7 @@ impl Finder<'_> {
                 self.skips.push(Skip {
                     edits: std::mem::take(&mut edits),
                     skipped: skipped.take(),
-                    label: label.range(),
+                    label: Some(label.range()),
                     dead: None,
                     becomes: None,
                 });

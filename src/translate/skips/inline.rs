@@ -36,12 +36,6 @@ impl Finder<'_> {
     /// The blocks of one list that one goto enters, each moved to that goto
     /// ([`Shape::Inline`]).
     pub(super) fn inlines(&mut self, list: &[Stmt]) {
-        let never_falls = |stmt: &Stmt| {
-            matches!(
-                stmt,
-                Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
-            ) || self.markers.gotos.contains_key(&stmt.start())
-        };
         // The labels after a statement that never falls through, with their blocks: up to
         // the next label, or the list's end.
         let labels: Vec<usize> = (0..list.len())
@@ -50,8 +44,10 @@ impl Finder<'_> {
         let mut blocks: HashMap<&str, (usize, usize)> = HashMap::new();
         for (nth, &at) in labels.iter().enumerate() {
             let end = labels.get(nth + 1).copied().unwrap_or(list.len());
-            let fits =
-                at > 0 && never_falls(&list[at - 1]) && end > at + 1 && never_falls(&list[end - 1]);
+            let fits = at > 0
+                && self.never_falls(&list[at - 1])
+                && end > at + 1
+                && self.never_falls(&list[end - 1]);
             if fits {
                 blocks.insert(self.markers.labels[&list[at].start()].as_str(), (at, end));
             }
@@ -112,7 +108,7 @@ impl Finder<'_> {
             self.skips.push(Skip {
                 edits,
                 skipped: None,
-                label: label.range(),
+                label: Some(label.range()),
                 dead: None,
                 becomes: None,
             });

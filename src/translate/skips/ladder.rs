@@ -150,10 +150,7 @@ impl Finder<'_> {
                 .is_some_and(|to| to == end_name);
             let statements = &body[..body.len() - usize::from(ends)];
             let last_block = stop == end;
-            let falls = !matches!(
-                statements.last(),
-                Some(Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_))
-            );
+            let falls = !statements.last().is_some_and(jumps);
             if !ends && !last_block && falls
                 || copied && label == Some(chain_end) && !self.copyable(statements)
             {
@@ -247,10 +244,7 @@ impl Finder<'_> {
         // A skip per goto to the end that went, so that the end's label goes with its last
         // (one with no label where none went: every block ends otherwise).
         let mut edits = vec![(region, written)];
-        let label = match gone {
-            0 => TextRange::empty(list[at].start()),
-            _ => end_label.range(),
-        };
+        let label = (gone > 0).then(|| end_label.range());
         for _ in 0..gone.max(1) {
             self.skips.push(Skip {
                 edits: std::mem::take(&mut edits),

@@ -146,7 +146,7 @@ impl<'a> Finder<'a> {
             self.skips.push(Skip {
                 edits: std::mem::take(&mut edits),
                 skipped: skipped.take(),
-                label: label.range(),
+                label: Some(label.range()),
                 dead: None,
                 becomes,
             });

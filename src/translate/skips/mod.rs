@@ -39,6 +39,7 @@ mod inline;
 mod ladder;
 mod leave;
 mod repeat;
+mod unelse;
 
 /// `then` of the source with its forward skips written as `if`s and `else`s and its loops
 /// as `while`s: each source a pass writes is checked once, and that check serves the passes
@@ -243,7 +244,9 @@ impl Markers {
 struct Skip {
     edits: Vec<(TextRange, String)>,
     skipped: Option<TextRange>,
-    label: TextRange,
+    /// The label, which goes when the skips of the pass take every goto that names it (none
+    /// for an edit that takes no goto).
+    label: Option<TextRange>,
     /// The statement after the label that goes with it, when no goto names it any more:
     /// an exit that nothing else reaches.
     dead: Option<TextRange>,
@@ -255,6 +258,10 @@ struct Skip {
 /// The shapes taken, each in a pass of its own over the source the pass before wrote.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
+    /// A loop with no `break` of its own, or a `try` whose every handler ends with a jump,
+    /// and its `else:` clause starting with `label .l`: the clause's statements after the
+    /// statement, as they run ([`unelse`]).
+    Unelse,
     /// `if C1: goto .a` / `if C2: goto .b` / `goto .c` (or an `if` with `elif`s and an
     /// `else`, each one goto), then the blocks of `.a`, `.b` and `.c`, each but the last
     /// ending in `goto .end` (or a `return`, `raise`, `break` or `continue`), then `label
@@ -309,7 +316,8 @@ enum Shape {
 /// as skips, a loop's exit test is a skip first, what is left of the gotos to an
 /// exit becomes the exit itself, and only then a loop's exit to its label `break`, one
 /// loop's before two loops'.
-const SHAPES: [Shape; 12] = [
+const SHAPES: [Shape; 13] = [
+    Shape::Unelse,
     Shape::Ladder,
     Shape::Skip,
     Shape::Else,
@@ -362,6 +370,7 @@ impl<'a> Finder<'a> {
             Shape::Escape => self.escapes(list),
             Shape::Handled => self.handled(list),
             Shape::Inline => self.inlines(list),
+            Shape::Unelse => self.unelses(list),
             _ => self.skips_and_elses(list),
         }
     }
@@ -424,7 +433,7 @@ impl<'a> Finder<'a> {
             self.skips.push(Skip {
                 edits,
                 skipped: Some(TextRange::new(after, skipped.end())),
-                label: label.range(),
+                label: Some(label.range()),
                 dead: None,
                 becomes: None,
             });
@@ -459,7 +468,7 @@ impl<'a> Finder<'a> {
                     (TextRange::new(line, goto.end()), String::new()),
                 ],
                 skipped: None,
-                label: label.range(),
+                label: Some(label.range()),
                 dead: None,
                 becomes: None,
             });
@@ -485,11 +494,7 @@ impl<'a> Finder<'a> {
                 {
                     let scope = self.markers.scope[&stmt.start()];
                     // After a statement that never falls through, only gotos reach it.
-                    let unreached = at > 0
-                        && matches!(
-                            list[at - 1],
-                            Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
-                        );
+                    let unreached = at > 0 && jumps(&list[at - 1]);
                     let dead = list.get(at + 1).filter(|_| unreached).map(Ranged::range);
                     exits.insert((scope, name.as_str()), (stmt.range(), exit, dead));
                 }
@@ -520,7 +525,7 @@ impl<'a> Finder<'a> {
                 self.skips.push(Skip {
                     edits: vec![(goto, exit.clone())],
                     skipped: None,
-                    label: *label,
+                    label: Some(*label),
                     dead: *dead,
                     becomes: None,
                 });
@@ -628,10 +633,14 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Opti
     let mut taken: HashMap<TextSize, (&Skip, usize)> = HashMap::new();
     for skip in skips {
         edits.extend(skip.edits.iter().cloned());
-        taken.entry(skip.label.start()).or_insert((skip, 0)).1 += 1;
+        if let Some(label) = skip.label {
+            taken.entry(label.start()).or_insert((skip, 0)).1 += 1;
+        }
     }
     for (start, (skip, count)) in taken {
-        let (label, dead) = (skip.label, skip.dead);
+        let (Some(label), dead) = (skip.label, skip.dead) else {
+            continue;
+        };
         if markers.named.get(&start) != Some(&count) {
             continue;
         }
@@ -694,6 +703,22 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Opti
         out.push_str(text);
     }
     Some(out)
+}
+
+/// Whether `stmt` is a `return`, `raise`, `break` or `continue`: a statement that never
+/// falls through, goto aside ([`Finder::never_falls`]).
+fn jumps(stmt: &Stmt) -> bool {
+    matches!(
+        stmt,
+        Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
+    )
+}
+
+impl Finder<'_> {
+    /// Whether `stmt` never falls through: a `return`, `raise`, `break`, `continue` or goto.
+    fn never_falls(&self, stmt: &Stmt) -> bool {
+        jumps(stmt) || self.markers.gotos.contains_key(&stmt.start())
+    }
 }
 
 /// Whether `stmt` is a compound statement (one with a body of its own).

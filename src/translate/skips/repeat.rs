@@ -79,7 +79,7 @@ impl Finder<'_> {
                 self.skips.push(Skip {
                     edits: std::mem::take(&mut edits),
                     skipped: skipped.take(),
-                    label: label.range(),
+                    label: Some(label.range()),
                     dead: None,
                     becomes: Some("while True:"),
                 });
