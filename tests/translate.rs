@@ -1127,28 +1127,55 @@ fn added_variables(text: &str) -> usize {
 
 /// The variables each translation adds (`_goto_k`, `_goto_v`, ...: a register, a saved
 /// value, a search; [`added_variables`], counted per scope), for every `ok` fixture and
-/// every program of tests/programs, against the record `tests/translate/added.txt`
+/// every program of tests/programs and the translate benchmarks' programs (generated at
+/// 100 blocks), against the record `tests/translate/added.txt`
 /// (`GOTOPY_BLESS=1` writes it again): a shape that went back to a dispatch loop shows as a
 /// variable more. The oracle of what a person would
 /// write is the reading of each file, done once; docs/translate.md has the sums.
 #[test]
 fn the_names_each_translation_adds_are_recorded() {
     let dir = common::Scratch::dir("translate-added");
-    let sources = fixtures_and_programs();
-    let mut table =
-        String::from("# file: variables added, lines of the source, lines of the translation\n");
-    let (mut files, mut without) = (0, 0);
-    for path in &sources {
-        let (text, output, _) = translated_into(path, &dir);
-        let translated = std::fs::read_to_string(&output).unwrap();
-        let added = added_variables(&translated);
-        files += 1;
-        without += usize::from(added == 0);
+    let named = |path: PathBuf| {
         let name = path
             .strip_prefix(common::root())
             .unwrap()
             .display()
             .to_string();
+        (name, path)
+    };
+    let mut sources: Vec<(String, PathBuf)> =
+        fixtures_and_programs().into_iter().map(named).collect();
+    // The translate benchmarks: the program of benches/translate, and the generated ones at
+    // 100 blocks (each a line of its command).
+    sources.push(named(common::root().join("benches/translate/goto_code.py")));
+    for (script, args) in [
+        ("benches/translate/skips.py", &["100"][..]),
+        ("benches/translate/skips.py", &["100", "--states"]),
+        ("benches/big/gen.py", &["100"]),
+        ("benches/big/gen.py", &["100", "--spin"]),
+    ] {
+        let written = Command::new("python3")
+            .arg(common::root().join(script))
+            .args(args)
+            .output()
+            .expect("python3 runs the benchmark's generator");
+        assert!(written.status.success(), "{script}");
+        // Beside the translations, not among them.
+        let generated = dir.join("generated");
+        std::fs::create_dir_all(&generated).unwrap();
+        let path = generated.join(format!("generated_{}.py", sources.len()));
+        std::fs::write(&path, &written.stdout).unwrap();
+        sources.push((format!("{script} {}", args.join(" ")), path));
+    }
+    let mut table =
+        String::from("# file: variables added, lines of the source, lines of the translation\n");
+    let (mut files, mut without) = (0, 0);
+    for (name, path) in &sources {
+        let (text, output, _) = translated_into(path, &dir);
+        let translated = std::fs::read_to_string(&output).unwrap();
+        let added = added_variables(&translated);
+        files += 1;
+        without += usize::from(added == 0);
         table.push_str(&format!(
             "{name}: {added} {} {}\n",
             text.lines().count(),
