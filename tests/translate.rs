@@ -1011,6 +1011,14 @@ fn twins_translated(name: &str, count: usize) -> (String, String) {
     (source, translated)
 }
 
+/// The goto functions of a module `tests/translate/twins.py` writes (or of its translation),
+/// each from its name to the next function's `def`, their twins left out.
+fn goto_functions(module: &str) -> Vec<&str> {
+    (module.split("\ndef ").skip(1))
+        .filter(|function| !function.contains("_plain("))
+        .collect()
+}
+
 /// `try` statements whose handlers go past the statements after them to a label, in the
 /// shapes tests/translate/handled.py writes (300 generated functions, each beside a twin
 /// written with a flag): translated, each the shape takes (label `.done`) is the `try` with
@@ -1021,8 +1029,7 @@ fn twins_translated(name: &str, count: usize) -> (String, String) {
 fn handlers_that_go_past_what_follows_their_try_become_its_else() {
     let (source, translated) = twins_translated("handled", 300);
     let functions = |text: &str, label: &str| {
-        (text.split("\ndef ").skip(1))
-            .filter(|function| !function.contains("_plain("))
+        (goto_functions(text).iter())
             .filter(|function| function.contains(label))
             .count()
     };
@@ -1044,9 +1051,7 @@ fn handlers_that_go_past_what_follows_their_try_become_its_else() {
 #[test]
 fn state_machines_translate_as_their_dispatching_twins_run() {
     let (_, translated) = twins_translated("machines", 300);
-    let machines: Vec<&str> = (translated.split("\ndef ").skip(1))
-        .filter(|function| !function.contains("_plain("))
-        .collect();
+    let machines = goto_functions(&translated);
     assert_eq!(machines.len(), 300);
     let structured = machines.iter().filter(|m| !m.contains("_goto_")).count();
     assert_eq!(structured, 43, "{translated}");

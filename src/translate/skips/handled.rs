@@ -79,17 +79,8 @@ impl Finder<'_> {
             let Some(edits) = self.handled_edits(stmt, &gotos, between, label) else {
                 continue;
             };
-            let (mut edits, skipped) = edits;
-            let mut skipped = Some(skipped).flatten();
-            for _ in &gotos {
-                self.skips.push(Skip {
-                    edits: std::mem::take(&mut edits),
-                    skipped: skipped.take(),
-                    label: Some(label.range()),
-                    dead: None,
-                    becomes: None,
-                });
-            }
+            let (edits, skipped) = edits;
+            self.take_each(label, gotos.len(), edits, skipped, None);
         }
     }
 

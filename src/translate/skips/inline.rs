@@ -136,32 +136,29 @@ impl Finder<'_> {
         block: TextRange,
         looped: bool,
     ) -> Option<Vec<(TextRange, String)>> {
-        let lines = self.lines;
-        let text = self.text;
-        // The goto alone on its line, with no comment.
-        let rest = &text[usize::from(goto.end())..];
-        let bare = rest[..rest.find('\n')?].trim().is_empty();
+        let (lines, text) = (self.lines, self.text);
+        // The goto's line, which holds the goto alone, with no comment.
+        let site = TextRange::new(
+            lines.start(goto.start()),
+            *lines.starts.get(lines.line(goto.end()) + 1)?,
+        );
         let (first, last) = (
             lines.line(if looped { label.start() } else { block.start() }),
             lines.line(block.end()),
         );
-        let clear = bare
-            && self.lines.alone(text, goto)
-            && self.lines.alone(text, label.range())
+        let clear = text[site].trim() == &text[goto]
+            && lines.alone(text, label.range())
             && lines.line(label.start()) < lines.line(block.start())
-            && self.text[usize::from(block.end())..].starts_with('\n')
+            && text[usize::from(block.end())..].starts_with('\n')
             && !lines.inside[first..=last + 1].contains(&true)
             && !lines.tabbed(label.start(), block.end())
             && !lines.tabbed(goto.start(), goto.end());
         if !clear {
             return None;
         }
-        let from = usize::from(lines.start(label.start()));
-        let to = usize::from(goto.start());
-        let (old, new) = (
-            &text[from..usize::from(label.start())],
-            &text[usize::from(lines.start(goto.start()))..to],
-        );
+        // The indentation of the block's lines, and the goto's.
+        let indent = |at: TextSize| &text[usize::from(lines.start(at))..usize::from(at)];
+        let (old, new) = (indent(label.start()), indent(goto.start()));
         let region = TextRange::new(lines.starts[first], lines.starts[last + 1]);
         let mut moved = String::new();
         for line in text[region].split_inclusive('\n') {
@@ -176,10 +173,6 @@ impl Finder<'_> {
                 moved.push_str(line.trim_start());
             }
         }
-        let site = TextRange::new(
-            lines.start(goto.start()),
-            lines.starts[lines.line(goto.end()) + 1],
-        );
         Some(vec![(site, moved), (region, "\n".to_owned())])
     }
 }

@@ -131,18 +131,31 @@ impl<'a> Finder<'a> {
     }
 
     /// Takes a restart or a leave of `label`: each of its `gotos` becomes `break`, with
-    /// `edits` and `skipped`, and the label [`Skip::becomes`]. A skip per goto, so that the label
-    /// goes with its last; the first carries the edits.
+    /// `edits` and `skipped`, and the label [`Skip::becomes`] ([`Finder::take_each`]).
     pub(super) fn take(
         &mut self,
         label: &Stmt,
         gotos: &[TextRange],
         mut edits: Vec<(TextRange, String)>,
-        mut skipped: Option<TextRange>,
+        skipped: Option<TextRange>,
         becomes: Option<&'static str>,
     ) {
         edits.extend(gotos.iter().map(|&goto| (goto, "break".to_owned())));
-        for _ in gotos {
+        self.take_each(label, gotos.len(), edits, skipped, becomes);
+    }
+
+    /// Takes `gotos` gotos to `label` with `edits` and `skipped`, the label [`Skip::becomes`]
+    /// once they are all taken: a skip per goto, so that the label goes with its last; the
+    /// first carries the edits.
+    pub(super) fn take_each(
+        &mut self,
+        label: &Stmt,
+        gotos: usize,
+        mut edits: Vec<(TextRange, String)>,
+        mut skipped: Option<TextRange>,
+        becomes: Option<&'static str>,
+    ) {
+        for _ in 0..gotos {
             self.skips.push(Skip {
                 edits: std::mem::take(&mut edits),
                 skipped: skipped.take(),

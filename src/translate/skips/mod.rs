@@ -312,10 +312,12 @@ enum Shape {
     Inline,
 }
 
-/// The passes, in order: a ladder of conditional gotos before its gotos are taken one by one
-/// as skips, a loop's exit test is a skip first, what is left of the gotos to an
+/// The passes, in order: an `else` clause a goto enters written as what follows its statement
+/// before any goto to it is taken, a ladder of conditional gotos before its gotos are taken
+/// one by one as skips, a loop's exit test is a skip first, what is left of the gotos to an
 /// exit becomes the exit itself, and only then a loop's exit to its label `break`, one
-/// loop's before two loops'.
+/// loop's before two loops'; last, blocks one goto enters move to it, and the loops that
+/// brings together are taken.
 const SHAPES: [Shape; 13] = [
     Shape::Unelse,
     Shape::Ladder,
@@ -339,8 +341,9 @@ struct Finder<'a> {
     text: &'a str,
     lines: &'a Lines,
     skips: Vec<Skip>,
-    /// The statements a [`Shape::Leave`] moved one line down: no other moves lines inside
-    /// them in the same pass (its lines would be counted from the wrong place).
+    /// The statements a [`Shape::Leave`] or [`Shape::Escape`] moved one line down, or whose
+    /// lines a [`Shape::Unelse`] took a level from: no other of the pass moves lines inside
+    /// them (its lines would be counted from the wrong place, or lose two levels).
     shifted: Vec<TextRange>,
     /// The loops a [`Shape::Repeat`] took, from label to `if`, each with whether a goto
     /// inside it became `continue`: loops in other lists of the pass may nest with them.
@@ -582,10 +585,13 @@ impl<'a> Finder<'a> {
             ast::CmpOp::NotIn => ("in", &["not", "in"]),
             _ => return None,
         };
+        // `lead`, the operator's words, `trail`: the left operand's closing parentheses and
+        // the right one's opening ones, with the blanks.
         let between = &self.text[usize::from(compare.left.end())..usize::from(right.start())];
-        let core = between
-            .trim_start_matches([')', ' '])
-            .trim_end_matches(['(', ' ']);
+        let rest = between.trim_start_matches([')', ' ']);
+        let lead = &between[..between.len() - rest.len()];
+        let core = rest.trim_end_matches(['(', ' ']);
+        let trail = &rest[core.len()..];
         if !core
             .split(' ')
             .filter(|word| !word.is_empty())
@@ -593,14 +599,16 @@ impl<'a> Finder<'a> {
         {
             return None;
         }
-        let (lead, trail) =
-            between.split_at(between.len() - between.trim_start_matches([')', ' ']).len());
-        let trail = &trail[core.len()..];
         Some(format!(
             "{}{lead}{inverse}{trail}{}",
             &self.text[usize::from(compare.start())..usize::from(compare.left.end())],
             &self.text[usize::from(right.start())..usize::from(compare.end())],
         ))
+    }
+
+    /// Whether `stmt` never falls through: a `return`, `raise`, `break`, `continue` or goto.
+    fn never_falls(&self, stmt: &Stmt) -> bool {
+        jumps(stmt) || self.markers.gotos.contains_key(&stmt.start())
     }
 
     /// The name and range of the goto of `stmt`, an `if` with no other branch: its only
@@ -712,13 +720,6 @@ fn jumps(stmt: &Stmt) -> bool {
         stmt,
         Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
     )
-}
-
-impl Finder<'_> {
-    /// Whether `stmt` never falls through: a `return`, `raise`, `break`, `continue` or goto.
-    fn never_falls(&self, stmt: &Stmt) -> bool {
-        jumps(stmt) || self.markers.gotos.contains_key(&stmt.start())
-    }
 }
 
 /// Whether `stmt` is a compound statement (one with a body of its own).
