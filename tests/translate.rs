@@ -200,8 +200,9 @@ fn every_fixture_translated_prints_what_gotopy_run_prints() {
 
 /// `translate --migrate` writes the program's new source: for every `ok` fixture, nothing
 /// of gotopy is left (no header, no `# gotopy: all-scopes` line, no import or decorator of
-/// it, and no blank line at the top), and the newest CPython prints what `gotopy run`
-/// prints for the goto program.
+/// it, and no blank line at the top), every comment of the program is (also one whose line
+/// the translation needs), and the newest CPython prints what `gotopy run` prints for the
+/// goto program.
 #[test]
 fn a_migration_leaves_nothing_of_gotopy_and_runs_as_the_program_did() {
     let dir = common::Scratch::dir("migrate");
@@ -238,6 +239,11 @@ fn a_migration_leaves_nothing_of_gotopy_and_runs_as_the_program_did() {
             !output.starts_with('\n'),
             "{name}: a blank line on top:\n{output}"
         );
+        // The program's own comments: every one that stands on a line of its own.
+        let lost = (text.lines().map(str::trim))
+            .filter(|line| line.starts_with('#') && *line != "# gotopy: all-scopes")
+            .find(|comment| !output.contains(comment));
+        assert_eq!(lost, None, "{name}: a comment is lost:\n{output}");
         let args: &[&str] = if options.all_scopes {
             &["--all-scopes"]
         } else {

@@ -306,13 +306,16 @@ pub(super) fn render(outs: Vec<Out>, header: Option<&str>) -> String {
     lines.text
 }
 
-/// The output as [`render`] writes it without a header, less the blank lines where
-/// `source` had something on the same line (a marker, a decorator or an import that is
-/// gone, a statement that moved), and no run of blank lines longer than the longest in
-/// `source`: the program's new source, whose lines no traceback needs to match. A line
-/// inside a string always stays.
+/// The output as [`render`] writes it without a header and with every comment, less the
+/// blank lines where `source` had something on the same line (a marker, a decorator or an
+/// import that is gone, a statement that moved), and no run of blank lines longer than the
+/// longest in `source`: the program's new source, whose lines no traceback needs to match.
+/// A line inside a string always stays.
 pub(super) fn render_compact(outs: Vec<Out>, source: &str) -> String {
-    let mut lines = Lines::default();
+    let mut lines = Lines {
+        comments_kept: true,
+        ..Lines::default()
+    };
     write(&normalize(outs), 0, &mut lines);
     let strings: std::collections::HashSet<usize> = lines.strings.into_iter().collect();
     let source: Vec<&str> = source.split('\n').collect();
@@ -351,6 +354,10 @@ struct Lines {
     first_free: Option<usize>,
     /// The lines (from 1) that start inside a string.
     strings: Vec<usize>,
+    /// Whether a comment line that finds its line taken goes on the next one (a migration,
+    /// which keeps every comment), rather than being dropped (a generated file, whose
+    /// statements keep their lines).
+    comments_kept: bool,
 }
 
 impl Lines {
@@ -452,7 +459,7 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
     for out in outs {
         match out {
             Out::Stmt { line, pieces, kind } => {
-                if *kind == Kind::Comment && *line <= lines.count {
+                if *kind == Kind::Comment && *line <= lines.count && !lines.comments_kept {
                     continue;
                 }
                 if matches!(kind, Kind::Simple | Kind::Noted)
