@@ -75,6 +75,7 @@ pub fn translate_for(
     on_checked(source, options, |checked| {
         let original = Original {
             text: source.text(),
+            blocks: blocks::deepest(&checked.parsed.syntax().body).0,
             marked: (checked.module.scopes.iter())
                 .filter(|scope| scope.rewritten && !scope.markers.is_empty())
                 .map(|scope| scope.qualname.clone())
@@ -99,6 +100,9 @@ pub fn translate_for(
 struct Original<'s> {
     /// The text, whose lines a migration's blank lines follow.
     text: &'s str,
+    /// How many blocks it nests at most ([`blocks::deepest`]): a pass's new loop counts
+    /// against CPython's limit as the translation's own blocks do.
+    blocks: usize,
     /// The qualified names of the scopes rewritten with markers: each is still translated
     /// as a rewritten scope where the passes took all its markers, so that its `with`
     /// statements are left early at most once (PyPy; `Ctx::shells`).
@@ -119,9 +123,9 @@ fn translate_checked(
         mut diagnostics,
         ..
     } = checked;
-    // The output may nest as many blocks as the source does, or CPython's limit; and deeper
-    // than CPython compiles only where the source already does.
-    let blocks_allowed = blocks::deepest(&parsed.syntax().body).0.max(blocks::LIMIT);
+    // The output may nest as many blocks as the user's source does, or CPython's limit; and
+    // deeper than CPython compiles only where the source already does.
+    let blocks_allowed = original.blocks.max(blocks::LIMIT);
     let source_within = crate::front::depth::reach(source)
         .is_ok_and(|deepest| deepest <= CPYTHON_DEPTH)
         || crate::front::depth::deeper_than(parsed.syntax(), CPYTHON_DEPTH).is_none();
