@@ -809,7 +809,7 @@ fn translations_nest_no_deeper_than_cpython_compiles() {
     // whether its translation adds one block or level only (a `with` left early gets a loop
     // of its own too).
     type Kind = (&'static str, &'static str, &'static str, &'static str);
-    let kinds: [(Kind, std::ops::RangeInclusive<usize>, bool); 7] = [
+    let kinds: [(Kind, std::ops::RangeInclusive<usize>, bool); 8] = [
         (("for", "for _ in range(1):", "", ""), 15..=22, true),
         (("while", "while True:", "break", ""), 15..=22, true),
         (
@@ -827,7 +827,18 @@ fn translations_nest_no_deeper_than_cpython_compiles() {
             6..=12,
             true,
         ),
-        (("with", "with CM():", "", ""), 6..=12, false),
+        (("with", "with CM():", "", ""), 15..=22, true),
+        // Left by the goto and by a `return` each: each `with` gets a loop of its own.
+        (
+            (
+                "with left twice",
+                "with CM():",
+                "if count > 5:\n    return count",
+                "",
+            ),
+            6..=12,
+            false,
+        ),
         (("if", "if True:", "", ""), 94..=99, true),
     ];
     let pythons = interpreters();
@@ -935,13 +946,15 @@ fn a_register_for_one_label_is_named_after_it() {
     let one = named("goto_out_of_a_try_that_never_finishes.py");
     assert!(one.contains("_goto_again = 1; break"), "{one}");
     assert!(!one.contains("_goto_k"), "{one}");
-    let several = named("goto_out_of_with.py");
+    let several = named("goto_into_non_frame_bodies.py");
     assert!(several.contains("_goto_k = 2"), "{several}");
 }
 
 /// The passes leave alone a restarted loop followed by `continue` (which `while True:` would
 /// take for its own), a leave whose statements between hold a label, and a label that
-/// shares its line with a statement (the exit shape would take the line out):
+/// shares its line with a statement (the exit shape would take the line out), and a `try`
+/// whose handlers cannot have what follows as its `else` (a `finally` would run before it, a
+/// handler falls through), which is left by `break` instead:
 /// tests/translate/shapes_left_alone.py, against its plain twins on every CPython.
 #[test]
 fn shapes_the_passes_must_not_take_keep_their_register() {
@@ -953,13 +966,13 @@ fn shapes_the_passes_must_not_take_keep_their_register() {
         "{translated}"
     );
     assert!(translated.contains("_goto_stop = 1; break"), "{translated}");
-    assert_eq!(
-        translated
-            .matches("except ValueError: _goto_bad = 1; continue")
-            .count(),
-        2,
-        "{translated}"
-    );
+    // Handlers whose `try` cannot take what follows as its `else`: left by `break` instead.
+    for name in ["closing", "half_handled"] {
+        let function = function_text(&translated, name);
+        let left = function.contains("except ValueError:\n            break");
+        let ok = left && !function.contains("else:") && !function.contains("_goto_");
+        assert!(ok, "{function}");
+    }
     assert!(
         translated.contains("if skip: _goto_none = 1; continue"),
         "{translated}"
@@ -1030,7 +1043,8 @@ fn goto_functions(module: &str) -> Vec<&str> {
 /// written with a flag): translated, each the shape takes (label `.done`) is the `try` with
 /// those statements its `else:` and no register, each it must not take (label `.kept`: a
 /// handler that falls through, a `finally`, a last handler that ends another way) keeps its
-/// gotos, and every pair agrees on CPython and PyPy (the module's assertions).
+/// gotos or leaves a `while True:` by `break`, and every pair agrees on CPython and PyPy (the
+/// module's assertions).
 #[test]
 fn handlers_that_go_past_what_follows_their_try_become_its_else() {
     let (source, translated) = twins_translated("handled", 300);
@@ -1044,8 +1058,21 @@ fn handlers_that_go_past_what_follows_their_try_become_its_else() {
         functions(&source, "label .kept"),
     );
     assert!(taken > 150 && kept > 50, "{taken} taken, {kept} kept");
-    assert_eq!(functions(&translated, "_goto_"), kept, "{translated}");
-    assert_eq!(functions(&translated, "_goto_done"), 0, "{translated}");
+    let pairs = goto_functions(&source)
+        .into_iter()
+        .zip(goto_functions(&translated))
+        .filter(|(goto, _)| goto.contains("label ."));
+    for (goto, plain) in pairs {
+        // Taken: no register, and no loop to leave (the source has no `while`).
+        let register = plain.contains("_goto_");
+        let looped = plain.contains("while True:");
+        let ok = if goto.contains("label .done") {
+            !register && !looped
+        } else {
+            register || looped
+        };
+        assert!(ok, "{goto}\ntranslated:\n{plain}");
+    }
 }
 
 /// State machines made of gotos, in the shapes tests/translate/machines.py writes (300, each
@@ -1060,7 +1087,30 @@ fn state_machines_translate_as_their_dispatching_twins_run() {
     let machines = goto_functions(&translated);
     assert_eq!(machines.len(), 300);
     let structured = machines.iter().filter(|m| !m.contains("_goto_")).count();
-    assert_eq!(structured, 43, "{translated}");
+    assert_eq!(structured, 52, "{translated}");
+}
+
+/// Gotos that leave statements for the label after them, or start them again from the label
+/// before them, from inside `with` and `try` statements, in the shapes
+/// tests/translate/blocks.py writes (300 generated functions, each beside a twin written
+/// with a flag): translated, every pair agrees on CPython and PyPy (the module's
+/// assertions), no goto back is left to a register (each is `continue` of a `while True:`),
+/// and the functions that add no variable are counted here, so that a regression shows.
+/// The registers left are PyPy's `with` left twice (docs/translate.md), and gotos out of
+/// statements that end in a compound one, where neither the label's line nor a blank one
+/// after it can take the closing `break`.
+#[test]
+fn gotos_out_of_with_and_try_become_a_block_left_by_break() {
+    let (_, translated) = twins_translated("blocks", 300);
+    let functions = goto_functions(&translated);
+    let functions: Vec<&&str> = (functions.iter())
+        .filter(|function| function.starts_with('f'))
+        .collect();
+    assert_eq!(functions.len(), 300);
+    let restarted = functions.iter().filter(|f| f.contains("_goto_again"));
+    assert_eq!(restarted.count(), 0, "{translated}");
+    let structured = functions.iter().filter(|f| !f.contains("_goto_")).count();
+    assert_eq!(structured, 217, "{translated}");
 }
 
 /// In a function with a computed goto, which may reach any label by value, the passes take a

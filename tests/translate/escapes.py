@@ -13,20 +13,6 @@ Used by tests/translate.rs."""
 
 import twins
 
-HEAD = '''from goto import goto, label
-
-
-class Step:
-    def __init__(self, log, k):
-        self.log, self.k = log, k
-
-    def __enter__(self):
-        self.log.append(("in", self.k))
-
-    def __exit__(self, *exc_info):
-        self.log.append(("out", self.k))
-'''
-
 
 def function(rng, name):
     """The goto function's lines and its twin's: the same statements, but the goto is
@@ -85,7 +71,7 @@ def function(rng, name):
 
 if __name__ == "__main__":
     twins.write(
-        HEAD,
+        twins.STEP_HEAD,
         function,
         "    for n in range(5):\n"
         "        for x in range(3):\n"

@@ -1,9 +1,9 @@
 """Shapes near a label that translate's passes must not take (a loop the restart or leave
 shape would get wrong, a label that shares its line with a statement, loops whose edits
-would meet, a ladder test over two lines, a jump that a `finally` ends, handlers whose
-statements after the `try` cannot be its `else`, an `else` a loop's `break` skips): their goto
-functions keep a register, and each is checked against the same function written without
-goto."""
+would meet, a ladder test over two lines, a jump that a `finally` ends, an `else` a loop's
+`break` skips): their goto functions keep a register; handlers whose statements after the
+`try` cannot be its `else` leave a `while True:` by `break` instead. Each is checked against
+the same function written without goto."""
 
 from goto import goto, label
 

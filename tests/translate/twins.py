@@ -1,9 +1,25 @@
-"""What the generators of goto functions beside their twins share (escapes.py, handled.py,
-machines.py): the module they write, which asserts that each pair agrees, then prints
+"""What the generators of goto functions beside their twins share (blocks.py, escapes.py,
+handled.py, machines.py): the module they write, which asserts that each pair agrees, then prints
 "ok"."""
 
 import random
 import sys
+
+# The head of a module whose functions log entering and leaving each `with Step(log, k):`
+# (and whether an exception left it).
+STEP_HEAD = '''from goto import goto, label
+
+
+class Step:
+    def __init__(self, log, k):
+        self.log, self.k = log, k
+
+    def __enter__(self):
+        self.log.append(("in", self.k))
+
+    def __exit__(self, *exc_info):
+        self.log.append(("out", self.k, exc_info[0] is not None))
+'''
 
 
 def write(head, function, checks):

@@ -21,7 +21,7 @@
 //! the `try` has no `except*`, no `else` and no `finally` (which would run before S rather
 //! than after), every handler ends with a goto to the label or with another statement that
 //! never falls through (a `return`, `raise`, `break`, `continue` or goto elsewhere), the last
-//! with the goto, and S holds no label.
+//! with the goto, no other goto names the label, and S holds no label.
 
 use super::*;
 
@@ -69,7 +69,10 @@ impl Finder<'_> {
             }
             let (label, between) = (&list[end], &list[at + 1..end]);
             let alone = |range: TextRange| self.lines.alone(self.text, range);
+            // The handlers' gotos alone name the label: where another one does, the
+            // statements that hold them all are a block ([`Shape::Block`]).
             let fits = ends
+                && self.markers.named.get(&label.start()) == Some(&gotos.len())
                 && (gotos.iter()).all(|&(_, _, goto)| alone(goto))
                 && alone(label.range())
                 && !self.lines.tabbed(stmt.start(), label.end());

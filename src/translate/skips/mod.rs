@@ -33,6 +33,7 @@ use crate::front::scan::{MarkerKind, Module, Options};
 use crate::front::source::Source;
 use crate::plan::{Checked, CompileError, on_checked};
 
+mod block;
 mod escape;
 mod handled;
 mod inline;
@@ -310,6 +311,10 @@ enum Shape {
     /// never falls through, its block (up to the next label) ending in one such, entered by
     /// no other goto from outside: the block moves to the goto ([`inline`]).
     Inline,
+    /// Statements that gotos under `if`, `with` and `try` statements leave for the label
+    /// after them, or start again from the label before them: `while True:` over them, each
+    /// goto `break` or `continue`, a `break` at their end ([`block`]).
+    Block,
 }
 
 /// The passes, in order: an `else` clause a goto enters written as what follows its statement
@@ -318,7 +323,7 @@ enum Shape {
 /// exit becomes the exit itself, and only then a loop's exit to its label `break`, one
 /// loop's before two loops'; last, blocks one goto enters move to it, and the loops that
 /// brings together are taken.
-const SHAPES: [Shape; 13] = [
+const SHAPES: [Shape; 14] = [
     Shape::Unelse,
     Shape::Ladder,
     Shape::Skip,
@@ -331,6 +336,7 @@ const SHAPES: [Shape; 13] = [
     Shape::Leave,
     Shape::Escape,
     Shape::Inline,
+    Shape::Block,
     // The loops that moved blocks bring together.
     Shape::Repeat,
 ];
@@ -373,6 +379,7 @@ impl<'a> Finder<'a> {
             Shape::Escape => self.escapes(list),
             Shape::Handled => self.handled(list),
             Shape::Inline => self.inlines(list),
+            Shape::Block => self.blocks(list),
             Shape::Unelse => self.unelses(list),
             _ => self.skips_and_elses(list),
         }

@@ -91,7 +91,7 @@ impl Finder<'_> {
 /// What the statements of one list hold, for ranges of them: the gotos a `continue` or
 /// `break` may stand for ([`Finder::leaving`]) and the `break` and `continue` statements of
 /// a loop around them, each statement walked once.
-struct Held {
+pub(super) struct Held {
     /// By label name, the gotos in order, each with the index of its statement.
     gotos: HashMap<String, Vec<(usize, TextRange)>>,
     /// How many of the statements before each hold a `break` or `continue`.
@@ -99,7 +99,7 @@ struct Held {
 }
 
 impl Held {
-    fn of(finder: &Finder<'_>, list: &[Stmt]) -> Held {
+    pub(super) fn of(finder: &Finder<'_>, list: &[Stmt]) -> Held {
         let mut gotos: HashMap<String, Vec<(usize, TextRange)>> = HashMap::new();
         let mut exits = vec![0];
         for (at, stmt) in list.iter().enumerate() {
@@ -117,16 +117,24 @@ impl Held {
 
     /// The gotos to `name` in the statements from `from` up to `to`.
     fn gotos(&self, name: &str, from: usize, to: usize) -> Vec<TextRange> {
+        (self.found(name, from, to).iter())
+            .map(|&(_, goto)| goto)
+            .collect()
+    }
+
+    /// The gotos to `name` in the statements from `from` up to `to`, each with the index of
+    /// its statement.
+    pub(super) fn found(&self, name: &str, from: usize, to: usize) -> &[(usize, TextRange)] {
         let Some(found) = self.gotos.get(name) else {
-            return Vec::new();
+            return &[];
         };
         let first = found.partition_point(|&(at, _)| at < from);
         let last = found.partition_point(|&(at, _)| at < to);
-        found[first..last].iter().map(|&(_, goto)| goto).collect()
+        &found[first..last]
     }
 
     /// Whether a statement from `from` up to `to` holds a `break` or `continue`.
-    fn exits(&self, from: usize, to: usize) -> bool {
+    pub(super) fn exits(&self, from: usize, to: usize) -> bool {
         self.exits[to] > self.exits[from]
     }
 }
