@@ -2,8 +2,9 @@
 shape would get wrong, a label that shares its line with a statement, loops whose edits
 would meet, a ladder test over two lines, a jump that a `finally` ends, an `else` a loop's
 `break` skips): their goto functions keep a register; handlers whose statements after the
-`try` cannot be its `else` leave a `while True:` by `break` instead. Each is checked against
-the same function written without goto."""
+`try` cannot be its `else` leave a `while True:` by `break` instead, and statements nothing
+reaches that decide their function's scope stay. Each is checked against the same function
+written without goto, or against what Python does."""
 
 from goto import goto, label
 
@@ -282,6 +283,64 @@ def scan_or_skip_plain(values, skip, log):
     log.append("end")
     return log
 
+
+# Code that nothing reaches still decides its function's scope; without it, each of these
+# would be another function.
+x = "global"
+
+
+@goto
+def bound_only_there():
+    """`x` is a local because a statement nothing reaches binds it: reading it raises."""
+    goto .read
+    x = "never"  # the only binding
+    label .read
+    return x
+
+
+@goto
+def generator_by_dead_yield():
+    """A `yield` nothing reaches makes a generator, which returns at once."""
+    goto .end
+    yield "never"
+    label .end
+    return "done"
+
+
+def enclosing():
+    v = "enclosing"
+
+    @goto
+    def closure():
+        """The only load of `v` makes it a free variable, which `eval` then sees."""
+        goto .end
+        print(v)
+        label .end
+        return eval("v")
+
+    return closure()
+
+
+@goto
+def neutral(n):
+    """Nothing here binds or loads a name of its own: the statements go, the comment stays."""
+    goto .after
+    # a note about what follows
+    assert n > 100, "never checked"
+    n += 1
+    label .after
+    return n
+
+
+try:
+    bound_only_there()
+except UnboundLocalError:
+    pass
+else:
+    raise AssertionError("x read as a global")
+assert next(generator_by_dead_yield(), "empty") == "empty"
+assert enclosing() == "enclosing"
+assert neutral(1) == 1
 
 for a, b in ((0, 0), (0, 1), (1, 0), (1, 1)):
     assert tall(a, b) == tall_plain(a, b), (a, b)

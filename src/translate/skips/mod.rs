@@ -34,6 +34,7 @@ use crate::front::source::Source;
 use crate::plan::{Checked, CompileError, on_checked};
 
 mod block;
+mod dead;
 mod escape;
 mod handled;
 mod inline;
@@ -133,10 +134,19 @@ fn pass(
         skips: Vec::new(),
         shifted: Vec::new(),
         repeated: Vec::new(),
+        comments: if shape == Shape::Dead {
+            (checked.parsed.tokens().iter())
+                .filter(|token| token.kind() == TokenKind::Comment)
+                .map(Ranged::range)
+                .collect()
+        } else {
+            Vec::new()
+        },
     };
     let body = &checked.parsed.syntax().body;
     match shape {
         Shape::Exit => finder.exits(body),
+        Shape::Dead => finder.deads(body),
         Shape::Ladder => finder.ladders(body),
         _ => finder.lists(body),
     }
@@ -259,6 +269,10 @@ struct Skip {
 /// The shapes taken, each in a pass of its own over the source the pass before wrote.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
+    /// `goto .l`, then statements that nothing reaches, then `label .l` (or another label,
+    /// or the list's end): the statements go, where their scope stays the same without
+    /// them, and the goto and its label with them ([`dead`]).
+    Dead,
     /// A loop with no `break` of its own, or a `try` whose every handler ends with a jump,
     /// and its `else:` clause starting with `label .l`: the clause's statements after the
     /// statement, as they run ([`unelse`]).
@@ -317,13 +331,15 @@ enum Shape {
     Block,
 }
 
-/// The passes, in order: an `else` clause a goto enters written as what follows its statement
-/// before any goto to it is taken, a ladder of conditional gotos before its gotos are taken
-/// one by one as skips, a loop's exit test is a skip first, what is left of the gotos to an
-/// exit becomes the exit itself, and only then a loop's exit to its label `break`, one
-/// loop's before two loops'; last, blocks one goto enters move to it, and the loops that
-/// brings together are taken.
-const SHAPES: [Shape; 14] = [
+/// The passes, in order: statements that nothing reaches gone, an `else` clause a goto
+/// enters written as what follows its statement before any goto to it is taken, a ladder of
+/// conditional gotos before its gotos are taken one by one as skips, a loop's exit test is a
+/// skip first, what is left of the gotos to an exit becomes the exit itself, and only then a
+/// loop's exit to its label `break`, one loop's before two loops'; last, blocks one goto
+/// enters move to it, what gotos leave from inside `with` and `try` statements is a block
+/// they `break`, and the loops the moves bring together are taken.
+const SHAPES: [Shape; 15] = [
+    Shape::Dead,
     Shape::Unelse,
     Shape::Ladder,
     Shape::Skip,
@@ -354,6 +370,8 @@ struct Finder<'a> {
     /// The loops a [`Shape::Repeat`] took, from label to `if`, each with whether a goto
     /// inside it became `continue`: loops in other lists of the pass may nest with them.
     repeated: Vec<(TextRange, bool)>,
+    /// Where the comments are, in order ([`Shape::Dead`], which keeps them).
+    comments: Vec<TextRange>,
 }
 
 impl<'a> Finder<'a> {

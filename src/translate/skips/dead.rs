@@ -1,0 +1,276 @@
+//! Statements that nothing reaches, after a goto and before the next label
+//! ([`Shape::Dead`]): gone, as a person leaves them out, and a goto to the statement right
+//! after it goes with them.
+//!
+//! ```text
+//! goto .after                   (a blank line)
+//! assert False, "never"         (a blank line)
+//! label .after                  (a blank line)
+//! out.append(n)                 out.append(n)
+//! ```
+//!
+//! Code that never runs still decides what its scope is: a name it binds is a local of the
+//! function, a name it loads may be a free variable passed down, a `yield` makes a
+//! generator. So the statements go only where the scope stays what it was: every name they
+//! bind is bound elsewhere in the scope too (or is a parameter), every name they load is
+//! bound or loaded elsewhere, and they hold no nested scope (`def`, `class`, `lambda`, a
+//! comprehension), no `yield` or `await`, no `import`, `global` or `nonlocal`, no handler
+//! that names its exception, no `match`, and no marker. A comment on a line of its own
+//! stays there; one after a statement goes with it.
+
+use rustpython_compiler::ast::Expr;
+use rustpython_compiler::ast::visitor::{self, Visitor};
+
+use super::*;
+
+/// Edits of the text.
+type Edits = Vec<(TextRange, String)>;
+
+/// The names of statements, each with how many times it is bound and loaded; `plain` while
+/// they hold nothing that decides their scope but names.
+#[derive(Default)]
+struct Names<'a> {
+    bound: HashMap<&'a str, usize>,
+    loaded: HashMap<&'a str, usize>,
+    plain: bool,
+}
+
+impl<'a> Names<'a> {
+    /// The names of `body`, a scope's, with `parameters`.
+    fn of(body: &'a [Stmt], parameters: Option<&'a ast::Parameters>) -> Names<'a> {
+        let mut names = Names {
+            plain: true,
+            ..Names::default()
+        };
+        for parameter in parameters
+            .into_iter()
+            .flat_map(|parameters| parameters.iter())
+        {
+            *names.bound.entry(parameter.name().as_str()).or_default() += 1;
+        }
+        for stmt in body {
+            names.visit_stmt(stmt);
+        }
+        names
+    }
+
+    /// Whether `name` is bound (or, with `loads`, also loaded) in the scope outside `dead`.
+    fn elsewhere(&self, dead: &Names, name: &str, loads: bool) -> bool {
+        let outside = |all: &HashMap<&str, usize>, inside: &HashMap<&str, usize>| {
+            all.get(name).copied().unwrap_or(0) > inside.get(name).copied().unwrap_or(0)
+        };
+        outside(&self.bound, &dead.bound) || loads && outside(&self.loaded, &dead.loaded)
+    }
+}
+
+impl<'a> Visitor<'a> for Names<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            // A scope of its own: its name is bound here, the rest is its own.
+            Stmt::FunctionDef(ast::StmtFunctionDef { name, .. })
+            | Stmt::ClassDef(ast::StmtClassDef { name, .. }) => {
+                *self.bound.entry(name.as_str()).or_default() += 1;
+                self.plain = false;
+                return;
+            }
+            Stmt::Import(_)
+            | Stmt::ImportFrom(_)
+            | Stmt::Global(_)
+            | Stmt::Nonlocal(_)
+            | Stmt::Match(_)
+            | Stmt::TypeAlias(_) => self.plain = false,
+            Stmt::Try(attempt) => {
+                let named = attempt.handlers.iter().any(|handler| {
+                    let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                    handler.name.is_some()
+                });
+                self.plain &= !named;
+            }
+            _ => {}
+        }
+        visitor::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Name(name) => {
+                let names = match name.ctx {
+                    ast::ExprContext::Load => &mut self.loaded,
+                    _ => &mut self.bound,
+                };
+                *names.entry(name.id.as_str()).or_default() += 1;
+            }
+            Expr::Lambda(_)
+            | Expr::ListComp(_)
+            | Expr::SetComp(_)
+            | Expr::DictComp(_)
+            | Expr::Generator(_) => {
+                self.plain = false;
+                return;
+            }
+            Expr::Yield(_) | Expr::YieldFrom(_) | Expr::Await(_) => self.plain = false,
+            _ => {}
+        }
+        visitor::walk_expr(self, expr);
+    }
+}
+
+impl<'a> Finder<'a> {
+    /// The dead statements of `body`'s scopes ([`Shape::Dead`]): each scope's names are
+    /// read once, when it has some.
+    pub(super) fn deads(&mut self, body: &'a [Stmt]) {
+        // Each list with the index of its scope in `scopes`: its body and parameters.
+        let mut scopes: Vec<(&'a [Stmt], Option<&'a ast::Parameters>)> = vec![(body, None)];
+        let mut names: HashMap<usize, Names<'a>> = HashMap::new();
+        let mut work: Vec<(&'a [Stmt], usize)> = vec![(body, 0)];
+        while let Some((list, scope)) = work.pop() {
+            self.dead_in(list, (scope, &scopes, &mut names));
+            for stmt in list {
+                let inner = match stmt {
+                    Stmt::FunctionDef(def) => {
+                        scopes.push((&def.body, Some(&def.parameters)));
+                        scopes.len() - 1
+                    }
+                    Stmt::ClassDef(class) => {
+                        scopes.push((&class.body, None));
+                        scopes.len() - 1
+                    }
+                    _ => scope,
+                };
+                work.extend(child_lists(stmt).into_iter().map(|list| (list, inner)));
+            }
+        }
+    }
+
+    /// The dead statements of one list, after each goto of it up to the next label: its
+    /// scope's index in `scopes`, whose names are read into `names` the first time.
+    #[allow(clippy::type_complexity)]
+    fn dead_in(
+        &mut self,
+        list: &'a [Stmt],
+        (scope, scopes, names): (
+            usize,
+            &[(&'a [Stmt], Option<&'a ast::Parameters>)],
+            &mut HashMap<usize, Names<'a>>,
+        ),
+    ) {
+        let mut from = 0;
+        crate::splice::count(list.len());
+        for (at, goto) in list.iter().enumerate() {
+            if at < from {
+                continue;
+            }
+            let Some(name) = self.markers.gotos.get(&goto.start()) else {
+                continue;
+            };
+            let end = (at + 1..list.len())
+                .find(|&next| self.markers.labels.contains_key(&list[next].start()))
+                .unwrap_or(list.len());
+            from = end;
+            let dead = &list[at + 1..end];
+            // The label after, when the goto names it.
+            let label =
+                (list.get(end)).filter(|label| self.markers.labels[&label.start()] == *name);
+            let (Some(first), Some(last)) = (dead.first(), dead.last()) else {
+                // A goto to the statement right after it.
+                if let Some(label) = label {
+                    self.skip_to_next(list, at, label, Vec::new());
+                }
+                continue;
+            };
+            let range = TextRange::new(first.start(), last.end());
+            let apart = self.lines.alone(self.text, goto.range())
+                && self.lines.line(goto.end()) < self.lines.line(first.start())
+                && list
+                    .get(end)
+                    .is_none_or(|next| self.lines.line(last.end()) < self.lines.line(next.start()));
+            let inner = (self.markers.ordered_gotos).partition_point(|&at| at < range.start());
+            let marked = self.markers.labelled(range)
+                || (self.markers.ordered_gotos.get(inner)).is_some_and(|&at| at < range.end());
+            if !apart || marked || self.lines.tabbed(goto.start(), last.end()) {
+                continue;
+            }
+            let mut own = Names {
+                plain: true,
+                ..Names::default()
+            };
+            for stmt in dead {
+                own.visit_stmt(stmt);
+            }
+            let (body, parameters) = scopes[scope];
+            let scope = (names.entry(scope)).or_insert_with(|| Names::of(body, parameters));
+            let neutral = own.plain
+                && own
+                    .bound
+                    .keys()
+                    .all(|name| scope.elsewhere(&own, name, false))
+                && own
+                    .loaded
+                    .keys()
+                    .all(|name| scope.elsewhere(&own, name, true));
+            if !neutral {
+                continue;
+            }
+            let edits = vec![(range, self.comments_of(range))];
+            match label {
+                Some(label) => self.skip_to_next(list, at, label, edits),
+                None => self.skips.push(Skip {
+                    edits,
+                    skipped: None,
+                    label: None,
+                    dead: None,
+                    becomes: None,
+                }),
+            }
+        }
+    }
+
+    /// Takes the goto at `at` of `list` as a jump to the statement after it (with `edits`
+    /// that take what lies between), `label`: the goto goes (`pass` where the list would be
+    /// left empty), and the label where no other goto names it. Not where either shares its
+    /// line with a statement.
+    fn skip_to_next(&mut self, list: &[Stmt], at: usize, label: &Stmt, mut edits: Edits) {
+        let goto = &list[at];
+        if !self.lines.alone(self.text, goto.range()) || !self.lines.alone(self.text, label.range())
+        {
+            return;
+        }
+        let empty = at == 0
+            && list
+                .last()
+                .is_some_and(|last| last.start() == label.start());
+        edits.push((goto.range(), if empty { "pass" } else { "" }.to_owned()));
+        self.take_each(label, 1, edits, None, None);
+    }
+
+    /// What is left of the text of `range` with its statements gone: each comment that
+    /// stands on a line of its own, where it was, and nothing else.
+    fn comments_of(&self, range: TextRange) -> String {
+        let text = &self.text[range];
+        let mut kept = String::with_capacity(text.len() / 4);
+        let mut at = range.start();
+        for (index, line) in text.split('\n').enumerate() {
+            if index > 0 {
+                kept.push('\n');
+            }
+            let start = at;
+            at += TextSize::of(line) + TextSize::of("\n");
+            let first = self
+                .comments
+                .partition_point(|comment| comment.start() < start);
+            // A comment of its own line: one after a statement goes with it.
+            let comment = (self.comments.get(first)).filter(|comment| {
+                comment.end() <= start + TextSize::of(line)
+                    && self.text[usize::from(start)..usize::from(comment.start())]
+                        .trim()
+                        .is_empty()
+            });
+            if let Some(comment) = comment {
+                let column = usize::from(comment.start() - start);
+                kept.push_str(&" ".repeat(column));
+                kept.push_str(&self.text[*comment]);
+            }
+        }
+        kept
+    }
+}
