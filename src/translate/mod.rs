@@ -76,6 +76,10 @@ pub fn translate_for(
         let original = Original {
             text: source.text(),
             blocks: blocks::deepest(&checked.parsed.syntax().body).0,
+            within: crate::front::depth::reach(source)
+                .is_ok_and(|deepest| deepest <= CPYTHON_DEPTH)
+                || crate::front::depth::deeper_than(checked.parsed.syntax(), CPYTHON_DEPTH)
+                    .is_none(),
             marked: (checked.module.scopes.iter())
                 .filter(|scope| scope.rewritten && !scope.markers.is_empty())
                 .map(|scope| scope.qualname.clone())
@@ -100,9 +104,11 @@ pub fn translate_for(
 struct Original<'s> {
     /// The text, whose lines a migration's blank lines follow.
     text: &'s str,
-    /// How many blocks it nests at most ([`blocks::deepest`]): a pass's new loop counts
-    /// against CPython's limit as the translation's own blocks do.
+    /// How many blocks it nests at most ([`blocks::deepest`]), and whether it nests no
+    /// deeper than CPython compiles ([`CPYTHON_DEPTH`]): a pass's new loop counts against
+    /// CPython's limits as the translation's own blocks and levels do.
     blocks: usize,
+    within: bool,
     /// The qualified names of the scopes rewritten with markers: each is still translated
     /// as a rewritten scope where the passes took all its markers, so that its `with`
     /// statements are left early at most once (PyPy; `Ctx::shells`).
@@ -124,11 +130,8 @@ fn translate_checked(
         ..
     } = checked;
     // The output may nest as many blocks as the user's source does, or CPython's limit; and
-    // deeper than CPython compiles only where the source already does.
-    let blocks_allowed = original.blocks.max(blocks::LIMIT);
-    let source_within = crate::front::depth::reach(source)
-        .is_ok_and(|deepest| deepest <= CPYTHON_DEPTH)
-        || crate::front::depth::deeper_than(parsed.syntax(), CPYTHON_DEPTH).is_none();
+    // deeper than CPython compiles only where the user's source already does.
+    let (blocks_allowed, source_within) = (original.blocks.max(blocks::LIMIT), original.within);
     let text = Text::new(source.text(), parsed.tokens());
     let named = module
         .scopes
