@@ -16,12 +16,13 @@
 //! ```
 //!
 //! The statements are those from the first that holds a goto (or the one after the label
-//! they go back to) to the label they leave for (or the last that holds a goto back, and
-//! one simple statement after it). The `while True:` takes the line of the label before
-//! them, or a blank line, or else a line of its own: the statements then move one line
-//! down and the label's line goes. The `break` that ends them takes the label's line, or
-//! joins the last statement's (`; break`), and none follows a statement that never falls
-//! through. Taken where those gotos alone name their labels, the statements hold no `break`
+//! they go back to) to the label they leave for (or the last that holds a goto back, with
+//! one simple statement after it where one follows). The `while True:` takes the line of
+//! the label before them, or a blank line, or else a line of its own: the statements then
+//! move one line down and the label's line goes. The `break` that ends them takes the
+//! label's line, or joins the last statement's (`; break`), or takes the blank line after
+//! the label or the last statement, and none follows a statement that never falls through
+//! (also an `if` whose every branch ends so, or a `try` whose body and handlers do). Taken where those gotos alone name their labels, the statements hold no `break`
 //! or `continue` that the new loop would take, and no other block of the pass meets them
 //! (a `break` inside one would be the inner loop's).
 
@@ -103,34 +104,23 @@ impl Finder<'_> {
             .map(|&(_, goto)| (goto, "break".to_owned()))
             .collect();
         let first_line = self.lines.line(first.start());
-        let blank = first_line
-            .checked_sub(1)
-            .filter(|&line| {
-                let range = self.lines.starts[line]..self.lines.starts[line + 1];
-                let text = &self.text[usize::from(range.start)..usize::from(range.end)];
-                text.trim().is_empty() && !self.lines.inside[line]
-            })
-            .filter(|&line| from == 0 || self.lines.line(list[from - 1].end()) < line);
-        let (skipped, becomes) = if let Some(line) = blank {
+        let blank = (first_line.checked_sub(1))
+            .filter(|&line| from == 0 || self.lines.line(list[from - 1].end()) < line)
+            .and_then(|line| self.blank_line(line));
+        let (skipped, becomes) = if let Some(blanks) = blank {
             // The `while True:` on the blank line before, the `break` on the label's line.
-            let start = self.lines.starts[line];
-            let blanks = self.text[usize::from(start)..].find('\n')?;
-            let blanks = TextRange::at(start, TextSize::try_from(blanks).ok()?);
             edits.push((blanks, format!("{indent}while True:")));
             let skipped = TextRange::new(self.lines.start(first.start()), label.end());
             (skipped, if falls { "break" } else { "" })
         } else {
             // A line of its own: the statements one line down, the label's line gone.
             let (from_line, to_line) = (first_line, self.lines.line(last.end()));
-            let single = self.lines.line(last.start()) == to_line;
-            let joinable = !compound(last) && single && self.lines.alone(self.text, last.range());
+            let joinable = self.joinable(last);
             // Or, after a last statement that cannot take it, on the blank line after the
             // label's: that line and the label's become one.
             let label_line = self.lines.line(label.start());
-            let blank_after = (self.lines.starts.get(label_line + 2))
-                .filter(|_| !self.lines.inside[label_line + 1])
-                .map(|&next| TextRange::new(label.end(), next - TextSize::of("\n")))
-                .filter(|range| self.text[*range].trim().is_empty());
+            let blank_after = (self.blank_line(label_line + 1))
+                .map(|blank| TextRange::new(label.end(), blank.end()));
             let movable = !self.lines.inside[from_line..=to_line + 1].contains(&true)
                 && to_line < label_line
                 && self.text[usize::from(label.end())..].starts_with('\n')
@@ -174,8 +164,8 @@ impl Finder<'_> {
 
     /// The block of `list` after the label at `top` that the gotos `back` to it (the last in
     /// the statement at `last`) start again: up to the label `out` that gotos in it alone
-    /// leave for, or with one simple statement after `last`. The index after the block when
-    /// it is taken.
+    /// leave for, or with one simple statement after `last`, or up to `last` with the
+    /// `break` on the blank line after it. The index after the block when it is taken.
     fn restarted(
         &mut self,
         (list, held): (&[Stmt], &Held),
@@ -196,22 +186,18 @@ impl Finder<'_> {
             // The goto back ends the block (`continue` there too), or a statement that never
             // falls through: nothing leaves the loop at its end.
             (last + 1, None)
-        } else {
+        } else if let Some(next) = (list.get(last + 1)).filter(|next| self.joinable(next)) {
             // One simple statement after, which leaves the loop.
-            let next = list.get(last + 1)?;
-            let joinable = !compound(next)
-                && !matches!(next, Stmt::Break(_) | Stmt::Continue(_))
-                && !self.markers.gotos.contains_key(&next.start())
-                && !self.markers.labels.contains_key(&next.start())
-                && self.lines.line(next.start()) == self.lines.line(next.end())
-                && self.lines.alone(self.text, next.range());
-            if !joinable {
-                return None;
-            }
             if !jumps(next) {
                 edits.push((TextRange::empty(next.end()), "; break".to_owned()));
             }
             (last + 2, None)
+        } else {
+            // The `break` on the blank line after the last statement.
+            let blank = self.blank_line(self.lines.line(list[last].end()) + 1)?;
+            let indent = self.indent(label);
+            edits.push((blank, format!("{indent}    break")));
+            (last + 1, None)
         };
         let end = exit.map_or(list[after - 1].end(), |(exit, _)| exit.end());
         let fits = self.fits((list, held), top + 1, after)
@@ -274,6 +260,29 @@ impl Finder<'_> {
             }
             _ => false,
         }
+    }
+
+    /// Whether `stmt` can take `; break` after it: a simple statement on one line of its own,
+    /// not a marker and not a `break` or `continue` (which would be the new loop's).
+    fn joinable(&self, stmt: &Stmt) -> bool {
+        !compound(stmt)
+            && !matches!(stmt, Stmt::Break(_) | Stmt::Continue(_))
+            && !self.markers.gotos.contains_key(&stmt.start())
+            && !self.markers.labels.contains_key(&stmt.start())
+            && self.lines.line(stmt.start()) == self.lines.line(stmt.end())
+            && self.lines.alone(self.text, stmt.range())
+    }
+
+    /// What `line` holds, when it is blank, ends with a line break and starts outside a
+    /// string: a place for a statement.
+    fn blank_line(&self, line: usize) -> Option<TextRange> {
+        let (start, next) = (
+            *self.lines.starts.get(line)?,
+            *self.lines.starts.get(line + 1)?,
+        );
+        let range = TextRange::new(start, next - TextSize::of("\n"));
+        let blank = self.text[range].trim().is_empty() && !self.lines.inside[line];
+        blank.then_some(range)
     }
 
     /// The indentation of `stmt`'s line.
