@@ -393,6 +393,37 @@ mod tests {
         assert_linear_on("translate, states", states, translates);
     }
 
+    /// Blocks that gotos under `try` statements start again and leave, and statements that
+    /// nothing reaches after a goto: the block pass reads each list's gotos once, and the
+    /// pass for dead code each scope's names once, however many blocks the scope holds.
+    #[test]
+    fn blocks_and_dead_code_cost_what_the_code_costs() {
+        let blocks = |count: usize| {
+            let mut text = String::from("@goto\ndef f(n):\n    k = 0\n");
+            for i in 0..count {
+                text += &format!(
+                    "    label .r{i}\n    k += 1\n    try:\n        if k % 3 == {}:\n            \
+                     goto .r{i}\n        if n == {i}:\n            goto .o{i}\n        n += k\n    \
+                     except KeyError:\n        n = 0\n    n -= 1\n    label .o{i}\n    goto .d{i}\n    \
+                     assert n > 0\n    label .d{i}\n",
+                    i % 3
+                );
+            }
+            text + "    return n\n"
+        };
+        let translated = crate::translate::translate_source(
+            &crate::Source::new("big.py", blocks(4)),
+            crate::Options::default(),
+        )
+        .expect("the blocks translate");
+        let text = &translated.text;
+        assert!(
+            !text.contains("_goto_") && !text.contains("assert"),
+            "{text}"
+        );
+        assert_linear_on("translate, blocks", blocks, translates);
+    }
+
     #[test]
     fn the_rustpython_lowering_and_translate_cost_what_the_code_costs() {
         use crate::{Options, Source};

@@ -65,6 +65,7 @@ impl<'a> Names<'a> {
 
 impl<'a> Visitor<'a> for Names<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        crate::splice::count(1);
         match stmt {
             // A scope of its own: its name is bound here, the rest is its own.
             Stmt::FunctionDef(ast::StmtFunctionDef { name, .. })
