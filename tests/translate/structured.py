@@ -7,8 +7,9 @@ clause, two loops left at once as `break`, `else:` and `continue`, and a `try` w
 go past the statements after it as its `else:` clause (an `if` tests `is not` where the goto
 tested `is`), a state machine whose states each one test enters as those states under
 their tests, and a goto into an `else` clause that runs as the statements after its loop or
-`try` as a goto to those statements: each goto function
-is checked against the same function written without goto, on many inputs."""
+`try` as a goto to those statements, and a `with` left past what follows it as a `while
+True:` it leaves by `break`: each goto function is checked against the same function
+written without goto, on many inputs."""
 
 import sys
 
@@ -813,6 +814,58 @@ def outcome(function, *args):
         return str(error)
 
 
+
+class Session:
+    """A `with` that logs entering and leaving."""
+
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+
+    def __enter__(self):
+        self.log.append("open " + self.name)
+
+    def __exit__(self, *exc_info):
+        self.log.append("close " + self.name)
+
+
+@goto
+def two_sessions(n, log):
+    """Two `with` statements, each left early past the statement after it: two blocks
+    left by `break`, one blank line between them."""
+    log.append("start")
+    with Session(log, "one"):
+        if n == 1:
+            goto .second
+        log.append("a")
+    log.append("b")
+    label .second
+
+    with Session(log, "two"):
+        if n == 2:
+            goto .done
+        log.append("c")
+    log.append("d")
+    label .done
+    return log
+
+
+def two_sessions_plain(n, log):
+    log.append("start")
+    with Session(log, "one"):
+        skipped = n == 1
+        if not skipped:
+            log.append("a")
+    if not skipped:
+        log.append("b")
+    with Session(log, "two"):
+        skipped = n == 2
+        if not skipped:
+            log.append("c")
+    if not skipped:
+        log.append("d")
+    return log
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -882,5 +935,7 @@ for text in (None, "7", "x"):
 for n in range(3):
     for skip in (False, True):
         assert count_down_or_skip(n, skip, []) == count_down_or_skip_plain(n, skip, []), n
+for n in range(3):
+    assert two_sessions(n, []) == two_sessions_plain(n, []), n
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

@@ -107,8 +107,11 @@ impl Finder<'_> {
         let blank = (first_line.checked_sub(1))
             .filter(|&line| from == 0 || self.lines.line(list[from - 1].end()) < line)
             .and_then(|line| self.blank_line(line));
+        // What the block takes of the text, blank lines included.
+        let mut taken = TextRange::new(first.start(), label.end());
         let (skipped, becomes) = if let Some(blanks) = blank {
             // The `while True:` on the blank line before, the `break` on the label's line.
+            taken = taken.cover(blanks);
             edits.push((blanks, format!("{indent}while True:")));
             let skipped = TextRange::new(self.lines.start(first.start()), label.end());
             (skipped, if falls { "break" } else { "" })
@@ -138,16 +141,16 @@ impl Finder<'_> {
             ));
             match blank_after {
                 Some(blank) if falls && !joinable => {
+                    taken = taken.cover(blank);
                     edits.push((blank, format!("{indent}    break")));
                 }
                 _ => {
                     if falls {
                         edits.push((TextRange::empty(last.end()), "; break".to_owned()));
                     }
-                    edits.push((
-                        TextRange::at(label.end(), TextSize::of("\n")),
-                        String::new(),
-                    ));
+                    let newline = TextRange::at(label.end(), TextSize::of("\n"));
+                    taken = taken.cover(newline);
+                    edits.push((newline, String::new()));
                 }
             }
             let skipped = TextRange::new(
@@ -157,8 +160,7 @@ impl Finder<'_> {
             (skipped, "")
         };
         self.take_each(label, gotos.len(), edits, Some(skipped), Some(becomes));
-        self.shifted
-            .push(TextRange::new(first.start(), label.end()));
+        self.shifted.push(taken);
         Some(end + 1)
     }
 
@@ -178,6 +180,8 @@ impl Finder<'_> {
         let mut edits: Vec<(TextRange, String)> = (back.iter())
             .map(|&(_, goto)| (goto, "continue".to_owned()))
             .collect();
+        // A blank line after the block that takes its closing `break`.
+        let mut blank = None;
         // The index after the block, and the label that ends it with its gotos.
         let (after, exit) = if let Some((end, out)) = out {
             edits.extend(out.iter().map(|&(_, goto)| (goto, "break".to_owned())));
@@ -194,9 +198,10 @@ impl Finder<'_> {
             (last + 2, None)
         } else {
             // The `break` on the blank line after the last statement.
-            let blank = self.blank_line(self.lines.line(list[last].end()) + 1)?;
+            let line = self.blank_line(self.lines.line(list[last].end()) + 1)?;
             let indent = self.indent(label);
-            edits.push((blank, format!("{indent}    break")));
+            edits.push((line, format!("{indent}    break")));
+            blank = Some(line);
             (last + 1, None)
         };
         let end = exit.map_or(list[after - 1].end(), |(exit, _)| exit.end());
@@ -214,7 +219,9 @@ impl Finder<'_> {
             let becomes = if falls { "break" } else { "" };
             self.take_each(exit, gotos, Vec::new(), None, Some(becomes));
         }
-        self.shifted.push(TextRange::new(label.start(), end));
+        let taken = TextRange::new(label.start(), end);
+        self.shifted
+            .push(blank.map_or(taken, |blank| taken.cover(blank)));
         Some(after + usize::from(exit.is_some()))
     }
 
@@ -273,15 +280,17 @@ impl Finder<'_> {
             && self.lines.alone(self.text, stmt.range())
     }
 
-    /// What `line` holds, when it is blank, ends with a line break and starts outside a
-    /// string: a place for a statement.
+    /// What `line` holds, when it is blank, ends with a line break, starts outside a string
+    /// and no other block of the pass took it: a place for a statement.
     fn blank_line(&self, line: usize) -> Option<TextRange> {
         let (start, next) = (
             *self.lines.starts.get(line)?,
             *self.lines.starts.get(line + 1)?,
         );
         let range = TextRange::new(start, next - TextSize::of("\n"));
-        let blank = self.text[range].trim().is_empty() && !self.lines.inside[line];
+        let blank = self.text[range].trim().is_empty()
+            && !self.lines.inside[line]
+            && !(self.shifted.iter()).any(|other| other.intersect(range).is_some());
         blank.then_some(range)
     }
 
