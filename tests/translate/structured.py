@@ -815,32 +815,20 @@ def outcome(function, *args):
 
 
 
-class Session:
-    """A `with` that logs entering and leaving."""
-
-    def __init__(self, log, name):
-        self.log, self.name = log, name
-
-    def __enter__(self):
-        self.log.append("open " + self.name)
-
-    def __exit__(self, *exc_info):
-        self.log.append("close " + self.name)
-
 
 @goto
 def two_sessions(n, log):
     """Two `with` statements, each left early past the statement after it: two blocks
     left by `break`, one blank line between them."""
     log.append("start")
-    with Session(log, "one"):
+    with Step(log, "one"):
         if n == 1:
             goto .second
         log.append("a")
     log.append("b")
     label .second
 
-    with Session(log, "two"):
+    with Step(log, "two"):
         if n == 2:
             goto .done
         log.append("c")
@@ -851,13 +839,13 @@ def two_sessions(n, log):
 
 def two_sessions_plain(n, log):
     log.append("start")
-    with Session(log, "one"):
+    with Step(log, "one"):
         skipped = n == 1
         if not skipped:
             log.append("a")
     if not skipped:
         log.append("b")
-    with Session(log, "two"):
+    with Step(log, "two"):
         skipped = n == 2
         if not skipped:
             log.append("c")
