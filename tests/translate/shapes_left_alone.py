@@ -332,6 +332,41 @@ def neutral(n):
     return n
 
 
+@goto
+def bound_in_two_dead_stretches():
+    """Each stretch binds `x` where the other does: the first goes, the second must stay."""
+    try:
+        return x
+    except UnboundLocalError:
+        pass
+    goto .a
+    x = 1
+    label .a
+    goto .b
+    x = 2
+    label .b
+    return "unbound"
+
+
+@goto
+def retry_into_else(k, log):
+    """A `try` whose body ends with a goto into its own `else`: the `else` falls through,
+    so the loop the block pass writes around it needs its closing `break`."""
+    label .top
+    k += 1
+    try:
+        if k < 3:
+            goto .top
+        goto .inside
+    except KeyError:  # pragma: no cover
+        return "handled"
+    else:
+        log.append("never")  # pragma: no cover
+        label .inside
+        log.append(k)
+    return k
+
+
 try:
     bound_only_there()
 except UnboundLocalError:
@@ -341,6 +376,9 @@ else:
 assert next(generator_by_dead_yield(), "empty") == "empty"
 assert enclosing() == "enclosing"
 assert neutral(1) == 1
+assert bound_in_two_dead_stretches() == "unbound"
+log = []
+assert retry_into_else(0, log) == 3 and log == [3], log
 
 for a, b in ((0, 0), (0, 1), (1, 0), (1, 1)):
     assert tall(a, b) == tall_plain(a, b), (a, b)

@@ -837,6 +837,31 @@ def two_sessions(n, log):
     return log
 
 
+@goto
+def only_markers(c, values, log):
+    """A body of gotos to the next statement only, which all go: `pass` keeps it a body."""
+    if c:
+        goto .a
+        label .a
+        goto .b
+        label .b
+    for v in values:
+        if v == c:
+            goto .found
+    log.append("none")
+    label .found
+    return log
+
+
+def only_markers_plain(c, values, log):
+    for v in values:
+        if v == c:
+            break
+    else:
+        log.append("none")
+    return log
+
+
 def two_sessions_plain(n, log):
     log.append("start")
     with Step(log, "one"):
@@ -925,5 +950,6 @@ for n in range(3):
         assert count_down_or_skip(n, skip, []) == count_down_or_skip_plain(n, skip, []), n
 for n in range(3):
     assert two_sessions(n, []) == two_sessions_plain(n, []), n
+    assert only_markers(n, [1, 2], []) == only_markers_plain(n, [1, 2], []), n
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

@@ -239,8 +239,8 @@ impl Finder<'_> {
     }
 
     /// Whether `stmt` never falls through to the statement after it ([`Finder::never_falls`]),
-    /// also as an `if` with an `else` whose every branch ends so, or a `try` whose body and
-    /// handlers end so (or whose `finally` body does); not a `with`, whose `__exit__` may
+    /// also as an `if` with an `else` whose every branch ends so, or a `try` whose body,
+    /// handlers and `else` clause end so (or whose `finally` body does); not a `with`, whose `__exit__` may
     /// swallow what its body raises. `depth`: how many such statements are around it (past
     /// 32, it is taken to fall through).
     fn ends(&self, stmt: &Stmt, depth: usize) -> bool {
@@ -263,7 +263,10 @@ impl Finder<'_> {
                     let ast::ExceptHandler::ExceptHandler(handler) = handler;
                     ends(&handler.body)
                 });
-                ends(&attempt.finalbody) || ends(&attempt.body) && handlers
+                // An `else` clause a goto enters runs (and falls through) though the body
+                // never does.
+                let orelse = attempt.orelse.is_empty() || ends(&attempt.orelse);
+                ends(&attempt.finalbody) || ends(&attempt.body) && handlers && orelse
             }
             _ => false,
         }

@@ -172,6 +172,8 @@ impl<'a> Finder<'a> {
             // The label after, when the goto names it.
             let label =
                 (list.get(end)).filter(|label| self.markers.labels[&label.start()] == *name);
+            let alone = |stmt: &Stmt| self.lines.alone(self.text, stmt.range());
+            let label = label.filter(|label| alone(label) && alone(goto));
             let (Some(first), Some(last)) = (dead.first(), dead.last()) else {
                 // A goto to the statement right after it.
                 if let Some(label) = label {
@@ -180,7 +182,7 @@ impl<'a> Finder<'a> {
                 continue;
             };
             let range = TextRange::new(first.start(), last.end());
-            let apart = self.lines.alone(self.text, goto.range())
+            let apart = alone(goto)
                 && self.lines.line(goto.end()) < self.lines.line(first.start())
                 && list
                     .get(end)
@@ -212,6 +214,17 @@ impl<'a> Finder<'a> {
             if !neutral {
                 continue;
             }
+            // Gone: a later stretch of the scope finds the names of this one nowhere else.
+            for (own, all) in [
+                (&own.bound, &mut scope.bound),
+                (&own.loaded, &mut scope.loaded),
+            ] {
+                for (name, count) in own {
+                    if let Some(total) = all.get_mut(name) {
+                        *total -= count;
+                    }
+                }
+            }
             let edits = vec![(range, self.comments_of(range))];
             match label {
                 Some(label) => self.skip_to_next(list, at, label, edits),
@@ -227,21 +240,34 @@ impl<'a> Finder<'a> {
     }
 
     /// Takes the goto at `at` of `list` as a jump to the statement after it (with `edits`
-    /// that take what lies between), `label`: the goto goes (`pass` where the list would be
-    /// left empty), and the label where no other goto names it. Not where either shares its
-    /// line with a statement.
+    /// that take what lies between), `label`, both alone on their lines: the goto goes
+    /// (`pass` where the list may be left empty), and the label where no other goto names
+    /// it.
     fn skip_to_next(&mut self, list: &[Stmt], at: usize, label: &Stmt, mut edits: Edits) {
         let goto = &list[at];
-        if !self.lines.alone(self.text, goto.range()) || !self.lines.alone(self.text, label.range())
-        {
-            return;
-        }
-        let empty = at == 0
-            && list
-                .last()
-                .is_some_and(|last| last.start() == label.start());
-        edits.push((goto.range(), if empty { "pass" } else { "" }.to_owned()));
+        edits.push((
+            goto.range(),
+            if self.may_empty(list, at) { "pass" } else { "" }.to_owned(),
+        ));
         self.take_each(label, 1, edits, None, None);
+    }
+
+    /// Whether the pass may leave `list` empty where it takes the goto at `at`: the first
+    /// statement, and every statement a marker or after a goto up to the next label (what
+    /// this pass may take away).
+    fn may_empty(&self, list: &[Stmt], at: usize) -> bool {
+        let mut dead = false;
+        at == 0
+            && list.iter().all(|stmt| {
+                if self.markers.gotos.contains_key(&stmt.start()) {
+                    dead = true;
+                } else if self.markers.labels.contains_key(&stmt.start()) {
+                    dead = false;
+                } else if !dead {
+                    return false;
+                }
+                true
+            })
     }
 
     /// What is left of the text of `range` with its statements gone: each comment that
