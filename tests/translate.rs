@@ -1103,9 +1103,6 @@ fn state_machines_translate_as_their_dispatching_twins_run() {
 fn gotos_out_of_with_and_try_become_a_block_left_by_break() {
     let (_, translated) = twins_translated("blocks", 300);
     let functions = goto_functions(&translated);
-    let functions: Vec<&&str> = (functions.iter())
-        .filter(|function| function.starts_with('f'))
-        .collect();
     assert_eq!(functions.len(), 300);
     let restarted = functions.iter().filter(|f| f.contains("_goto_again"));
     assert_eq!(restarted.count(), 0, "{translated}");

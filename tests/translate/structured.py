@@ -864,18 +864,13 @@ def only_markers_plain(c, values, log):
 
 def two_sessions_plain(n, log):
     log.append("start")
-    with Step(log, "one"):
-        skipped = n == 1
+    for name, skip, inside, after in (("one", 1, "a", "b"), ("two", 2, "c", "d")):
+        with Step(log, name):
+            skipped = n == skip
+            if not skipped:
+                log.append(inside)
         if not skipped:
-            log.append("a")
-    if not skipped:
-        log.append("b")
-    with Step(log, "two"):
-        skipped = n == 2
-        if not skipped:
-            log.append("c")
-    if not skipped:
-        log.append("d")
+            log.append(after)
     return log
 
 

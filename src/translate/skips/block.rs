@@ -131,14 +131,7 @@ impl Finder<'_> {
             if !movable {
                 return None;
             }
-            edits.push((
-                TextRange::empty(self.lines.start(first.start())),
-                format!("{indent}while True:\n"),
-            ));
-            edits.push((
-                TextRange::new(self.lines.start(label.start()), label.start()),
-                String::new(),
-            ));
+            edits.extend(self.header_before(first, indent, "while True:", label));
             match blank_after {
                 Some(blank) if falls && !joinable => {
                     taken = taken.cover(blank);
@@ -295,10 +288,5 @@ impl Finder<'_> {
             && !self.lines.inside[line]
             && !(self.shifted.iter()).any(|other| other.intersect(range).is_some());
         blank.then_some(range)
-    }
-
-    /// The indentation of `stmt`'s line.
-    fn indent(&self, stmt: &Stmt) -> &str {
-        &self.text[usize::from(self.lines.start(stmt.start()))..usize::from(stmt.start())]
     }
 }

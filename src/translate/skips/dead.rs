@@ -36,7 +36,7 @@ struct Names<'a> {
 }
 
 impl<'a> Names<'a> {
-    /// The names of `body`, a scope's, with `parameters`.
+    /// The names of `body` (a scope's, with its `parameters`, or some of its statements).
     fn of(body: &'a [Stmt], parameters: Option<&'a ast::Parameters>) -> Names<'a> {
         let mut names = Names {
             plain: true,
@@ -193,13 +193,7 @@ impl<'a> Finder<'a> {
             if !apart || marked || self.lines.tabbed(goto.start(), last.end()) {
                 continue;
             }
-            let mut own = Names {
-                plain: true,
-                ..Names::default()
-            };
-            for stmt in dead {
-                own.visit_stmt(stmt);
-            }
+            let own = Names::of(dead, None);
             let (body, parameters) = scopes[scope];
             let scope = (names.entry(scope)).or_insert_with(|| Names::of(body, parameters));
             let neutral = own.plain

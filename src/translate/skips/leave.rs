@@ -77,16 +77,8 @@ impl<'a> Finder<'a> {
             if let (Some(first), Some(last)) = (between.first(), between.last()) {
                 // `else:` on a line of its own before S, as deep as the loop, and the
                 // label's line taken out whole: S one line lower, and one level deeper.
-                let indent = &self.text
-                    [usize::from(self.lines.start(looped.start()))..usize::from(looped.start())];
-                edits.push((
-                    TextRange::empty(self.lines.start(first.start())),
-                    format!("{indent}else:\n"),
-                ));
-                edits.push((
-                    TextRange::new(self.lines.start(label.start()), label.start()),
-                    String::new(),
-                ));
+                let indent = self.indent(looped);
+                edits.extend(self.header_before(first, indent, "else:", label));
                 edits.push((
                     TextRange::at(label.end(), TextSize::of("\n")),
                     String::new(),
@@ -164,6 +156,33 @@ impl<'a> Finder<'a> {
                 becomes,
             });
         }
+    }
+
+    /// The indentation of `stmt`'s line.
+    pub(super) fn indent(&self, stmt: &Stmt) -> &'a str {
+        &self.text[usize::from(self.lines.start(stmt.start()))..usize::from(stmt.start())]
+    }
+
+    /// The edits that give `header` a line of its own before `first`'s (as deep as
+    /// `indent`) and take out what `label`'s line holds before its line break: what lies
+    /// between moves one line down (the caller takes the line break, or gives it a use).
+    pub(super) fn header_before(
+        &self,
+        first: &Stmt,
+        indent: &str,
+        header: &str,
+        label: &Stmt,
+    ) -> [(TextRange, String); 2] {
+        [
+            (
+                TextRange::empty(self.lines.start(first.start())),
+                format!("{indent}{header}\n"),
+            ),
+            (
+                TextRange::new(self.lines.start(label.start()), label.start()),
+                String::new(),
+            ),
+        ]
     }
 
     /// Whether the statements `between` a loop and its `label` can move one line down into

@@ -449,8 +449,7 @@ impl<'a> Finder<'a> {
                 ]
             } else {
                 // The goto's line is the `else:`, as deep as the `if`.
-                let first = self.lines.start(stmt.start());
-                let indent = &self.text[usize::from(first)..usize::from(stmt.start())];
+                let indent = self.indent(stmt);
                 let line = self.lines.start(goto.start());
                 vec![(TextRange::new(line, goto.end()), format!("{indent}else:"))]
             };
