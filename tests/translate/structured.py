@@ -874,6 +874,104 @@ def two_sessions_plain(n, log):
     return log
 
 
+@goto
+def digits_then_letters(text):
+    """A state that only itself enters (one an edit left behind) goes, label and all."""
+    i = 0
+    label .digits
+    if i < len(text) and text[i].isdigit():
+        i += 1
+        goto .digits
+    digits = i
+    goto .letters
+    label .old_state
+    i += 2
+    goto .old_state
+    label .letters
+    if i < len(text) and text[i].isalpha():
+        i += 1
+        goto .letters
+    return digits, i - digits
+
+
+def digits_then_letters_plain(text):
+    i = 0
+    while i < len(text) and text[i].isdigit():
+        i += 1
+    digits = i
+    while i < len(text) and text[i].isalpha():
+        i += 1
+    return digits, i - digits
+
+
+@goto
+def index_of_negative(values):
+    """Statements after a goto that nothing reaches go with the gotos they hold, then a label
+    that only those named, then its block, which nothing reaches either."""
+    at = 0
+    label .scan
+    if at == len(values):
+        return None
+    if values[at] < 0:
+        goto .found
+    at += 1
+    goto .scan
+    at -= 1
+    goto .scan_back
+    label .scan_back
+    at -= 1
+    goto .scan
+    label .found
+    return at
+
+
+def index_of_negative_plain(values):
+    for at, value in enumerate(values):
+        if value < 0:
+            return at
+    return None
+
+
+@goto
+def clipped(x, log):
+    """`if C: goto .l` right before `label .l` is `if C: pass`: the test still runs."""
+    if log.append(x) or x > 9:
+        goto .clip
+    label .clip
+    return min(x, 9)
+
+
+def clipped_plain(x, log):
+    log.append(x)
+    return min(x, 9)
+
+
+@goto
+def collatz_steps(n):
+    """A block that a goto of the list itself enters, written where that goto was: the setup
+    placed after the loop that it jumps ahead to."""
+    steps = 0
+    goto .setup
+    label .loop
+    if n == 1:
+        return steps
+    n = 3 * n + 1 if n % 2 else n // 2
+    steps += 1
+    goto .loop
+    label .setup
+    n = abs(n) or 1
+    goto .loop
+
+
+def collatz_steps_plain(n):
+    steps = 0
+    n = abs(n) or 1
+    while n != 1:
+        n = 3 * n + 1 if n % 2 else n // 2
+        steps += 1
+    return steps
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -946,5 +1044,14 @@ for n in range(3):
 for n in range(3):
     assert two_sessions(n, []) == two_sessions_plain(n, []), n
     assert only_markers(n, [1, 2], []) == only_markers_plain(n, [1, 2], []), n
+for text in ("", "12ab3", "abc", "7", "12x!"):
+    assert digits_then_letters(text) == digits_then_letters_plain(text), text
+for values in ([], [1, 2], [3, -1, -2], [-5]):
+    assert index_of_negative(values) == index_of_negative_plain(values), values
+for x in (-3, 9, 10, 40):
+    log, plain = [], []
+    assert clipped(x, log) == clipped_plain(x, plain) and log == plain, x
+for n in range(-3, 30):
+    assert collatz_steps(n) == collatz_steps_plain(n), n
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

@@ -180,8 +180,16 @@ impl Finder<'_> {
             edits.extend(out.iter().map(|&(_, goto)| (goto, "break".to_owned())));
             (end, Some((&list[end], out.len())))
         } else if self.ends(&list[last], 0) {
-            // The goto back ends the block (`continue` there too), or a statement that never
-            // falls through: nothing leaves the loop at its end.
+            // The goto back ends the block, where the loop goes on anyway (a `continue`
+            // where it is the only statement), or a statement that never falls through:
+            // nothing leaves the loop at its end.
+            if last > top + 1
+                && self.markers.gotos.contains_key(&list[last].start())
+                && let Some((_, with)) =
+                    (edits.iter_mut()).find(|(goto, _)| *goto == list[last].range())
+            {
+                with.clear();
+            }
             (last + 1, None)
         } else if let Some(next) = (list.get(last + 1)).filter(|next| self.joinable(next)) {
             // One simple statement after, which leaves the loop.

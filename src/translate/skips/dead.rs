@@ -1,6 +1,8 @@
 //! Statements that nothing reaches, after a goto and before the next label
 //! ([`Shape::Dead`]): gone, as a person leaves them out, and a goto to the statement right
-//! after it goes with them.
+//! after it goes with them. So does a state that nothing enters but its own gotos: a label
+//! after a statement that never falls through, which only gotos between it and the next
+//! label name, goes with its statements (`label .old` / `i += 2` / `goto .old`).
 //!
 //! ```text
 //! goto .after                   (a blank line)
@@ -9,14 +11,19 @@
 //! out.append(n)                 out.append(n)
 //! ```
 //!
+//! Later, after the passes that read them as a ladder's or a loop's ([`Shape::Fall`]), a
+//! goto that ends a clause of an `if` (at any depth of `if`s) right before its label goes
+//! too: `if C: goto .l` / `label .l` is `if C: pass`, the test still made.
+//!
 //! Code that never runs still decides what its scope is: a name it binds is a local of the
 //! function, a name it loads may be a free variable passed down, a `yield` makes a
 //! generator. So the statements go only where the scope stays what it was: every name they
 //! bind is bound elsewhere in the scope too (or is a parameter), every name they load is
 //! bound or loaded elsewhere, and they hold no nested scope (`def`, `class`, `lambda`, a
 //! comprehension), no `yield` or `await`, no `import`, `global` or `nonlocal`, no handler
-//! that names its exception, no `match`, and no marker. A comment on a line of its own
-//! stays there; one after a statement goes with it.
+//! that names its exception, no `match`, and no label. A goto among them goes with them,
+//! and a label that only such gotos name goes too. A comment on a line of its own stays
+//! there; one after a statement goes with it.
 
 use rustpython_compiler::ast::Expr;
 use rustpython_compiler::ast::visitor::{self, Visitor};
@@ -125,8 +132,18 @@ impl<'a> Finder<'a> {
         let mut names: HashMap<usize, Names<'a>> = HashMap::new();
         let mut work: Vec<(&'a [Stmt], usize)> = vec![(body, 0)];
         while let Some((list, scope)) = work.pop() {
+            let taken = self.skips.len();
             self.dead_in(list, (scope, &scopes, &mut names));
+            // The stretches taken: what they hold goes with them.
+            let mut gone: Vec<TextRange> = (self.skips[taken..].iter())
+                .flat_map(|skip| skip.edits.iter().map(|(range, _)| *range))
+                .collect();
+            gone.sort_by_key(|range| range.start());
             for stmt in list {
+                let before = gone.partition_point(|range| range.start() <= stmt.start());
+                if before > 0 && gone[before - 1].contains_range(stmt.range()) {
+                    continue;
+                }
                 let inner = match stmt {
                     Stmt::FunctionDef(def) => {
                         scopes.push((&def.body, Some(&def.parameters)));
@@ -157,80 +174,144 @@ impl<'a> Finder<'a> {
     ) {
         let mut from = 0;
         crate::splice::count(list.len());
-        for (at, goto) in list.iter().enumerate() {
+        for (at, stmt) in list.iter().enumerate() {
             if at < from {
                 continue;
             }
-            let Some(name) = self.markers.gotos.get(&goto.start()) else {
+            if let (Shape::Fall, Stmt::If(_), Some(label)) = (self.shape, stmt, list.get(at + 1)) {
+                self.fall_to(stmt, label);
+            }
+            let next_label = |from: usize| {
+                (from..list.len())
+                    .find(|&next| self.markers.labels.contains_key(&list[next].start()))
+                    .unwrap_or(list.len())
+            };
+            // A label after a statement that never falls through, that only gotos of its own
+            // block name: the block is dead, label and all.
+            if let Some(name) = self.markers.labels.get(&stmt.start())
+                && at > 0
+                && self.never_falls(&list[at - 1])
+            {
+                let end = next_label(at + 1);
+                let block = TextRange::new(stmt.start(), list[end - 1].end());
+                if self.markers.named.get(&stmt.start()) == Some(&self.gotos_within(block, name))
+                    && self.bare(stmt)
+                    && self.take_dead(list, at - 1, at..end, None, (scope, scopes, names))
+                {
+                    from = end;
+                }
+                continue;
+            }
+            let Some(name) = self.markers.gotos.get(&stmt.start()) else {
                 continue;
             };
-            let end = (at + 1..list.len())
-                .find(|&next| self.markers.labels.contains_key(&list[next].start()))
-                .unwrap_or(list.len());
+            let end = next_label(at + 1);
             from = end;
-            let dead = &list[at + 1..end];
             // The label after, when the goto names it.
             let label =
                 (list.get(end)).filter(|label| self.markers.labels[&label.start()] == *name);
             let alone = |stmt: &Stmt| self.lines.alone(self.text, stmt.range());
-            let label = label.filter(|label| alone(label) && alone(goto));
-            let (Some(first), Some(last)) = (dead.first(), dead.last()) else {
+            let label = label.filter(|label| alone(label) && alone(stmt));
+            if end == at + 1 {
                 // A goto to the statement right after it.
                 if let Some(label) = label {
                     self.skip_to_next(list, at, label, Vec::new());
                 }
                 continue;
-            };
-            let range = TextRange::new(first.start(), last.end());
-            let apart = alone(goto)
-                && self.lines.line(goto.end()) < self.lines.line(first.start())
-                && list
-                    .get(end)
-                    .is_none_or(|next| self.lines.line(last.end()) < self.lines.line(next.start()));
-            let inner = (self.markers.ordered_gotos).partition_point(|&at| at < range.start());
-            let marked = self.markers.labelled(range)
-                || (self.markers.ordered_gotos.get(inner)).is_some_and(|&at| at < range.end());
-            if !apart || marked || self.lines.tabbed(goto.start(), last.end()) {
-                continue;
             }
-            let own = Names::of(dead, None);
-            let (body, parameters) = scopes[scope];
-            let scope = (names.entry(scope)).or_insert_with(|| Names::of(body, parameters));
-            let neutral = own.plain
-                && own
-                    .bound
-                    .keys()
-                    .all(|name| scope.elsewhere(&own, name, false))
-                && own
-                    .loaded
-                    .keys()
-                    .all(|name| scope.elsewhere(&own, name, true));
-            if !neutral {
-                continue;
-            }
-            // Gone: a later stretch of the scope finds the names of this one nowhere else.
-            for (own, all) in [
-                (&own.bound, &mut scope.bound),
-                (&own.loaded, &mut scope.loaded),
-            ] {
-                for (name, count) in own {
-                    if let Some(total) = all.get_mut(name) {
-                        *total -= count;
-                    }
+            self.take_dead(list, at, at + 1..end, label, (scope, scopes, names));
+        }
+    }
+
+    /// Takes the statements `dead` of `list` (not empty; the first of them a label where
+    /// they are a dead block), after the statement at `after`, where their scope stays the
+    /// same without them: and the goto at `after` with them, where `label` is the label
+    /// right after them that it names. Whether they were taken.
+    #[allow(clippy::type_complexity)]
+    fn take_dead(
+        &mut self,
+        list: &'a [Stmt],
+        after: usize,
+        dead: std::ops::Range<usize>,
+        label: Option<&Stmt>,
+        (scope, scopes, names): (
+            usize,
+            &[(&'a [Stmt], Option<&'a ast::Parameters>)],
+            &mut HashMap<usize, Names<'a>>,
+        ),
+    ) -> bool {
+        let end = dead.end;
+        let dead = &list[dead];
+        let (first, last) = (&dead[0], &dead[dead.len() - 1]);
+        // The label that starts a dead block goes with it.
+        let own = (self.markers.labels.get(&first.start())).map(|_| first.range());
+        let statements = &dead[usize::from(own.is_some())..];
+        // From the start of its first line, so that no indentation is left there.
+        let range = TextRange::new(self.lines.start(first.start()), last.end());
+        let before = &list[after];
+        let apart = self.lines.alone(self.text, before.range())
+            && self.lines.line(before.end()) < self.lines.line(first.start())
+            && list
+                .get(end)
+                .is_none_or(|next| self.lines.line(last.end()) < self.lines.line(next.start()));
+        let inside = TextRange::new(
+            statements.first().map_or(range.end(), Ranged::start),
+            range.end(),
+        );
+        if !apart || self.markers.labelled(inside) || self.lines.tabbed(before.start(), last.end())
+        {
+            return false;
+        }
+        let own_names = Names::of(statements, None);
+        let (body, parameters) = scopes[scope];
+        let scope = (names.entry(scope)).or_insert_with(|| Names::of(body, parameters));
+        let neutral = own_names.plain
+            && (own_names.bound.keys()).all(|name| scope.elsewhere(&own_names, name, false))
+            && (own_names.loaded.keys()).all(|name| scope.elsewhere(&own_names, name, true));
+        if !neutral {
+            return false;
+        }
+        // Gone: a later stretch of the scope finds the names of this one nowhere else.
+        for (own_names, all) in [
+            (&own_names.bound, &mut scope.bound),
+            (&own_names.loaded, &mut scope.loaded),
+        ] {
+            for (name, count) in own_names {
+                if let Some(total) = all.get_mut(name) {
+                    *total -= count;
                 }
             }
-            let edits = vec![(range, self.comments_of(range))];
-            match label {
-                Some(label) => self.skip_to_next(list, at, label, edits),
-                None => self.skips.push(Skip {
-                    edits,
+        }
+        // Its gotos go with it: a label that only they name goes too (a dead block's own
+        // label goes with its statements).
+        let inner = (self.markers.ordered_gotos).partition_point(|&at| at < range.start());
+        for at in &self.markers.ordered_gotos[inner..] {
+            if *at >= range.end() {
+                break;
+            }
+            let target = self.markers.targets[at];
+            if Some(target) != own {
+                self.skips.push(Skip {
+                    edits: Vec::new(),
                     skipped: None,
-                    label: None,
+                    label: Some(target),
                     dead: None,
                     becomes: None,
-                }),
+                });
             }
         }
+        let edits = vec![(range, self.comments_of(range))];
+        match label {
+            Some(label) => self.skip_to_next(list, after, label, edits),
+            None => self.skips.push(Skip {
+                edits,
+                skipped: None,
+                label: None,
+                dead: None,
+                becomes: None,
+            }),
+        }
+        true
     }
 
     /// Takes the goto at `at` of `list` as a jump to the statement after it (with `edits`
@@ -244,6 +325,43 @@ impl<'a> Finder<'a> {
             if self.may_empty(list, at) { "pass" } else { "" }.to_owned(),
         ));
         self.take_each(label, 1, edits, None, None);
+    }
+
+    /// Takes each goto to `label` that ends a clause of `stmt`, an `if` right before the
+    /// label, at any depth of `if`s that end their clauses: where it goes is where the clause
+    /// falls through to (`if C: goto .l` / `label .l` is `if C: pass`).
+    fn fall_to(&mut self, stmt: &Stmt, label: &Stmt) {
+        let Some(name) = self.markers.labels.get(&label.start()) else {
+            return;
+        };
+        if !self.lines.alone(self.text, label.range()) {
+            return;
+        }
+        let mut work = child_lists(stmt);
+        while let Some(clause) = work.pop() {
+            let Some(last) = clause.last() else {
+                continue;
+            };
+            if let Stmt::If(_) = last {
+                work.extend(child_lists(last));
+            } else if self.markers.gotos.get(&last.start()) == Some(name) {
+                let pass = if clause.len() == 1 { "pass" } else { "" };
+                let edits = vec![(last.range(), pass.to_owned())];
+                self.take_each(label, 1, edits, None, None);
+            }
+        }
+    }
+
+    /// Whether `stmt` is alone on its line, with no comment after it.
+    fn bare(&self, stmt: &Stmt) -> bool {
+        let line = self.lines.line(stmt.end()) + 1;
+        let end = self
+            .lines
+            .starts
+            .get(line)
+            .map_or(self.text.len(), |&at| usize::from(at));
+        self.lines.alone(self.text, stmt.range())
+            && self.text[usize::from(stmt.end())..end].trim().is_empty()
     }
 
     /// Whether the pass may leave `list` empty where it takes the goto at `at`: the first

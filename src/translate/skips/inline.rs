@@ -21,7 +21,8 @@
 //! but this one enters it from outside (those inside it, a loop of its own, go with it), no
 //! label is inside it, and its last statement never falls through either, so that what
 //! follows the goto's `if` runs after neither. The goto is the last statement of a clause
-//! of an `if` (at any depth of `if`s only) in the label's list: the loops, `with` and `try`
+//! of an `if` (at any depth of `if`s only) in the label's list, or a statement of that list:
+//! the loops, `with` and `try`
 //! statements around the block are the same there, so each `break`, `continue`, `return`
 //! and exception leaves the same statements. The block's lines take the goto's line and
 //! push the lines between down; its old place keeps one blank line, so that nothing after
@@ -55,12 +56,17 @@ impl Finder<'_> {
         if blocks.is_empty() {
             return;
         }
-        // The gotos that end a clause of an `if` in this list, at any depth of `if`s.
+        // The gotos that end a clause of an `if` in this list, at any depth of `if`s, and
+        // those of the list itself.
         let mut sites: Vec<(&str, TextRange)> = Vec::new();
         let mut work: Vec<&[Stmt]> = Vec::new();
         for stmt in list {
             if let Stmt::If(_) = stmt {
                 work.extend(child_lists(stmt));
+            } else if let Some(name) = self.markers.gotos.get(&stmt.start())
+                && blocks.contains_key(name.as_str())
+            {
+                sites.push((name.as_str(), stmt.range()));
             }
         }
         while let Some(clause) = work.pop() {
@@ -116,7 +122,7 @@ impl Finder<'_> {
     }
 
     /// How many gotos inside `range` name `name`.
-    fn gotos_within(&self, range: TextRange, name: &str) -> usize {
+    pub(super) fn gotos_within(&self, range: TextRange, name: &str) -> usize {
         let gotos = &self.markers.ordered_gotos;
         let from = gotos.partition_point(|&start| start < range.start());
         let to = gotos.partition_point(|&start| start < range.end());

@@ -36,6 +36,7 @@ use crate::plan::{Checked, CompileError, on_checked};
 mod block;
 mod dead;
 mod escape;
+mod exit;
 mod handled;
 mod inline;
 mod ladder;
@@ -107,7 +108,9 @@ fn passes(from: usize, source: &Source, checked: &Checked) -> (usize, Option<Str
     }
     for (at, &shape) in SHAPES.iter().enumerate().skip(from) {
         let markers = if shape == Shape::Loop { all } else { &markers };
-        if markers.gotos.is_empty() {
+        // A pass again only on what the same pass wrote.
+        let again = at > from && SHAPES[at - 1] == shape;
+        if markers.gotos.is_empty() || again {
             continue;
         }
         if let Some(text) = pass(shape, text, &lines, markers, checked) {
@@ -134,7 +137,7 @@ fn pass(
         skips: Vec::new(),
         shifted: Vec::new(),
         repeated: Vec::new(),
-        comments: if shape == Shape::Dead {
+        comments: if matches!(shape, Shape::Dead | Shape::Fall) {
             (checked.parsed.tokens().iter())
                 .filter(|token| token.kind() == TokenKind::Comment)
                 .map(Ranged::range)
@@ -146,7 +149,7 @@ fn pass(
     let body = &checked.parsed.syntax().body;
     match shape {
         Shape::Exit => finder.exits(body),
-        Shape::Dead => finder.deads(body),
+        Shape::Dead | Shape::Fall => finder.deads(body),
         Shape::Ladder => finder.ladders(body),
         _ => finder.lists(body),
     }
@@ -171,6 +174,8 @@ struct Markers {
     ordered_gotos: Vec<TextSize>,
     /// The scopes with a computed goto, which may reach any of their labels by value.
     by_value: HashSet<usize>,
+    /// The label statement each goto names, by where the goto starts.
+    targets: HashMap<TextSize, TextRange>,
 }
 
 impl Markers {
@@ -185,6 +190,7 @@ impl Markers {
             ordered: Vec::new(),
             ordered_gotos: Vec::new(),
             by_value: HashSet::new(),
+            targets: HashMap::new(),
         };
         let written =
             (module.scopes.iter().enumerate()).filter(|(_, scope)| super::is_written(scope));
@@ -215,8 +221,10 @@ impl Markers {
                     markers.scope.insert(marker.range.start(), index);
                 }
             }
+            let mut ranges: HashMap<&str, TextRange> = HashMap::new();
             for marker in &scope.markers {
                 if let MarkerKind::Label { name, .. } = &marker.kind {
+                    ranges.insert(name.as_str(), marker.range);
                     let start = marker.range.start();
                     markers.labels.insert(start, name.to_string());
                     markers.scope.insert(start, index);
@@ -224,6 +232,13 @@ impl Markers {
                         start,
                         names.get(name.as_str()).copied().unwrap_or(0) + usize::from(by_value),
                     );
+                }
+            }
+            for marker in &scope.markers {
+                if let MarkerKind::Goto { name, .. } = &marker.kind
+                    && let Some(&label) = ranges.get(name.as_str())
+                {
+                    markers.targets.insert(marker.range.start(), label);
                 }
             }
         }
@@ -271,8 +286,12 @@ struct Skip {
 enum Shape {
     /// `goto .l`, then statements that nothing reaches, then `label .l` (or another label,
     /// or the list's end): the statements go, where their scope stays the same without
-    /// them, and the goto and its label with them ([`dead`]).
+    /// them, and the goto and its label with them; so does a label that only gotos in its
+    /// own block name after a statement that never falls through, block and all ([`dead`]).
     Dead,
+    /// [`Shape::Dead`], and `if C: goto .l` (at any depth of `if`s) right before `label .l`:
+    /// `if C: pass`. After the passes that read such gotos as a ladder's or a loop's.
+    Fall,
     /// A loop with no `break` of its own, or a `try` whose every handler ends with a jump,
     /// and its `else:` clause starting with `label .l`: the clause's statements after the
     /// statement, as they run ([`unelse`]).
@@ -338,7 +357,10 @@ enum Shape {
 /// loop's exit to its label `break`, one loop's before two loops'; last, blocks one goto
 /// enters move to it, what gotos leave from inside `with` and `try` statements is a block
 /// they `break`, and the loops the moves bring together are taken.
-const SHAPES: [Shape; 15] = [
+const SHAPES: [Shape; 18] = [
+    // Again where a label that only dead gotos named went: what follows it may be dead too.
+    Shape::Dead,
+    Shape::Dead,
     Shape::Dead,
     Shape::Unelse,
     Shape::Ladder,
@@ -352,6 +374,8 @@ const SHAPES: [Shape; 15] = [
     Shape::Leave,
     Shape::Escape,
     Shape::Inline,
+    // A moved block that ends in a goto to the label after it.
+    Shape::Fall,
     Shape::Block,
     // The loops that moved blocks bring together.
     Shape::Repeat,
@@ -499,79 +523,6 @@ impl<'a> Finder<'a> {
                 dead: None,
                 becomes: None,
             });
-        }
-    }
-
-    /// The gotos to exits: every label (of a function outside any `try` or `with`, alone on
-    /// its line) that a one-line `return` or `raise` follows, or that ends the function, and every goto to it
-    /// outside any `try` or `with`, which becomes that statement.
-    fn exits(&mut self, body: &[Stmt]) {
-        // Each list with whether a `try` or `with` holds it, and whether it is a function's.
-        let mut work: Vec<(&[Stmt], bool, bool)> = vec![(body, false, false)];
-        let mut exits: HashMap<(usize, &str), (TextRange, String, Option<TextRange>)> =
-            HashMap::new();
-        let mut gotos: Vec<(TextSize, TextRange)> = Vec::new();
-        while let Some((list, held, function)) = work.pop() {
-            for (at, stmt) in list.iter().enumerate() {
-                // The label alone on its line, which goes with it.
-                if let Some(name) = self.markers.labels.get(&stmt.start())
-                    && !held
-                    && self.lines.alone(self.text, stmt.range())
-                    && let Some(exit) = self.exit_after(&list[at + 1..], function)
-                {
-                    let scope = self.markers.scope[&stmt.start()];
-                    // After a statement that never falls through, only gotos reach it.
-                    let unreached = at > 0 && jumps(&list[at - 1]);
-                    let dead = list.get(at + 1).filter(|_| unreached).map(Ranged::range);
-                    exits.insert((scope, name.as_str()), (stmt.range(), exit, dead));
-                }
-                if self.markers.gotos.contains_key(&stmt.start()) && !held {
-                    gotos.push((stmt.start(), stmt.range()));
-                }
-                let (inner_held, inner_function) = match stmt {
-                    Stmt::Try(_) | Stmt::With(_) => (true, false),
-                    // A scope of its own: its gotos name its own labels.
-                    Stmt::FunctionDef(_) => (false, true),
-                    Stmt::ClassDef(_) => (false, false),
-                    _ => (held, false),
-                };
-                work.extend(
-                    child_lists(stmt)
-                        .into_iter()
-                        .map(|inner| (inner, inner_held, inner_function)),
-                );
-            }
-        }
-        for (start, goto) in gotos {
-            let key = (
-                self.markers.scope[&start],
-                self.markers.gotos[&start].as_str(),
-            );
-            // One line for another, as deep: no indentation to keep.
-            if let Some((label, exit, dead)) = exits.get(&key) {
-                self.skips.push(Skip {
-                    edits: vec![(goto, exit.clone())],
-                    skipped: None,
-                    label: Some(*label),
-                    dead: *dead,
-                    becomes: None,
-                });
-            }
-        }
-    }
-
-    /// The statement a label followed by `rest` stands for, when it is an exit: a one-line
-    /// `return` or `raise` alone on its line, or `return` where the label ends a function.
-    fn exit_after(&self, rest: &[Stmt], function: bool) -> Option<String> {
-        match rest.first() {
-            None if function => Some("return".to_owned()),
-            Some(exit @ (Stmt::Return(_) | Stmt::Raise(_)))
-                if self.lines.alone(self.text, exit.range())
-                    && self.lines.line(exit.start()) == self.lines.line(exit.end()) =>
-            {
-                Some(self.text[exit.range()].to_owned())
-            }
-            _ => None,
         }
     }
 
