@@ -31,16 +31,22 @@ MAX_DEPTH = 100_000
 MAX_SCOPES = 3_000
 
 # A module with the nesting in a goto function: the plan guards `return result`, which a
-# label follows. The label the last goto names stands before more than a `return`, so that
-# its translation needs the dispatch loop (a goto to a one-line `return` becomes it).
+# label follows. The function may enter the loop of its two labels at either (a second way
+# in, which `if again:` never takes), so that its translation needs the dispatch loop
+# whatever shapes `translate` writes as structured code.
 NESTED = '''from goto import goto, label
 
 
 {setup}@goto
 def nested():
+    again = False
+    if again:
+        goto .done
     goto .compute
     label .done
     result = x
+    if again:
+        goto .compute
     return result
     label .compute
 {body}    goto .done

@@ -972,6 +972,50 @@ def collatz_steps_plain(n):
     return steps
 
 
+@goto
+def run_lengths(text, log):
+    """States that one goto each enters, one of them before the loop of a state to itself
+    that the others enter too: each written under its test, and the loop a `while` that
+    nothing enters in its middle (taken as a loop around the state above it, it was one)."""
+    i = 0
+    label .top
+    if i >= len(text):
+        return log
+    c = text[i]
+    if c.isdigit():
+        goto .run
+    goto .other
+    label .sign
+    log.append("sign")
+    goto .run
+    label .other
+    log.append(("other", c))
+    if c in "+-":
+        goto .sign
+    goto .run
+    label .run
+    i += 1
+    if i < len(text) and text[i] == c:
+        goto .run
+    log.append(("run", c))
+    goto .top
+
+
+def run_lengths_plain(text, log):
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if not c.isdigit():
+            log.append(("other", c))
+            if c in "+-":
+                log.append("sign")
+        i += 1
+        while i < len(text) and text[i] == c:
+            i += 1
+        log.append(("run", c))
+    return log
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -1053,5 +1097,7 @@ for x in (-3, 9, 10, 40):
     assert clipped(x, log) == clipped_plain(x, plain) and log == plain, x
 for n in range(-3, 30):
     assert collatz_steps(n) == collatz_steps_plain(n), n
+for text in ("", "aab", "+-11x", "7", "--", "a1+"):
+    assert run_lengths(text, []) == run_lengths_plain(text, []), text
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

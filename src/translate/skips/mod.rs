@@ -145,6 +145,7 @@ fn pass(
         } else {
             Vec::new()
         },
+        entries: std::cell::OnceCell::new(),
     };
     let body = &checked.parsed.syntax().body;
     match shape {
@@ -176,6 +177,8 @@ struct Markers {
     by_value: HashSet<usize>,
     /// The label statement each goto names, by where the goto starts.
     targets: HashMap<TextSize, TextRange>,
+    /// Where the first and the last goto that name each label start (by where it starts).
+    spans: HashMap<TextSize, (TextSize, TextSize)>,
 }
 
 impl Markers {
@@ -191,6 +194,7 @@ impl Markers {
             ordered_gotos: Vec::new(),
             by_value: HashSet::new(),
             targets: HashMap::new(),
+            spans: HashMap::new(),
         };
         let written =
             (module.scopes.iter().enumerate()).filter(|(_, scope)| super::is_written(scope));
@@ -238,7 +242,10 @@ impl Markers {
                 if let MarkerKind::Goto { name, .. } = &marker.kind
                     && let Some(&label) = ranges.get(name.as_str())
                 {
-                    markers.targets.insert(marker.range.start(), label);
+                    let at = marker.range.start();
+                    markers.targets.insert(at, label);
+                    let span = markers.spans.entry(label.start()).or_insert((at, at));
+                    *span = (span.0.min(at), span.1.max(at));
                 }
             }
         }
@@ -396,6 +403,8 @@ struct Finder<'a> {
     repeated: Vec<(TextRange, bool)>,
     /// Where the comments are, in order ([`Shape::Dead`], which keeps them).
     comments: Vec<TextRange>,
+    /// Where the gotos that name each label lie ([`Shape::Repeat`]), made when first asked.
+    entries: std::cell::OnceCell<repeat::Entries>,
 }
 
 impl<'a> Finder<'a> {

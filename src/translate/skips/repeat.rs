@@ -13,7 +13,9 @@
 //! statements only, is `continue`. Taken where no `break` or `continue` in S would be the new loop's, where
 //! those gotos alone name the label, and where such loops of one list nest or follow each
 //! other, never where they cross; a loop with such a `continue` is taken where no other
-//! loop of the pass nests with it (the `continue` would be the innermost one's).
+//! loop of the pass nests with it (the `continue` would be the innermost one's). Nor where
+//! a goto from outside names a label in S: a loop entered in its middle, where a person
+//! moves what that goto enters instead (the inline pass, after this one).
 
 use super::*;
 
@@ -61,7 +63,8 @@ impl Finder<'_> {
                 && self.lines.line(label.end()) < self.lines.line(first)
                 && !held.exits(start + 1, end)
                 && !self.lines.tabbed(label.start(), stmt.end())
-                && !meets;
+                && !meets
+                && !(self.entries.get_or_init(|| Entries::of(self.markers))).inside(region);
             if !fits {
                 continue;
             }
@@ -136,5 +139,70 @@ impl Held {
     /// Whether a statement from `from` up to `to` holds a `break` or `continue`.
     pub(super) fn exits(&self, from: usize, to: usize) -> bool {
         self.exits[to] > self.exits[from]
+    }
+}
+
+/// Where the gotos that name each label lie, for ranges of labels: the first and the last of
+/// them (a label reached by value: from everywhere), over the labels in order, in tables of
+/// the minimum and maximum over each run of 2^k labels, so that a loop asks in constant time
+/// whether a label inside it is named from outside.
+pub(super) struct Entries {
+    /// Where the labels start, in order.
+    starts: Vec<TextSize>,
+    /// For each k, the first goto over the labels from each index on, 2^k of them.
+    first: Vec<Vec<TextSize>>,
+    /// For each k, the last goto over the same labels.
+    last: Vec<Vec<TextSize>>,
+}
+
+impl Entries {
+    pub(super) fn of(markers: &Markers) -> Entries {
+        let starts = markers.ordered.clone();
+        let (mut first, mut last): (Vec<TextSize>, Vec<TextSize>) = (starts.iter())
+            .map(|at| {
+                if markers.by_value.contains(&markers.scope[at]) {
+                    (TextSize::from(0), TextSize::from(u32::MAX))
+                } else {
+                    let none = (TextSize::from(u32::MAX), TextSize::from(0));
+                    markers.spans.get(at).copied().unwrap_or(none)
+                }
+            })
+            .unzip();
+        crate::splice::count(starts.len());
+        let (mut firsts, mut lasts) = (Vec::new(), Vec::new());
+        let mut width = 1;
+        while width <= starts.len() {
+            let (next_first, next_last) = (0..(starts.len() + 1).saturating_sub(2 * width))
+                .map(|at| {
+                    (
+                        first[at].min(first[at + width]),
+                        last[at].max(last[at + width]),
+                    )
+                })
+                .unzip();
+            firsts.push(std::mem::replace(&mut first, next_first));
+            lasts.push(std::mem::replace(&mut last, next_last));
+            width *= 2;
+        }
+        Entries {
+            starts,
+            first: firsts,
+            last: lasts,
+        }
+    }
+
+    /// Whether a label inside `range` (after its start) is named by a goto outside it: a
+    /// second way into a loop made of `range`.
+    pub(super) fn inside(&self, range: TextRange) -> bool {
+        let from = self.starts.partition_point(|&at| at <= range.start());
+        let to = self.starts.partition_point(|&at| at < range.end());
+        if from >= to {
+            return false;
+        }
+        let k = (to - from).ilog2() as usize;
+        let end = to - (1 << k);
+        let first = self.first[k][from].min(self.first[k][end]);
+        let last = self.last[k][from].max(self.last[k][end]);
+        first < range.start() || last >= range.end()
     }
 }
