@@ -299,6 +299,19 @@ def bound_only_there():
 
 
 @goto
+def bound_only_in_unreached_states():
+    """Two states that only each other enter bind `total`, which nothing else binds: it is
+    a local, and reading it raises, so they stay."""
+    return total
+    label .ping
+    total = 1
+    goto .pong
+    label .pong
+    total = 2
+    goto .ping
+
+
+@goto
 def generator_by_dead_yield():
     """A `yield` nothing reaches makes a generator, which returns at once."""
     goto .end
@@ -373,6 +386,13 @@ except UnboundLocalError:
     pass
 else:
     raise AssertionError("x read as a global")
+total = "global"
+try:
+    bound_only_in_unreached_states()
+except UnboundLocalError:
+    pass
+else:
+    raise AssertionError("total read as a global")
 assert next(generator_by_dead_yield(), "empty") == "empty"
 assert enclosing() == "enclosing"
 assert neutral(1) == 1

@@ -1016,6 +1016,29 @@ def run_lengths_plain(text, log):
     return log
 
 
+@goto
+def halve_until_odd(n):
+    """Two states that only each other enter (a pair an edit left behind) go, labels and
+    all: nothing else reaches them."""
+    label .top
+    if n and n % 2 == 0:
+        n //= 2
+        goto .top
+    return n
+    label .ping
+    n += 1
+    goto .pong
+    label .pong
+    n -= 1
+    goto .ping
+
+
+def halve_until_odd_plain(n):
+    while n and n % 2 == 0:
+        n //= 2
+    return n
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -1099,5 +1122,7 @@ for n in range(-3, 30):
     assert collatz_steps(n) == collatz_steps_plain(n), n
 for text in ("", "aab", "+-11x", "7", "--", "a1+"):
     assert run_lengths(text, []) == run_lengths_plain(text, []), text
+for n in range(-8, 40):
+    assert halve_until_odd(n) == halve_until_odd_plain(n), n
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

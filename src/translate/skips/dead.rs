@@ -1,8 +1,9 @@
 //! Statements that nothing reaches, after a goto and before the next label
 //! ([`Shape::Dead`]): gone, as a person leaves them out, and a goto to the statement right
-//! after it goes with them. So does a state that nothing enters but its own gotos: a label
-//! after a statement that never falls through, which only gotos between it and the next
-//! label name, goes with its statements (`label .old` / `i += 2` / `goto .old`).
+//! after it goes with them. So do the states of a list that nothing reaches (its blocks,
+//! each from a label to the next, that neither the list's start nor a goto from a block
+//! reached leads to: [`Finder::unreached`]), labels and all, all of them or none
+//! (`label .old` / `i += 2` / `goto .old`).
 //!
 //! ```text
 //! goto .after                   (a blank line)
@@ -40,13 +41,20 @@ struct Names<'a> {
     bound: HashMap<&'a str, usize>,
     loaded: HashMap<&'a str, usize>,
     plain: bool,
+    /// The markers, whose names the translation takes out with them: not counted.
+    markers: Option<&'a Markers>,
 }
 
 impl<'a> Names<'a> {
     /// The names of `body` (a scope's, with its `parameters`, or some of its statements).
-    fn of(body: &'a [Stmt], parameters: Option<&'a ast::Parameters>) -> Names<'a> {
+    fn of(
+        body: &'a [Stmt],
+        parameters: Option<&'a ast::Parameters>,
+        markers: &'a Markers,
+    ) -> Names<'a> {
         let mut names = Names {
             plain: true,
+            markers: Some(markers),
             ..Names::default()
         };
         for parameter in parameters
@@ -73,6 +81,12 @@ impl<'a> Names<'a> {
 impl<'a> Visitor<'a> for Names<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         crate::splice::count(1);
+        if let Some(markers) = self.markers
+            && (markers.gotos.contains_key(&stmt.start())
+                || markers.labels.contains_key(&stmt.start()))
+        {
+            return;
+        }
         match stmt {
             // A scope of its own: its name is bound here, the rest is its own.
             Stmt::FunctionDef(ast::StmtFunctionDef { name, .. })
@@ -160,8 +174,9 @@ impl<'a> Finder<'a> {
         }
     }
 
-    /// The dead statements of one list, after each goto of it up to the next label: its
-    /// scope's index in `scopes`, whose names are read into `names` the first time.
+    /// The dead statements of one list, after each goto of it up to the next label, and its
+    /// blocks that nothing reaches ([`Finder::unreached`]): its scope's index in `scopes`,
+    /// whose names are read into `names` the first time.
     #[allow(clippy::type_complexity)]
     fn dead_in(
         &mut self,
@@ -172,35 +187,29 @@ impl<'a> Finder<'a> {
             &mut HashMap<usize, Names<'a>>,
         ),
     ) {
-        let mut from = 0;
         crate::splice::count(list.len());
+        let unreached = self.unreached(list);
+        // The labels that the gotos taken name, and the stretches taken.
+        let (mut pending, mut taken) = (Vec::new(), Vec::new());
+        let mut from = 0;
+        let mut blocks = unreached.iter().peekable();
+        let next_label = |from: usize| {
+            (from..list.len())
+                .find(|&next| self.markers.labels.contains_key(&list[next].start()))
+                .unwrap_or(list.len())
+        };
         for (at, stmt) in list.iter().enumerate() {
+            if let Some(&&(label, end)) = blocks.peek()
+                && label == at
+            {
+                blocks.next();
+                from = end;
+            }
             if at < from {
                 continue;
             }
             if let (Shape::Fall, Stmt::If(_), Some(label)) = (self.shape, stmt, list.get(at + 1)) {
                 self.fall_to(stmt, label);
-            }
-            let next_label = |from: usize| {
-                (from..list.len())
-                    .find(|&next| self.markers.labels.contains_key(&list[next].start()))
-                    .unwrap_or(list.len())
-            };
-            // A label after a statement that never falls through, that only gotos of its own
-            // block name: the block is dead, label and all.
-            if let Some(name) = self.markers.labels.get(&stmt.start())
-                && at > 0
-                && self.never_falls(&list[at - 1])
-            {
-                let end = next_label(at + 1);
-                let block = TextRange::new(stmt.start(), list[end - 1].end());
-                if self.markers.named.get(&stmt.start()) == Some(&self.gotos_within(block, name))
-                    && self.bare(stmt)
-                    && self.take_dead(list, at - 1, at..end, None, (scope, scopes, names))
-                {
-                    from = end;
-                }
-                continue;
             }
             let Some(name) = self.markers.gotos.get(&stmt.start()) else {
                 continue;
@@ -219,78 +228,27 @@ impl<'a> Finder<'a> {
                 }
                 continue;
             }
-            self.take_dead(list, at, at + 1..end, label, (scope, scopes, names));
-        }
-    }
-
-    /// Takes the statements `dead` of `list` (not empty; the first of them a label where
-    /// they are a dead block), after the statement at `after`, where their scope stays the
-    /// same without them: and the goto at `after` with them, where `label` is the label
-    /// right after them that it names. Whether they were taken.
-    #[allow(clippy::type_complexity)]
-    fn take_dead(
-        &mut self,
-        list: &'a [Stmt],
-        after: usize,
-        dead: std::ops::Range<usize>,
-        label: Option<&Stmt>,
-        (scope, scopes, names): (
-            usize,
-            &[(&'a [Stmt], Option<&'a ast::Parameters>)],
-            &mut HashMap<usize, Names<'a>>,
-        ),
-    ) -> bool {
-        let end = dead.end;
-        let dead = &list[dead];
-        let (first, last) = (&dead[0], &dead[dead.len() - 1]);
-        // The label that starts a dead block goes with it.
-        let own = (self.markers.labels.get(&first.start())).map(|_| first.range());
-        let statements = &dead[usize::from(own.is_some())..];
-        // From the start of its first line, so that no indentation is left there.
-        let range = TextRange::new(self.lines.start(first.start()), last.end());
-        let before = &list[after];
-        let apart = self.lines.alone(self.text, before.range())
-            && self.lines.line(before.end()) < self.lines.line(first.start())
-            && list
-                .get(end)
-                .is_none_or(|next| self.lines.line(last.end()) < self.lines.line(next.start()));
-        let inside = TextRange::new(
-            statements.first().map_or(range.end(), Ranged::start),
-            range.end(),
-        );
-        if !apart || self.markers.labelled(inside) || self.lines.tabbed(before.start(), last.end())
-        {
-            return false;
-        }
-        let own_names = Names::of(statements, None);
-        let (body, parameters) = scopes[scope];
-        let scope = (names.entry(scope)).or_insert_with(|| Names::of(body, parameters));
-        let neutral = own_names.plain
-            && (own_names.bound.keys()).all(|name| scope.elsewhere(&own_names, name, false))
-            && (own_names.loaded.keys()).all(|name| scope.elsewhere(&own_names, name, true));
-        if !neutral {
-            return false;
-        }
-        // Gone: a later stretch of the scope finds the names of this one nowhere else.
-        for (own_names, all) in [
-            (&own_names.bound, &mut scope.bound),
-            (&own_names.loaded, &mut scope.loaded),
-        ] {
-            for (name, count) in own_names {
-                if let Some(total) = all.get_mut(name) {
-                    *total -= count;
-                }
+            let parts = [(at, at + 1..end)];
+            if let Some(ranges) =
+                self.take_dead(list, &parts, label, (scope, scopes, names), &mut pending)
+            {
+                taken.extend(ranges);
             }
         }
-        // Its gotos go with it: a label that only they name goes too (a dead block's own
-        // label goes with its statements).
-        let inner = (self.markers.ordered_gotos).partition_point(|&at| at < range.start());
-        for at in &self.markers.ordered_gotos[inner..] {
-            if *at >= range.end() {
-                break;
+        // The blocks that nothing reaches, all or none: their labels go with them.
+        let parts: Vec<(usize, std::ops::Range<usize>)> = (unreached.iter())
+            .map(|&(label, end)| (label - 1, label..end))
+            .collect();
+        let mut gone: HashSet<TextSize> = HashSet::new();
+        let bare = parts.iter().all(|(_, part)| self.bare(&list[part.start]));
+        if !parts.is_empty() && bare && self.entered_from(list, &parts, &taken) {
+            let context = (scope, scopes, names);
+            if (self.take_dead(list, &parts, None, context, &mut pending)).is_some() {
+                gone.extend(parts.iter().map(|(_, part)| list[part.start].start()));
             }
-            let target = self.markers.targets[at];
-            if Some(target) != own {
+        }
+        for target in pending {
+            if !gone.contains(&target.start()) {
                 self.skips.push(Skip {
                     edits: Vec::new(),
                     skipped: None,
@@ -300,18 +258,210 @@ impl<'a> Finder<'a> {
                 });
             }
         }
-        let edits = vec![(range, self.comments_of(range))];
-        match label {
-            Some(label) => self.skip_to_next(list, after, label, edits),
-            None => self.skips.push(Skip {
-                edits,
-                skipped: None,
-                label: None,
-                dead: None,
-                becomes: None,
-            }),
+    }
+
+    /// The blocks of `list` that nothing reaches, each a label and the statements up to the
+    /// next label (the label's index, and the index after the block): a block is reached when
+    /// the list starts with it, when the block before falls into it (no statement of that
+    /// block's own that never falls through), or when a goto names its label from a block
+    /// reached, before that block's first statement that never falls through, or from
+    /// outside the list.
+    fn unreached(&self, list: &[Stmt]) -> Vec<(usize, usize)> {
+        let labels: Vec<usize> = (0..list.len())
+            .filter(|&at| self.markers.labels.contains_key(&list[at].start()))
+            .collect();
+        let (Some(first), Some(last)) = (list.first(), list.last()) else {
+            return Vec::new();
+        };
+        if labels.is_empty() {
+            return Vec::new();
         }
-        true
+        let whole = TextRange::new(first.start(), last.end());
+        // Block 0 before the first label (perhaps empty), block k from the k-th label on.
+        let starts: Vec<usize> = std::iter::once(0).chain(labels.iter().copied()).collect();
+        let end_of = |k: usize| starts.get(k + 1).copied().unwrap_or(list.len());
+        // Where the part of each block that runs ends: up to its first statement that never
+        // falls through; and whether it falls into the next.
+        let live: Vec<(TextSize, bool)> = (0..starts.len())
+            .map(|k| {
+                let from = if k == 0 { 0 } else { starts[k] + 1 };
+                let stop = (from..end_of(k)).find(|&at| self.never_falls(&list[at]));
+                let end = stop.map_or(end_of(k), |at| at + 1);
+                let end = if end == 0 {
+                    first.start()
+                } else {
+                    list[end - 1].end()
+                };
+                (end, stop.is_none())
+            })
+            .collect();
+        let block_of: HashMap<TextSize, usize> = (labels.iter().enumerate())
+            .map(|(k, &at)| (list[at].start(), k + 1))
+            .collect();
+        let mut reached = vec![false; starts.len()];
+        let mut work = vec![0];
+        for (&start, &k) in &block_of {
+            let outside = (self.markers.spans.get(&start))
+                .is_some_and(|&(first, last)| first < whole.start() || last >= whole.end());
+            if outside {
+                work.push(k);
+            }
+        }
+        // The blocks that each block's gotos name.
+        let mut named: Vec<Vec<usize>> = vec![Vec::new(); starts.len()];
+        let gotos = &self.markers.ordered_gotos;
+        let inner = gotos.partition_point(|&at| at < whole.start());
+        for &at in gotos[inner..].iter().take_while(|&&at| at < whole.end()) {
+            let Some(&k) = block_of.get(&self.markers.targets[&at].start()) else {
+                continue;
+            };
+            let from = starts.partition_point(|&start| list[start].start() <= at) - 1;
+            if at < live[from].0 {
+                named[from].push(k);
+            }
+        }
+        while let Some(k) = work.pop() {
+            if std::mem::replace(&mut reached[k], true) {
+                continue;
+            }
+            if live[k].1 && k + 1 < starts.len() {
+                work.push(k + 1);
+            }
+            work.extend(named[k].iter().copied());
+        }
+        (1..starts.len())
+            .filter(|&k| !reached[k])
+            .map(|k| (starts[k], end_of(k)))
+            .collect()
+    }
+
+    /// Whether every goto that names the label of one of the blocks `parts` of `list` lies
+    /// in those blocks or in a stretch `taken`: no goto left names a label that goes.
+    fn entered_from(
+        &self,
+        list: &[Stmt],
+        parts: &[(usize, std::ops::Range<usize>)],
+        taken: &[TextRange],
+    ) -> bool {
+        let mut named: HashMap<TextSize, usize> = HashMap::new();
+        let ranges = (parts.iter())
+            .map(|(_, part)| TextRange::new(list[part.start].start(), list[part.end - 1].end()))
+            .chain(taken.iter().copied());
+        let gotos = &self.markers.ordered_gotos;
+        for range in ranges {
+            let inner = gotos.partition_point(|&at| at < range.start());
+            for at in gotos[inner..].iter().take_while(|&&at| at < range.end()) {
+                *named.entry(self.markers.targets[at].start()).or_default() += 1;
+            }
+        }
+        parts.iter().all(|(_, part)| {
+            let label = list[part.start].start();
+            self.markers.named.get(&label).copied().unwrap_or(0)
+                == named.get(&label).copied().unwrap_or(0)
+        })
+    }
+
+    /// Takes the statements `parts` of `list` (each after the statement at its first index,
+    /// not empty; a label first where they are a block that nothing reaches, which goes with
+    /// them), where their scope stays the same without them: and the goto before them, where
+    /// `label` is the label right after them that it names. The labels that their gotos name
+    /// go to `pending`. The ranges taken, when they are.
+    #[allow(clippy::type_complexity)]
+    fn take_dead(
+        &mut self,
+        list: &'a [Stmt],
+        parts: &[(usize, std::ops::Range<usize>)],
+        label: Option<&Stmt>,
+        (scope, scopes, names): (
+            usize,
+            &[(&'a [Stmt], Option<&'a ast::Parameters>)],
+            &mut HashMap<usize, Names<'a>>,
+        ),
+        pending: &mut Vec<TextRange>,
+    ) -> Option<Vec<TextRange>> {
+        let mut own = Names {
+            plain: true,
+            markers: Some(self.markers),
+            ..Names::default()
+        };
+        let mut ranges = Vec::with_capacity(parts.len());
+        let mut labels = HashSet::new();
+        for (after, part) in parts {
+            let dead = &list[part.clone()];
+            let (first, last) = (&dead[0], &dead[dead.len() - 1]);
+            let labelled = self.markers.labels.contains_key(&first.start());
+            if labelled {
+                labels.insert(first.start());
+            }
+            let statements = &dead[usize::from(labelled)..];
+            // From the start of its first line, so that no indentation is left there.
+            let range = TextRange::new(self.lines.start(first.start()), last.end());
+            let before = &list[*after];
+            let apart = self.lines.alone(self.text, before.range())
+                && self.lines.line(before.end()) < self.lines.line(first.start())
+                && (list.get(part.end))
+                    .is_none_or(|next| self.lines.line(last.end()) < self.lines.line(next.start()));
+            let inside = TextRange::new(
+                statements.first().map_or(range.end(), Ranged::start),
+                range.end(),
+            );
+            if !apart
+                || self.markers.labelled(inside)
+                || self.lines.tabbed(before.start(), last.end())
+            {
+                return None;
+            }
+            for stmt in statements {
+                own.visit_stmt(stmt);
+            }
+            ranges.push(range);
+        }
+        let (body, parameters) = scopes[scope];
+        let scope =
+            (names.entry(scope)).or_insert_with(|| Names::of(body, parameters, self.markers));
+        let neutral = own.plain
+            && (own.bound.keys()).all(|name| scope.elsewhere(&own, name, false))
+            && (own.loaded.keys()).all(|name| scope.elsewhere(&own, name, true));
+        if !neutral {
+            return None;
+        }
+        // Gone: a later stretch of the scope finds the names of these nowhere else.
+        for (own, all) in [
+            (&own.bound, &mut scope.bound),
+            (&own.loaded, &mut scope.loaded),
+        ] {
+            for (name, count) in own {
+                if let Some(total) = all.get_mut(name) {
+                    *total -= count;
+                }
+            }
+        }
+        // Their gotos go with them: a label that only they name goes too (the label of a
+        // block that nothing reaches goes with its statements).
+        let gotos = &self.markers.ordered_gotos;
+        for range in &ranges {
+            let inner = gotos.partition_point(|&at| at < range.start());
+            for at in gotos[inner..].iter().take_while(|&&at| at < range.end()) {
+                let target = self.markers.targets[at];
+                if !labels.contains(&target.start()) {
+                    pending.push(target);
+                }
+            }
+        }
+        for &range in &ranges {
+            let edits = vec![(range, self.comments_of(range))];
+            match label {
+                Some(label) => self.skip_to_next(list, parts[0].0, label, edits),
+                None => self.skips.push(Skip {
+                    edits,
+                    skipped: None,
+                    label: None,
+                    dead: None,
+                    becomes: None,
+                }),
+            }
+        }
+        Some(ranges)
     }
 
     /// Takes the goto at `at` of `list` as a jump to the statement after it (with `edits`

@@ -108,9 +108,7 @@ fn passes(from: usize, source: &Source, checked: &Checked) -> (usize, Option<Str
     }
     for (at, &shape) in SHAPES.iter().enumerate().skip(from) {
         let markers = if shape == Shape::Loop { all } else { &markers };
-        // A pass again only on what the same pass wrote.
-        let again = at > from && SHAPES[at - 1] == shape;
-        if markers.gotos.is_empty() || again {
+        if markers.gotos.is_empty() {
             continue;
         }
         if let Some(text) = pass(shape, text, &lines, markers, checked) {
@@ -293,8 +291,8 @@ struct Skip {
 enum Shape {
     /// `goto .l`, then statements that nothing reaches, then `label .l` (or another label,
     /// or the list's end): the statements go, where their scope stays the same without
-    /// them, and the goto and its label with them; so does a label that only gotos in its
-    /// own block name after a statement that never falls through, block and all ([`dead`]).
+    /// them, and the goto and its label with them; so do the blocks of a list that nothing
+    /// reaches, labels and all ([`dead`]).
     Dead,
     /// [`Shape::Dead`], and `if C: goto .l` (at any depth of `if`s) right before `label .l`:
     /// `if C: pass`. After the passes that read such gotos as a ladder's or a loop's.
@@ -364,10 +362,7 @@ enum Shape {
 /// loop's exit to its label `break`, one loop's before two loops'; last, blocks one goto
 /// enters move to it, what gotos leave from inside `with` and `try` statements is a block
 /// they `break`, and the loops the moves bring together are taken.
-const SHAPES: [Shape; 18] = [
-    // Again where a label that only dead gotos named went: what follows it may be dead too.
-    Shape::Dead,
-    Shape::Dead,
+const SHAPES: [Shape; 16] = [
     Shape::Dead,
     Shape::Unelse,
     Shape::Ladder,
