@@ -226,7 +226,9 @@ impl Markers {
             let mut ranges: HashMap<&str, TextRange> = HashMap::new();
             for marker in &scope.markers {
                 if let MarkerKind::Label { name, .. } = &marker.kind {
-                    ranges.insert(name.as_str(), marker.range);
+                    if !by_value {
+                        ranges.insert(name.as_str(), marker.range);
+                    }
                     let start = marker.range.start();
                     markers.labels.insert(start, name.to_string());
                     markers.scope.insert(start, index);
@@ -236,7 +238,9 @@ impl Markers {
                     );
                 }
             }
-            for marker in &scope.markers {
+            // Not where a computed goto is: only the loop pass looks there, and it asks
+            // neither.
+            for marker in scope.markers.iter().filter(|_| !by_value) {
                 if let MarkerKind::Goto { name, .. } = &marker.kind
                     && let Some(&label) = ranges.get(name.as_str())
                 {
