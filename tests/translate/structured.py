@@ -1039,6 +1039,43 @@ def halve_until_odd_plain(n):
     return n
 
 
+@goto
+def batches(queue, log):
+    """The list's last statements from a label on, ending in a `while True:` whose body goes
+    back to that label: `while True:` around them, each goto in the inner loop `break` (it
+    ends no other way, so the outer loop starts again), each before it `continue`."""
+    label .batch
+    if not queue:
+        return log
+    first = queue.pop(0)
+    if first is None:
+        goto .batch
+    log.append(("batch", first))
+    while True:
+        if not queue:
+            return log
+        item = queue.pop(0)
+        if item is None:
+            goto .batch
+        log.append(item)
+
+
+def batches_plain(queue, log):
+    while queue:
+        first = queue.pop(0)
+        if first is None:
+            continue
+        log.append(("batch", first))
+        while queue:
+            item = queue.pop(0)
+            if item is None:
+                break
+            log.append(item)
+        else:
+            return log
+    return log
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -1124,5 +1161,7 @@ for text in ("", "aab", "+-11x", "7", "--", "a1+"):
     assert run_lengths(text, []) == run_lengths_plain(text, []), text
 for n in range(-8, 40):
     assert halve_until_odd(n) == halve_until_odd_plain(n), n
+for queue in ([], [1, 2, None, 3], [None, None, 4], [5, None]):
+    assert batches(list(queue), []) == batches_plain(list(queue), []), queue
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
 print("ok")

@@ -8,6 +8,7 @@ impl<'a> Finder<'a> {
     /// The restarts of one list: `label .l`, a loop whose body alone goes back to `.l`, and
     /// one simple statement ending the list ([`Shape::Restart`]).
     pub(super) fn restarts(&mut self, list: &[Stmt]) {
+        self.restart_around(list);
         let [.., label, looped, last] = list else {
             return;
         };
@@ -36,6 +37,67 @@ impl<'a> Finder<'a> {
         }
         let deeper = TextRange::new(self.lines.start(looped.start()), last.end());
         self.take(label, &gotos, edits, Some(deeper), Some("while True:"));
+    }
+
+    /// `label .l`, some statements, then a `while True:` loop that ends the list, whose
+    /// body goes back to `.l` ([`Shape::Restart`]): `while True:` around them on the label's
+    /// line, each goto in the loop `break`, each in the statements before it `continue`
+    /// (under `if`, `with` and `try` statements only, both). The inner loop never ends but by a `break` (it has
+    /// none of its own), so that a `break` goes on after it, at the new loop's end, which
+    /// starts the new loop again; the statements before it hold no `break` or `continue`
+    /// that would be the new loop's, and no label that a goto from outside them names.
+    fn restart_around(&mut self, list: &[Stmt]) {
+        let Some((looped, before)) = list.split_last() else {
+            return;
+        };
+        let Stmt::While(ast::StmtWhile { test, .. }) = looped else {
+            return;
+        };
+        if crate::front::scan::truth(test) != Some(true) {
+            return;
+        }
+        let labels =
+            (before.iter()).rposition(|stmt| self.markers.labels.contains_key(&stmt.start()));
+        let Some(at) = labels else {
+            return;
+        };
+        let (label, between) = (&list[at], &before[at + 1..]);
+        let (Stmt::While(ast::StmtWhile { body, orelse, .. }), Some(name)) =
+            (looped, self.markers.labels.get(&label.start()))
+        else {
+            return;
+        };
+        // Those in the loop `break`, those before it `continue`.
+        let (gotos, ahead) = (
+            self.gotos_leaving(body, name),
+            self.gotos_leaving(between, name),
+        );
+        let region = TextRange::new(label.start(), looped.end());
+        let entries = self
+            .entries
+            .get_or_init(|| super::repeat::Entries::of(self.markers));
+        let alone = |range: &TextRange| self.lines.alone(self.text, *range);
+        let fits = !gotos.is_empty()
+            && gotos.iter().chain(&ahead).all(alone)
+            && self.markers.named.get(&label.start()) == Some(&(gotos.len() + ahead.len()))
+            && orelse.is_empty()
+            && !breaks(body)
+            && !loop_exit(between)
+            && !entries.inside(region)
+            && alone(&label.range())
+            && self.lines.line(label.end()) < self.lines.line(list[at + 1].start())
+            && !self.lines.tabbed(label.start(), looped.end());
+        if !fits {
+            return;
+        }
+        let first = self.lines.starts[self.lines.line(label.end()) + 1];
+        let deeper = TextRange::new(first, looped.end());
+        let edits = (ahead.iter().map(|&goto| (goto, "continue")))
+            .chain(gotos.iter().map(|&goto| (goto, "break")))
+            .map(|(goto, with)| (goto, with.to_owned()))
+            .collect();
+        let taken = gotos.len() + ahead.len();
+        self.take_each(label, taken, edits, Some(deeper), Some("while True:"));
     }
 
     /// The loops of one list that a goto leaves for a label after them ([`Shape::Leave`]).

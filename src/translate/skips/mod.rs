@@ -366,7 +366,7 @@ enum Shape {
 /// loop's exit to its label `break`, one loop's before two loops'; last, blocks one goto
 /// enters move to it, what gotos leave from inside `with` and `try` statements is a block
 /// they `break`, and the loops the moves bring together are taken.
-const SHAPES: [Shape; 16] = [
+const SHAPES: [Shape; 17] = [
     Shape::Dead,
     Shape::Unelse,
     Shape::Ladder,
@@ -383,8 +383,9 @@ const SHAPES: [Shape; 16] = [
     // A moved block that ends in a goto to the label after it.
     Shape::Fall,
     Shape::Block,
-    // The loops that moved blocks bring together.
+    // The loops that moved blocks bring together, and the loops around those.
     Shape::Repeat,
+    Shape::Restart,
 ];
 
 struct Finder<'a> {
