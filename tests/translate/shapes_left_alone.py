@@ -312,6 +312,23 @@ def bound_only_in_unreached_states():
 
 
 @goto
+def into_dead_code(route, log):
+    """Code after a goto that nothing falls into holds a label a goto enters: the block after
+    it is reached by falling out of that `if`, so it stays."""
+    if route:
+        goto .inner
+    log.append("start")
+    goto .end
+    if route:
+        label .inner
+        log.append("inner")
+    label .after
+    log.append("after")
+    label .end
+    return log
+
+
+@goto
 def generator_by_dead_yield():
     """A `yield` nothing reaches makes a generator, which returns at once."""
     goto .end
@@ -386,6 +403,8 @@ except UnboundLocalError:
     pass
 else:
     raise AssertionError("x read as a global")
+assert into_dead_code(0, []) == ["start"]
+assert into_dead_code(1, []) == ["inner", "after"]
 total = "global"
 try:
     bound_only_in_unreached_states()

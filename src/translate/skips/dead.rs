@@ -263,9 +263,10 @@ impl<'a> Finder<'a> {
     /// The blocks of `list` that nothing reaches, each a label and the statements up to the
     /// next label (the label's index, and the index after the block): a block is reached when
     /// the list starts with it, when the block before falls into it (no statement of that
-    /// block's own that never falls through), or when a goto names its label from a block
-    /// reached, before that block's first statement that never falls through, or from
-    /// outside the list.
+    /// block's own that never falls through, or a label nested in the statements after that
+    /// one, which a goto may enter), or when a goto names its label from a block reached,
+    /// before that block's first statement that never falls through, or from outside the
+    /// list.
     fn unreached(&self, list: &[Stmt]) -> Vec<(usize, usize)> {
         let labels: Vec<usize> = (0..list.len())
             .filter(|&at| self.markers.labels.contains_key(&list[at].start()))
@@ -286,6 +287,11 @@ impl<'a> Finder<'a> {
             .map(|k| {
                 let from = if k == 0 { 0 } else { starts[k] + 1 };
                 let stop = (from..end_of(k)).find(|&at| self.never_falls(&list[at]));
+                // A label nested in what follows may run it, and fall into the next block.
+                let stop = stop.filter(|&at| {
+                    let rest = TextRange::new(list[at].end(), list[end_of(k) - 1].end());
+                    !self.markers.labelled(rest)
+                });
                 let end = stop.map_or(end_of(k), |at| at + 1);
                 let end = if end == 0 {
                     first.start()

@@ -22,9 +22,8 @@
 //! label is inside it, and its last statement never falls through either, so that what
 //! follows the goto's `if` runs after neither. The goto is the last statement of a clause
 //! of an `if` (at any depth of `if`s only) in the label's list, or a statement of that list:
-//! the loops, `with` and `try`
-//! statements around the block are the same there, so each `break`, `continue`, `return`
-//! and exception leaves the same statements. The block's lines take the goto's line and
+//! the loops, `with` and `try` statements around the block are the same there, so each
+//! `break`, `continue`, `return` and exception leaves the same statements. The block's lines take the goto's line and
 //! push the lines between down; its old place keeps one blank line, so that nothing after
 //! it moves. The passes after this one take the loops it brings together (a second
 //! [`Shape::Repeat`]).
@@ -122,7 +121,7 @@ impl Finder<'_> {
     }
 
     /// How many gotos inside `range` name `name`.
-    pub(super) fn gotos_within(&self, range: TextRange, name: &str) -> usize {
+    fn gotos_within(&self, range: TextRange, name: &str) -> usize {
         let gotos = &self.markers.ordered_gotos;
         let from = gotos.partition_point(|&start| start < range.start());
         let to = gotos.partition_point(|&start| start < range.end());

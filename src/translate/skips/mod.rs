@@ -337,7 +337,9 @@ enum Shape {
     /// label's line becomes `while True:`, each goto `break`, and the statement (not a
     /// `break` or `continue`) `else: STATEMENT` (with `; break` when it is not a `return` or
     /// `raise`): the loop restarts
-    /// as the goto restarted it, and leaving it normally runs the statement once.
+    /// as the goto restarted it, and leaving it normally runs the statement once. So does
+    /// `label .l`, statements, then a `while True:` ending the list whose body goes back to
+    /// `.l`: the gotos before it `continue` ([`leave`]).
     Restart,
     /// A `for` or `while` loop whose body alone goes to `label .l` (`goto .l` under `if`,
     /// `with` and `try` statements only, no `break` of its own), then some statements S without labels, then `label
@@ -364,8 +366,9 @@ enum Shape {
 /// conditional gotos before its gotos are taken one by one as skips, a loop's exit test is a
 /// skip first, what is left of the gotos to an exit becomes the exit itself, and only then a
 /// loop's exit to its label `break`, one loop's before two loops'; last, blocks one goto
-/// enters move to it, what gotos leave from inside `with` and `try` statements is a block
-/// they `break`, and the loops the moves bring together are taken.
+/// enters move to it, gotos to where they fall anyway go, what gotos leave from inside
+/// `with` and `try` statements is a block they `break`, and the loops the moves bring
+/// together are taken, then the loops around those.
 const SHAPES: [Shape; 17] = [
     Shape::Dead,
     Shape::Unelse,
