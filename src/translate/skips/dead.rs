@@ -36,27 +36,32 @@ type Edits = Vec<(TextRange, String)>;
 
 /// The names of statements, each with how many times it is bound and loaded; `plain` while
 /// they hold nothing that decides their scope but names.
-#[derive(Default)]
 struct Names<'a> {
     bound: HashMap<&'a str, usize>,
     loaded: HashMap<&'a str, usize>,
     plain: bool,
     /// The markers, whose names the translation takes out with them: not counted.
-    markers: Option<&'a Markers>,
+    markers: &'a Markers,
 }
 
 impl<'a> Names<'a> {
+    /// No names yet.
+    fn none(markers: &'a Markers) -> Names<'a> {
+        Names {
+            bound: HashMap::new(),
+            loaded: HashMap::new(),
+            plain: true,
+            markers,
+        }
+    }
+
     /// The names of `body` (a scope's, with its `parameters`, or some of its statements).
     fn of(
         body: &'a [Stmt],
         parameters: Option<&'a ast::Parameters>,
         markers: &'a Markers,
     ) -> Names<'a> {
-        let mut names = Names {
-            plain: true,
-            markers: Some(markers),
-            ..Names::default()
-        };
+        let mut names = Names::none(markers);
         for parameter in parameters
             .into_iter()
             .flat_map(|parameters| parameters.iter())
@@ -81,10 +86,8 @@ impl<'a> Names<'a> {
 impl<'a> Visitor<'a> for Names<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         crate::splice::count(1);
-        if let Some(markers) = self.markers
-            && (markers.gotos.contains_key(&stmt.start())
-                || markers.labels.contains_key(&stmt.start()))
-        {
+        let markers = self.markers;
+        if markers.gotos.contains_key(&stmt.start()) || markers.labels.contains_key(&stmt.start()) {
             return;
         }
         match stmt {
@@ -146,12 +149,8 @@ impl<'a> Finder<'a> {
         let mut names: HashMap<usize, Names<'a>> = HashMap::new();
         let mut work: Vec<(&'a [Stmt], usize)> = vec![(body, 0)];
         while let Some((list, scope)) = work.pop() {
-            let taken = self.skips.len();
-            self.dead_in(list, (scope, &scopes, &mut names));
-            // The stretches taken: what they hold goes with them.
-            let mut gone: Vec<TextRange> = (self.skips[taken..].iter())
-                .flat_map(|skip| skip.edits.iter().map(|(range, _)| *range))
-                .collect();
+            // The statements taken: what they hold goes with them.
+            let mut gone = self.dead_in(list, (scope, &scopes, &mut names));
             gone.sort_by_key(|range| range.start());
             for stmt in list {
                 let before = gone.partition_point(|range| range.start() <= stmt.start());
@@ -176,7 +175,7 @@ impl<'a> Finder<'a> {
 
     /// The dead statements of one list, after each goto of it up to the next label, and its
     /// blocks that nothing reaches ([`Finder::unreached`]): its scope's index in `scopes`,
-    /// whose names are read into `names` the first time.
+    /// whose names are read into `names` the first time. The ranges taken.
     #[allow(clippy::type_complexity)]
     fn dead_in(
         &mut self,
@@ -186,7 +185,7 @@ impl<'a> Finder<'a> {
             &[(&'a [Stmt], Option<&'a ast::Parameters>)],
             &mut HashMap<usize, Names<'a>>,
         ),
-    ) {
+    ) -> Vec<TextRange> {
         crate::splice::count(list.len());
         let unreached = self.unreached(list);
         // The labels that the gotos taken name, and the stretches taken.
@@ -243,8 +242,9 @@ impl<'a> Finder<'a> {
         let bare = parts.iter().all(|(_, part)| self.bare(&list[part.start]));
         if !parts.is_empty() && bare && self.entered_from(list, &parts, &taken) {
             let context = (scope, scopes, names);
-            if (self.take_dead(list, &parts, None, context, &mut pending)).is_some() {
+            if let Some(ranges) = self.take_dead(list, &parts, None, context, &mut pending) {
                 gone.extend(parts.iter().map(|(_, part)| list[part.start].start()));
+                taken.extend(ranges);
             }
         }
         for target in pending {
@@ -258,6 +258,7 @@ impl<'a> Finder<'a> {
                 });
             }
         }
+        taken
     }
 
     /// The blocks of `list` that nothing reaches, each a label and the statements up to the
@@ -385,11 +386,7 @@ impl<'a> Finder<'a> {
         ),
         pending: &mut Vec<TextRange>,
     ) -> Option<Vec<TextRange>> {
-        let mut own = Names {
-            plain: true,
-            markers: Some(self.markers),
-            ..Names::default()
-        };
+        let mut own = Names::none(self.markers);
         let mut ranges = Vec::with_capacity(parts.len());
         let mut labels = HashSet::new();
         for (after, part) in parts {
