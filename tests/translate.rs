@@ -951,7 +951,7 @@ fn a_register_for_one_label_is_named_after_it() {
 }
 
 /// The passes leave alone a restarted loop followed by `continue` (which `while True:` would
-/// take for its own), a leave whose statements between hold a label, and a label that
+/// take for its own), and a label that
 /// shares its line with a statement (the exit shape would take the line out), and a `try`
 /// whose handlers cannot have what follows as its `else` (a `finally` would run before it, a
 /// handler falls through), which is left by `break` instead:
@@ -965,7 +965,6 @@ fn shapes_the_passes_must_not_take_keep_their_register() {
         translated.contains("_goto_again = 1; break"),
         "{translated}"
     );
-    assert!(translated.contains("_goto_stop = 1; break"), "{translated}");
     // Handlers whose `try` cannot take what follows as its `else`: left by `break` instead.
     for name in ["closing", "half_handled"] {
         let function = function_text(&translated, name);
@@ -1087,7 +1086,7 @@ fn state_machines_translate_as_their_dispatching_twins_run() {
     let machines = goto_functions(&translated);
     assert_eq!(machines.len(), 300);
     let structured = machines.iter().filter(|m| !m.contains("_goto_")).count();
-    assert_eq!(structured, 194, "{translated}");
+    assert_eq!(structured, 211, "{translated}");
 }
 
 /// Gotos that leave statements for the label after them, or start them again from the label
@@ -1271,7 +1270,7 @@ fn forward_skips_become_ifs_and_elses() {
     let translated = translated_and_ok(&source, &output, true);
     assert!(!translated.contains("_goto_"), "{translated}");
     assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
-    assert_eq!(translated.matches("else:").count(), 34, "{translated}");
+    assert_eq!(translated.matches("else:").count(), 37, "{translated}");
     // As a person writes it, with no line left where a marker was.
     let gcd = "def gcd(a, b):\n    while not (b == 0):\n        a, b = b, a % b\n    return a\n";
     assert!(translated.contains(gcd), "{translated}");

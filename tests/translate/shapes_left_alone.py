@@ -33,34 +33,6 @@ def compact_each_plain(batches, log):
 
 
 @goto
-def scan(rows, log):
-    """A leave whose statements between hold a label another goto reaches."""
-    for row in rows:
-        if row is None:
-            goto .stop
-    log.append("all rows")
-    for x in rows[-1] if rows else ():
-        if x < 0:
-            goto .negative
-    log.append("no negative")
-    label .negative
-    log.append("after")
-    label .stop
-    log.append("end")
-    return log
-
-
-def scan_plain(rows, log):
-    if None not in rows:
-        log.append("all rows")
-        if not any(x < 0 for x in (rows[-1] if rows else ())):
-            log.append("no negative")
-        log.append("after")
-    log.append("end")
-    return log
-
-
-@goto
 def sign_trace(y, t):
     """A label after a statement on its line, before a `return`: the exit shape would take
     out the label's line, and the statement with it."""
@@ -161,8 +133,6 @@ def tall_plain(a, b):
 
 for batches in ([], [[1, 0, 2], [0]], [[3]]):
     assert compact_each(batches, []) == compact_each_plain(batches, []), batches
-for rows in ([], [[1, 2]], [[1, -2]], [None], [[3], None]):
-    assert scan(rows, []) == scan_plain(rows, []), rows
 for y in (-2, 0, 5):
     assert sign_trace(y, []) == sign_trace_plain(y, []), y
 for stop in range(6):

@@ -8,8 +8,11 @@ go past the statements after it as its `else:` clause (an `if` tests `is not` wh
 tested `is`), a state machine whose states each one test enters as those states under
 their tests, and a goto into an `else` clause that runs as the statements after its loop or
 `try` as a goto to those statements, and a `with` left past what follows it as a `while
-True:` it leaves by `break`: each goto function is checked against the same function
-written without goto, on many inputs."""
+True:` it leaves by `break`; and, in the shapes of generated code, a state left after a
+`return` with its gotos, tests nested by the skips taken before, a loop entered by a jump to
+its test at the bottom, a loop left by a test before its goto back, and runs of tests that
+go to one label: each goto function is checked against the same function written without
+goto, on many inputs."""
 
 import sys
 
@@ -1076,6 +1079,210 @@ def batches_plain(queue, log):
     return log
 
 
+@goto
+def scan(rows, log):
+    """A leave whose statements between hold a label another goto reaches: the inner leave
+    first, then the outer, whose statements between then hold none."""
+    for row in rows:
+        if row is None:
+            goto .stop
+    log.append("all rows")
+    for x in rows[-1] if rows else ():
+        if x < 0:
+            goto .negative
+    log.append("no negative")
+    label .negative
+    log.append("after")
+    label .stop
+    log.append("end")
+    return log
+
+
+def scan_plain(rows, log):
+    if None not in rows:
+        log.append("all rows")
+        if not any(x < 0 for x in (rows[-1] if rows else ())):
+            log.append("no negative")
+        log.append("after")
+    log.append("end")
+    return log
+
+
+
+@goto
+def tick_down(n, log):
+    label .tick
+    log.append(n)
+    n -= 1
+    if n > 0:
+        goto .tick
+    return log
+    log.append("never")
+    goto .tick
+
+
+@goto
+def pass_mark(score, log):
+    if score >= 90:
+        goto .good
+    if score < 50:
+        goto .report
+    goto .good
+    label .good
+    log.append("pass")
+    label .report
+    log.append(score)
+    return log
+
+
+@goto
+def drain_if(queue, enabled, log):
+    if enabled:
+        while True:
+            item = queue.pop() if queue else None
+            if item is None:
+                goto .done
+            log.append(item)
+    label .done
+    log.append("done")
+    return log
+
+
+@goto
+def retry_rounds(tries, log):
+    label .round
+    log.append("round")
+    if not tries:
+        return log
+    label .attempt
+    if not tries:
+        return log
+    t = tries.pop()
+    if t < 0:
+        goto .round
+    log.append(t)
+    goto .attempt
+
+
+@goto
+def blink(n, log):
+    goto .check
+    label .on
+    log.append("on")
+    n -= 1
+    label .check
+    log.append("check")
+    if n > 0:
+        goto .on
+    return log
+
+
+def tick_down_plain(n, log):
+    while True:
+        log.append(n)
+        n -= 1
+        if n <= 0:
+            return log
+
+
+def pass_mark_plain(score, log):
+    if score >= 90 or score >= 50:
+        log.append("pass")
+    log.append(score)
+    return log
+
+
+def drain_if_plain(queue, enabled, log):
+    while enabled and queue:
+        log.append(queue.pop())
+    log.append("done")
+    return log
+
+
+def retry_rounds_plain(tries, log):
+    while True:
+        log.append("round")
+        while tries:
+            t = tries.pop()
+            if t < 0:
+                break
+            log.append(t)
+        else:
+            return log
+
+
+def blink_plain(n, log):
+    log.append("check")
+    while n > 0:
+        log.append("on")
+        n -= 1
+        log.append("check")
+    return log
+
+
+@goto
+def sum_below(n):
+    """A compiler's loop: the test at the bottom, entered by a jump to it."""
+    i = s = 0
+    goto .test
+    label .body
+    s += i
+    i += 1
+    label .test
+    if i < n:
+        goto .body
+    return s
+
+
+@goto
+def poll(events, log):
+    """Until done: the exit test, then a goto back to the top."""
+    label .top
+    event = events.pop(0) if events else None
+    if event is None:
+        goto .out
+    log.append(event)
+    goto .top
+    label .out
+    return log
+
+
+@goto
+def words(text):
+    """Blanks of two kinds skipped by one test each."""
+    out, i = [], 0
+    label .next
+    if i >= len(text):
+        return out
+    c = text[i]
+    i += 1
+    if c == " ":
+        goto .next
+    if c == "\t":
+        goto .next
+    out.append(c)
+    goto .next
+
+
+def sum_below_plain(n):
+    i = s = 0
+    while i < n:
+        s += i
+        i += 1
+    return s
+
+
+def poll_plain(events, log):
+    while events and events[0] is not None:
+        log.append(events.pop(0))
+    return log
+
+
+def words_plain(text):
+    return [c for c in text if c not in " \t"]
+
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -1164,4 +1371,22 @@ for n in range(-8, 40):
 for queue in ([], [1, 2, None, 3], [None, None, 4], [5, None]):
     assert batches(list(queue), []) == batches_plain(list(queue), []), queue
 assert add_up([1, 2]) is None and add_up([1, -1, 5]) is None and totals == [3]
+for rows in ([], [[1, 2]], [[1, -2]], [None], [[3], None]):
+    assert scan(rows, []) == scan_plain(rows, []), rows
+for n in range(4):
+    assert tick_down(n, []) == tick_down_plain(n, []), n
+for score in (95, 90, 70, 50, 49, 10):
+    assert pass_mark(score, []) == pass_mark_plain(score, []), score
+for queue, enabled in (([1, 2], True), ([1], False), ([], True)):
+    assert drain_if(list(queue), enabled, []) == drain_if_plain(list(queue), enabled, [])
+for tries in ([], [3, -1, 2, 5], [-1, -2], [4]):
+    assert retry_rounds(list(tries), []) == retry_rounds_plain(list(tries), []), tries
+for n in range(-1, 4):
+    assert blink(n, []) == blink_plain(n, []), n
+for n in range(-1, 5):
+    assert sum_below(n) == sum_below_plain(n), n
+for events in ([], [1, 2], [3, None, 4]):
+    assert poll(list(events), []) == poll_plain(list(events), []), events
+for text in ("", "a b\tc", "  x\t\t"):
+    assert words(text) == words_plain(text), text
 print("ok")

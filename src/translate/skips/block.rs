@@ -26,7 +26,7 @@
 //! or `continue` that the new loop would take, and no other block of the pass meets them
 //! (a `break` inside one would be the inner loop's).
 
-use super::repeat::Held;
+use super::repeat::{Entries, Held};
 use super::*;
 
 /// The gotos to one label, each with the index of the statement of the list that holds it.
@@ -228,7 +228,9 @@ impl Finder<'_> {
 
     /// Whether the statements of `list` (as `held`) from `from` up to `to` may be a block
     /// of this pass: some, with no `break` or `continue` of a loop around them, no tab in
-    /// their indentation, and meeting no other block of the pass.
+    /// their indentation, meeting no other block of the pass, and holding no label that a
+    /// goto from outside them names (a second way into the loop, which a person writes as
+    /// the loop of that label instead).
     fn fits(&self, (list, held): (&[Stmt], &Held), from: usize, to: usize) -> bool {
         if from >= to || to > list.len() {
             return false;
@@ -237,6 +239,7 @@ impl Finder<'_> {
         !held.exits(from, to)
             && !self.lines.tabbed(region.start(), region.end())
             && !(self.shifted.iter()).any(|other| other.intersect(region).is_some())
+            && !(self.entries.get_or_init(|| Entries::of(self.markers))).inside(region)
     }
 
     /// Whether `stmt` never falls through to the statement after it ([`Finder::never_falls`]),

@@ -1,6 +1,7 @@
 //! Statements that nothing reaches, after a goto and before the next label
 //! ([`Shape::Dead`]): gone, as a person leaves them out, and a goto to the statement right
-//! after it goes with them. So do the states of a list that nothing reaches (its blocks,
+//! after it goes with them. After a `return`, `raise`, `break` or `continue`, they go where
+//! they hold a goto (what is the source's own Python stays as it wrote it). So do the states of a list that nothing reaches (its blocks,
 //! each from a label to the next, that neither the list's start nor a goto from a block
 //! reached leads to: [`Finder::unreached`]), labels and all, all of them or none
 //! (`label .old` / `i += 2` / `goto .old`).
@@ -210,14 +211,25 @@ impl<'a> Finder<'a> {
             if let (Shape::Fall, Stmt::If(_), Some(label)) = (self.shape, stmt, list.get(at + 1)) {
                 self.fall_to(stmt, label);
             }
-            let Some(name) = self.markers.gotos.get(&stmt.start()) else {
+            let name = self.markers.gotos.get(&stmt.start());
+            if name.is_none() && !jumps(stmt) {
                 continue;
-            };
+            }
             let end = next_label(at + 1);
+            // After a `return`, `raise`, `break` or `continue`, the statements go where they
+            // hold a goto: those of the source's own stay as it wrote them.
+            if name.is_none()
+                && (end == at + 1
+                    || !(self.markers)
+                        .goes(TextRange::new(list[at + 1].start(), list[end - 1].end())))
+            {
+                continue;
+            }
             from = end;
             // The label after, when the goto names it.
-            let label =
-                (list.get(end)).filter(|label| self.markers.labels[&label.start()] == *name);
+            let label = (list.get(end)).filter(|label| {
+                name.is_some_and(|name| self.markers.labels[&label.start()] == *name)
+            });
             let alone = |stmt: &Stmt| self.lines.alone(self.text, stmt.range());
             let label = label.filter(|label| alone(label) && alone(stmt));
             if end == at + 1 {

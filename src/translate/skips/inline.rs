@@ -23,7 +23,10 @@
 //! follows the goto's `if` runs after neither. The goto is the last statement of a clause
 //! of an `if` (at any depth of `if`s only) in the label's list, or a statement of that list:
 //! the loops, `with` and `try` statements around the block are the same there, so each
-//! `break`, `continue`, `return` and exception leaves the same statements. The block's lines take the goto's line and
+//! `break`, `continue`, `return` and exception leaves the same statements. A block whose
+//! last statement falls into the next label moves too, a goto to that label after it (a
+//! loop entered by a jump to its test at the bottom: `goto .test` / `label .body` / S /
+//! `label .test` / `if C: goto .body` is then `label .test` / `if C:` / S / `goto .test`). The block's lines take the goto's line and
 //! push the lines between down; its old place keeps one blank line, so that nothing after
 //! it moves. The passes after this one take the loops it brings together (a second
 //! [`Shape::Repeat`]).
@@ -31,6 +34,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::*;
+
+/// The moves a pass took, in all its lists: no site inside another's block (the blocks of
+/// one list are apart, and so are its sites; a site of one list may lie in the block of a
+/// list nested in it).
+#[derive(Default)]
+pub(super) struct Moves {
+    /// The regions the blocks moved held, each start with its end.
+    regions: BTreeMap<TextSize, TextSize>,
+    /// Where the gotos they moved to start.
+    sites: BTreeSet<TextSize>,
+}
 
 impl Finder<'_> {
     /// The blocks of one list that one goto enters, each moved to that goto
@@ -41,15 +55,18 @@ impl Finder<'_> {
         let labels: Vec<usize> = (0..list.len())
             .filter(|&at| self.markers.labels.contains_key(&list[at].start()))
             .collect();
-        let mut blocks: HashMap<&str, (usize, usize)> = HashMap::new();
+        // Each with the label it falls into, if it does.
+        let mut blocks: HashMap<&str, (usize, usize, Option<&str>)> = HashMap::new();
         for (nth, &at) in labels.iter().enumerate() {
-            let end = labels.get(nth + 1).copied().unwrap_or(list.len());
-            let fits = at > 0
-                && self.never_falls(&list[at - 1])
-                && end > at + 1
-                && self.never_falls(&list[end - 1]);
+            let next = labels.get(nth + 1).copied();
+            let end = next.unwrap_or(list.len());
+            let falls = (!self.never_falls(&list[end - 1]))
+                .then(|| next.map(|next| self.markers.labels[&list[next].start()].as_str()));
+            let fits =
+                at > 0 && self.never_falls(&list[at - 1]) && end > at + 1 && falls != Some(None);
             if fits {
-                blocks.insert(self.markers.labels[&list[at].start()].as_str(), (at, end));
+                let name = self.markers.labels[&list[at].start()].as_str();
+                blocks.insert(name, (at, end, falls.flatten()));
             }
         }
         if blocks.is_empty() {
@@ -82,12 +99,8 @@ impl Finder<'_> {
                 }
             }
         }
-        // The moves taken: no site inside another's block (blocks are apart, and so are
-        // sites).
-        let mut regions: BTreeMap<TextSize, TextSize> = BTreeMap::new();
-        let mut moved: BTreeSet<TextSize> = BTreeSet::new();
         for (name, goto) in sites {
-            let (at, end) = blocks[name];
+            let (at, end, falls) = blocks[name];
             let (label, block) = (&list[at], &list[at + 1..end]);
             let range = TextRange::new(block[0].start(), block[block.len() - 1].end());
             if range.contains(goto.start()) || self.markers.labelled(range) {
@@ -98,18 +111,19 @@ impl Finder<'_> {
             if self.markers.named.get(&label.start()) != Some(&(inside + 1)) {
                 continue;
             }
-            let Some(edits) = self.inline_edits(goto, label, range, inside > 0) else {
+            let Some(edits) = self.inline_edits(goto, label, range, (inside > 0, falls)) else {
                 continue;
             };
             let region = edits[1].0;
+            let Moves { regions, sites } = &mut self.moves;
             let meets = (regions.range(..=goto.start()).next_back())
                 .is_some_and(|(_, &end)| end > goto.start())
-                || moved.range(region.start()..region.end()).next().is_some();
+                || sites.range(region.start()..region.end()).next().is_some();
             if meets {
                 continue;
             }
             regions.insert(region.start(), region.end());
-            moved.insert(goto.start());
+            sites.insert(goto.start());
             self.skips.push(Skip {
                 edits,
                 skipped: None,
@@ -133,13 +147,15 @@ impl Finder<'_> {
 
     /// The edits that move the statements of `block` (and its `label`, where gotos inside
     /// the block name it: `looped`) to the line of `goto`, as deep as it, then empty the
-    /// region they held but for one line; `None` where the text does not allow it.
+    /// region they held but for one line; `None` where the text does not allow it. A block
+    /// that `falls` into the label after it takes a goto to that label at its end, on the
+    /// line its region gives up: the region goes whole.
     fn inline_edits(
         &self,
         goto: TextRange,
         label: &Stmt,
         block: TextRange,
-        looped: bool,
+        (looped, falls): (bool, Option<&str>),
     ) -> Option<Vec<(TextRange, String)>> {
         let (lines, text) = (self.lines, self.text);
         // The goto's line, which holds the goto alone, with no comment.
@@ -178,6 +194,15 @@ impl Finder<'_> {
                 moved.push_str(line.trim_start());
             }
         }
-        Some(vec![(site, moved), (region, "\n".to_owned())])
+        let Some(next) = falls else {
+            return Some(vec![(site, moved), (region, "\n".to_owned())]);
+        };
+        // The goto written as the source writes this one, to the label after.
+        let (name, next) = self.renamed(goto, next)?;
+        moved.push_str(new);
+        moved.push_str(&text[usize::from(goto.start())..usize::from(name.start())]);
+        moved.push_str(&next);
+        moved.push('\n');
+        Some(vec![(site, moved), (region, String::new())])
     }
 }

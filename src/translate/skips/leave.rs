@@ -12,7 +12,7 @@ impl<'a> Finder<'a> {
         let [.., label, looped, last] = list else {
             return;
         };
-        let Some((orelse, gotos)) = self.loop_gotos(looped, label) else {
+        let Some((orelse, gotos)) = self.loop_gotos(looped, label, true) else {
             return;
         };
         // Not `break` or `continue`, which would be the new loop's.
@@ -115,6 +115,10 @@ impl<'a> Finder<'a> {
             if at < free_from {
                 continue;
             }
+            if let (Stmt::If(_), Some(label)) = (looped, list.get(at + 1)) {
+                self.leave_ifs(looped, label);
+                continue;
+            }
             if !matches!(looped, Stmt::For(_) | Stmt::While(_)) {
                 continue;
             }
@@ -124,7 +128,9 @@ impl<'a> Finder<'a> {
                 continue;
             }
             let (between, label) = (&rest[..end], &rest[end]);
-            let Some((orelse, gotos)) = self.loop_gotos(looped, label) else {
+            // Right before the label, a `break` of the loop's own goes there too, and the
+            // label may stay for gotos from elsewhere.
+            let Some((orelse, gotos)) = self.loop_gotos(looped, label, !between.is_empty()) else {
                 continue;
             };
             let fits = !self.lines.tabbed(looped.start(), label.end())
@@ -159,15 +165,41 @@ impl<'a> Finder<'a> {
         }
     }
 
+    /// The loops that end a clause of `stmt`, an `if` right before `label`, at any depth of
+    /// `if`s that end their clauses: a `break` goes where their gotos to the label go
+    /// ([`Shape::Leave`]).
+    fn leave_ifs(&mut self, stmt: &Stmt, label: &Stmt) {
+        if !self.markers.labels.contains_key(&label.start()) {
+            return;
+        }
+        let mut work = child_lists(stmt);
+        while let Some(clause) = work.pop() {
+            match clause.last() {
+                Some(last @ Stmt::If(_)) => work.extend(child_lists(last)),
+                Some(looped @ (Stmt::For(_) | Stmt::While(_))) => {
+                    let Some((_, gotos)) = self.loop_gotos(looped, label, false) else {
+                        continue;
+                    };
+                    if !self.lines.tabbed(looped.start(), label.end()) {
+                        self.take(label, &gotos, Vec::new(), None, None);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The `else` clause of `looped` and its gotos to `label`, when `looped` is a `for` or
-    /// `while` loop whose body alone names `label` ([`Finder::gotos_leaving`], each alone on
-    /// its line) and holds no `break` of its own, and the label is alone on its line: what
-    /// [`Shape::Restart`] and [`Shape::Leave`] both take.
-    pub(super) fn loop_gotos(
+    /// `while` loop whose body names `label` ([`Finder::gotos_leaving`], each alone on its
+    /// line), and the label is alone on its line: what [`Shape::Restart`] and
+    /// [`Shape::Leave`] both take. Where the label goes (`whole`), no goto from elsewhere
+    /// names it and the body holds no `break` of its own.
+    pub(super) fn loop_gotos<'s>(
         &self,
-        looped: &'a Stmt,
+        looped: &'s Stmt,
         label: &Stmt,
-    ) -> Option<(&'a [Stmt], Vec<TextRange>)> {
+        whole: bool,
+    ) -> Option<(&'s [Stmt], Vec<TextRange>)> {
         let (body, orelse) = match looped {
             Stmt::For(ast::StmtFor { body, orelse, .. })
             | Stmt::While(ast::StmtWhile { body, orelse, .. }) => (body, orelse),
@@ -178,8 +210,8 @@ impl<'a> Finder<'a> {
         let alone = |range: TextRange| self.lines.alone(self.text, range);
         let fits = !gotos.is_empty()
             && gotos.iter().all(|&goto| alone(goto))
-            && self.markers.named.get(&label.start()) == Some(&gotos.len())
-            && !breaks(body)
+            && (!whole
+                || self.markers.named.get(&label.start()) == Some(&gotos.len()) && !breaks(body))
             && alone(label.range());
         fits.then_some((orelse.as_slice(), gotos))
     }

@@ -58,23 +58,36 @@ pub(super) fn structured<T: Send>(
 ) -> Option<T> {
     /// What one check of a written source came to.
     enum Step<T> {
-        /// A pass wrote the source again: the next pass's index, and the text.
-        Written(usize, String),
+        /// A pass wrote the source again: the next pass's index, the text, and the round
+        /// of the last passes.
+        Written(usize, String, (bool, usize)),
         /// No pass after took anything: `then`'s result.
         Done(Result<T, CompileError>),
     }
     let (mut next, text) = passes(0, source, checked);
     let mut written = Source::new(source.path(), text?);
+    // The loops the last passes make may close loops around them: those passes run again
+    // while one of them took something in the round before, a few rounds at most (each
+    // takes a label, but each costs a check). Whether one did, and the rounds run.
+    let mut round = (feeds(next), 0);
     loop {
         let step = on_checked(&written, options, |checked| {
-            Ok(match passes(next, &written, &checked) {
-                (after, Some(text)) => Step::Written(after, text),
-                (_, None) => Step::Done(then(&written, checked)),
-            })
+            let (mut from, mut round) = (next, round);
+            loop {
+                match passes(from, &written, &checked) {
+                    (after, Some(text)) => return Ok(Step::Written(after, text, round)),
+                    (_, None) if round.0 && round.1 < ROUNDS => {
+                        round = (false, round.1 + 1);
+                        from = SHAPES.len() - AGAIN;
+                    }
+                    (_, None) => return Ok(Step::Done(then(&written, checked))),
+                }
+            }
         });
         match step.ok()? {
-            Step::Written(after, text) => {
+            Step::Written(after, text, (again, rounds)) => {
                 next = after;
+                round = (again || feeds(after), rounds);
                 written = Source::new(source.path(), text);
             }
             Step::Done(done) => return done.ok(),
@@ -145,6 +158,7 @@ fn pass(
             Vec::new()
         },
         entries: std::cell::OnceCell::new(),
+        moves: inline::Moves::default(),
     };
     let body = &checked.parsed.syntax().body;
     match shape {
@@ -267,6 +281,14 @@ impl Markers {
             .is_some_and(|&start| start < range.end())
     }
 
+    /// Whether a goto lies inside `range`.
+    fn goes(&self, range: TextRange) -> bool {
+        let inside = (self.ordered_gotos).partition_point(|&start| start < range.start());
+        (self.ordered_gotos)
+            .get(inside)
+            .is_some_and(|&start| start < range.end())
+    }
+
     /// Whether a label inside `range` may be reached by value: the loop pass, which
     /// puts statements in a new body, takes none there. The translation would enter the body
     /// through a dispatch loop of its own, one block deeper, where the source had one list.
@@ -312,8 +334,18 @@ enum Shape {
     /// .end`: `if C1:` A `elif C2:` B `else:` C, when each block is reached by its one
     /// branch alone ([`ladder`]).
     Ladder,
-    /// `if TEST: goto .l` / S / `label .l`: `if not (TEST):` / S.
+    /// `if A: goto .l` then `if B: goto .l` (each `if` with no other branch and the goto its
+    /// only statement): `if A or B: goto .l`, each test made where it was and only where it
+    /// was ([`skip`]).
+    Merge,
+    /// `if TEST: goto .l` / S / `label .l`: `if not (TEST):` / S; `if A:` / `if B:` /
+    /// `goto .l` (each `if` with no other branch and one statement) / S / `label .l`: `if not
+    /// (A) or not (B):` / S, where S holds no label.
     Skip,
+    /// The skips of [`Shape::Skip`] whose goto nests in `if`s, after that pass: the `if`s it
+    /// wrote (`if A: goto .m` / `if B: goto .l` / `label .m` is then `if not (A):` / `if B:`
+    /// / `goto .l`).
+    Nested,
     /// `if TEST:` / S1 / `goto .l` (the last of its body) / S2 / `label .l`: the goto's line
     /// becomes `else:` over S2.
     Else,
@@ -326,7 +358,8 @@ enum Shape {
     Loop,
     /// `label .l` / S / `if TEST:` with only `goto .l` in its body, all in one list:
     /// `while True:` on the label's line over S and `if not (TEST):` / `break`, each goto to
-    /// `.l` under `if`, `with` and `try` statements in S `continue` ([`repeat`]).
+    /// `.l` under `if`, `with` and `try` statements in S `continue` ([`repeat`]). So is
+    /// `if TEST: goto .out` then `goto .l`: `if TEST: break`, then `goto .out` after it.
     Repeat,
     /// `label .l` / `return X` (or `raise X`, on one line), or `label .l` ending a function:
     /// each `goto .l` becomes that statement (`return` at a function's end), where neither
@@ -346,19 +379,23 @@ enum Shape {
     /// `with` and `try` statements only, no `break` of its own), then some statements S without labels, then `label
     /// .l`: each goto becomes `break`, and S the loop's `else:` (a line of its own, which the
     /// label's line gives back; with no S, the loop may have an `else` already, which the
-    /// goto skipped as `break` does). What a search that stops at its first find is.
+    /// goto skipped as `break` does, or a `break` of its own, other gotos may name the
+    /// label, and the loop may end a clause of an `if` right before it, at any depth of
+    /// `if`s). What a search that stops at its first find is.
     Leave,
     /// A `for` or `while` loop whose body holds a loop whose body alone goes to `label .l`
     /// right after the outer loop: the inner loop's `break`, `else:` over the rest of the
     /// outer body and `continue`, then the outer loop's `break` ([`escape`]).
     Escape,
     /// `if TEST:` / `goto .l` (at any depth of `if`s), and `label .l` after a statement that
-    /// never falls through, its block (up to the next label) ending in one such, entered by
-    /// no other goto from outside: the block moves to the goto ([`inline`]).
+    /// never falls through, its block (up to the next label) ending in one such or falling
+    /// into the next label (a goto to it then ends the moved block), entered by no other
+    /// goto from outside: the block moves to the goto ([`inline`]).
     Inline,
     /// Statements that gotos under `if`, `with` and `try` statements leave for the label
     /// after them, or start again from the label before them: `while True:` over them, each
-    /// goto `break` or `continue`, a `break` at their end ([`block`]).
+    /// goto `break` or `continue`, a `break` at their end, where no goto from outside them
+    /// enters them ([`block`]).
     Block,
 }
 
@@ -370,11 +407,13 @@ enum Shape {
 /// enters move to it, gotos to where they fall anyway go, what gotos leave from inside
 /// `with` and `try` statements is a block they `break`, and the loops the moves bring
 /// together are taken, then the loops around those.
-const SHAPES: [Shape; 17] = [
+const SHAPES: [Shape; 20] = [
     Shape::Dead,
     Shape::Unelse,
     Shape::Ladder,
+    Shape::Merge,
     Shape::Skip,
+    Shape::Nested,
     Shape::Else,
     Shape::Handled,
     Shape::Loop,
@@ -383,14 +422,30 @@ const SHAPES: [Shape; 17] = [
     Shape::Exit,
     Shape::Leave,
     Shape::Escape,
+    // Again while they take something: blocks one goto enters (one moved into another
+    // leaves the other one goto), a moved block that ends in a goto to the label after it,
+    // the loops that moved blocks bring together, and the loops around those.
     Shape::Inline,
-    // A moved block that ends in a goto to the label after it.
     Shape::Fall,
-    Shape::Block,
-    // The loops that moved blocks bring together, and the loops around those.
     Shape::Repeat,
+    Shape::Leave,
+    Shape::Block,
     Shape::Restart,
 ];
+
+/// The last passes, which run again while they take something: a loop of one round may be
+/// the body of a loop that the next round takes, or leave it for the label after it.
+const AGAIN: usize = 6;
+
+/// Whether the pass before the `next`-th, which wrote the source, is one of the last passes
+/// that may feed one before it: all but the repeat pass, whose loops only the passes after
+/// it take further.
+fn feeds(next: usize) -> bool {
+    next > SHAPES.len() - AGAIN && SHAPES[next - 1] != Shape::Repeat
+}
+
+/// How many times the last passes run again at most.
+const ROUNDS: usize = 4;
 
 struct Finder<'a> {
     shape: Shape,
@@ -409,6 +464,8 @@ struct Finder<'a> {
     comments: Vec<TextRange>,
     /// Where the gotos that name each label lie ([`Shape::Repeat`]), made when first asked.
     entries: std::cell::OnceCell<repeat::Entries>,
+    /// The moves a [`Shape::Inline`] took.
+    moves: inline::Moves,
 }
 
 impl<'a> Finder<'a> {
@@ -436,6 +493,7 @@ impl<'a> Finder<'a> {
             Shape::Inline => self.inlines(list),
             Shape::Block => self.blocks(list),
             Shape::Unelse => self.unelses(list),
+            Shape::Merge => self.merges(list),
             _ => self.skips_and_elses(list),
         }
     }

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! The label's line becomes `while True:` (its comment kept), the goto `break`, and S and
-//! the `if` go one level deeper; a goto to the label inside S, under `if`, `with` and `try`
+//! the `if` go one level deeper (`if TEST: goto .out` then `goto .again` is that loop
+//! too: `if TEST: break`, then `goto .out` after it); a goto to the label inside S, under `if`, `with` and `try`
 //! statements only, is `continue`. Taken where no `break` or `continue` in S would be the new loop's, where
 //! those gotos alone name the label, and where such loops of one list nest or follow each
 //! other, never where they cross; a loop with such a `continue` is taken where no other
@@ -39,55 +40,89 @@ impl Finder<'_> {
             let Some(name) = self.markers.gotos.get(&goto.start()) else {
                 continue;
             };
-            let Some(&start) = labels.get(name.as_str()) else {
-                continue;
-            };
-            let (label, body) = (&list[start], &list[start + 1..end]);
-            let held = held.get_or_insert_with(|| Held::of(self, list));
-            let inner = held.gotos(name, start + 1, end);
+            // `if TEST: goto .out` then `goto .l`: the loop is left where TEST holds, for
+            // `.out` (the goto back then goes there, after the loop).
             let alone = |range: TextRange| self.lines.alone(self.text, range);
-            let first = body.first().map_or(stmt.start(), Ranged::start);
-            // Loops taken in this pass nest or are apart, never cross; and a `continue` binds
-            // to the innermost loop around it, so none nests with one whose body holds a goto
-            // that becomes `continue`.
-            let region = TextRange::new(label.start(), stmt.end());
-            let meets = (self.repeated.iter()).any(|&(other, continues)| {
-                let nests = other.contains_range(region) || region.contains_range(other);
-                let apart = other.end() <= region.start() || region.end() <= other.start();
-                !apart && !nests || nests && (continues || !inner.is_empty())
-            });
-            let fits = self.markers.named.get(&label.start()) == Some(&(inner.len() + 1))
-                && inner.iter().all(|&goto| alone(goto))
-                && alone(label.range())
-                && alone(stmt.range())
-                && self.lines.line(label.end()) < self.lines.line(first)
-                && !held.exits(start + 1, end)
-                && !self.lines.tabbed(label.start(), stmt.end())
-                && !meets
-                && !(self.entries.get_or_init(|| Entries::of(self.markers))).inside(region);
-            if !fits {
-                continue;
-            }
-            self.repeated.push((region, !inner.is_empty()));
-            let mut edits = vec![
-                (branch.test.range(), self.negated(&branch.test)),
-                (goto.range(), "break".to_owned()),
-            ];
-            edits.extend(inner.iter().map(|&goto| (goto, "continue".to_owned())));
-            let after = self.lines.starts[self.lines.line(label.end()) + 1];
-            let mut skipped = Some(TextRange::new(after, stmt.end()));
-            // A skip per goto, so that the label goes with its last; the first carries the
-            // edits.
-            for _ in 0..=inner.len() {
-                self.skips.push(Skip {
-                    edits: std::mem::take(&mut edits),
-                    skipped: skipped.take(),
-                    label: Some(label.range()),
-                    dead: None,
-                    becomes: Some("while True:"),
-                });
+            let out = (list.get(end + 1))
+                .and_then(|next| Some((self.markers.gotos.get(&next.start())?, next)))
+                .filter(|&(back, next)| back != name && alone(next.range()))
+                .and_then(|(back, next)| Some((back, Some(self.renamed(next.range(), name)?))));
+            let exit = labels.get(name.as_str()).copied();
+            for (name, out) in std::iter::once((name, None)).chain(out) {
+                let Some(&start) = labels.get(name.as_str()) else {
+                    continue;
+                };
+                // Not where the loop holds `.out`: the goto after it would enter it.
+                if out.is_some() && exit.is_some_and(|exit| exit > start) {
+                    continue;
+                }
+                let held = held.get_or_insert_with(|| Held::of(self, list));
+                if self.repeat(list, (start, end), held, out) {
+                    break;
+                }
             }
         }
+    }
+
+    /// Takes the loop from the label at `start` of `list` to the `if` at `end` whose goto
+    /// goes back to it, or (`out`: the edit that makes the goto after it name the `if`'s
+    /// label) that leaves it, if it fits: whether it did.
+    fn repeat(
+        &mut self,
+        list: &[Stmt],
+        (start, end): (usize, usize),
+        held: &Held,
+        out: Option<(TextRange, String)>,
+    ) -> bool {
+        let (label, body, stmt) = (&list[start], &list[start + 1..end], &list[end]);
+        let Stmt::If(branch) = stmt else { return false };
+        let goto = &branch.body[0];
+        let name = &self.markers.labels[&label.start()];
+        let inner = held.gotos(name, start + 1, end);
+        let alone = |range: TextRange| self.lines.alone(self.text, range);
+        let first = body.first().map_or(stmt.start(), Ranged::start);
+        // Loops taken in this pass nest or are apart, never cross; and a `continue` binds
+        // to the innermost loop around it, so none nests with one whose body holds a goto
+        // that becomes `continue`.
+        let region = TextRange::new(label.start(), stmt.end());
+        let meets = (self.repeated.iter()).any(|&(other, continues)| {
+            let nests = other.contains_range(region) || region.contains_range(other);
+            let apart = other.end() <= region.start() || region.end() <= other.start();
+            !apart && !nests || nests && (continues || !inner.is_empty())
+        });
+        let fits = self.markers.named.get(&label.start()) == Some(&(inner.len() + 1))
+            && inner.iter().all(|&goto| alone(goto))
+            && alone(label.range())
+            && alone(stmt.range())
+            && self.lines.line(label.end()) < self.lines.line(first)
+            && !held.exits(start + 1, end)
+            && !self.lines.tabbed(label.start(), stmt.end())
+            && !meets
+            && !(self.entries.get_or_init(|| Entries::of(self.markers))).inside(region);
+        if !fits {
+            return false;
+        }
+        self.repeated.push((region, !inner.is_empty()));
+        let mut edits = vec![(goto.range(), "break".to_owned())];
+        match out {
+            Some(renamed) => edits.push(renamed),
+            None => edits.push((branch.test.range(), self.negated(&branch.test))),
+        }
+        edits.extend(inner.iter().map(|&goto| (goto, "continue".to_owned())));
+        let after = self.lines.starts[self.lines.line(label.end()) + 1];
+        let mut skipped = Some(TextRange::new(after, stmt.end()));
+        // A skip per goto, so that the label goes with its last; the first carries the
+        // edits.
+        for _ in 0..=inner.len() {
+            self.skips.push(Skip {
+                edits: std::mem::take(&mut edits),
+                skipped: skipped.take(),
+                label: Some(label.range()),
+                dead: None,
+                becomes: Some("while True:"),
+            });
+        }
+        true
     }
 }
 

@@ -1,10 +1,86 @@
 //! The first passes' forward skips and loops, each an `if` and its goto in one statement
-//! list ([`Shape::Skip`], [`Shape::Else`], [`Shape::Loop`]), and the test of a skip
-//! written as its `not`.
+//! list ([`Shape::Merge`], [`Shape::Skip`], [`Shape::Nested`], [`Shape::Else`],
+//! [`Shape::Loop`]), and the test of a skip written as its `not`.
 
 use super::*;
 
 impl<'a> Finder<'a> {
+    /// The runs of `if TEST: goto .l` to one label in `list`, each one `if` whose test is
+    /// theirs joined by `or` ([`Shape::Merge`]): the first `if` keeps its lines, the others'
+    /// are left empty.
+    pub(super) fn merges<'s>(&mut self, list: &'s [Stmt]) {
+        let markers = self.markers;
+        let lone = |stmt: &'s Stmt| -> Option<(&'a String, &'s ast::Expr)> {
+            let Stmt::If(branch) = stmt else { return None };
+            let ([goto], []) = (&*branch.body, &*branch.elif_else_clauses) else {
+                return None;
+            };
+            Some((markers.gotos.get(&goto.start())?, &*branch.test))
+        };
+        let mut at = 0;
+        while at < list.len() {
+            let Some((name, first)) = lone(&list[at]) else {
+                at += 1;
+                continue;
+            };
+            let end = (at + 1..list.len())
+                .find(|&next| lone(&list[next]).is_none_or(|(other, _)| other != name))
+                .unwrap_or(list.len());
+            let run = &list[at..end];
+            at = end;
+            let [_, second, ..] = run else { continue };
+            let gone = TextRange::new(self.lines.start(second.start()), run[run.len() - 1].end());
+            let tests: Vec<String> = (run.iter())
+                .filter_map(|stmt| Some(self.or_operand(lone(stmt)?.1)))
+                .collect();
+            // The tests after the first join its line: each must fit on one, and the lines
+            // they leave hold no comment.
+            let fits = tests[1..].iter().all(|test| !test.contains('\n'))
+                && !self.text[gone].contains('#')
+                && !self.lines.tabbed(run[0].start(), gone.end());
+            if !fits {
+                continue;
+            }
+            let lines = "\n".repeat(self.text[gone].matches('\n').count());
+            self.skips.push(Skip {
+                edits: vec![(first.range(), tests.join(" or ")), (gone, lines)],
+                skipped: None,
+                label: None,
+                dead: None,
+                becomes: None,
+            });
+        }
+    }
+
+    /// The edit that makes the goto `goto` name `to`, written as the source writes it (`goto
+    /// .l`, `goto.l`, another name for `goto`): its label's name, replaced.
+    pub(super) fn renamed(&self, goto: TextRange, to: &str) -> Option<(TextRange, String)> {
+        let name = self.markers.gotos.get(&goto.start())?;
+        self.text[goto].ends_with(name.as_str()).then(|| {
+            let at = goto.end() - TextSize::of(name.as_str());
+            (TextRange::new(at, goto.end()), to.to_owned())
+        })
+    }
+
+    /// The text of `test` as an operand of `or`: as it is where it binds at least as tightly
+    /// (a name, attribute, call, subscript, comparison, operation or `and`/`or`), else in
+    /// parentheses (a conditional expression, a `lambda`, an assignment expression, a
+    /// `yield`, a tuple: the parentheses around a test are not part of its range).
+    fn or_operand(&self, test: &ast::Expr) -> String {
+        let text = &self.text[test.range()];
+        match test {
+            ast::Expr::Name(_)
+            | ast::Expr::Attribute(_)
+            | ast::Expr::Call(_)
+            | ast::Expr::Subscript(_)
+            | ast::Expr::Compare(_)
+            | ast::Expr::UnaryOp(_)
+            | ast::Expr::BinOp(_)
+            | ast::Expr::BoolOp(_) => text.to_owned(),
+            _ => format!("({text})"),
+        }
+    }
+
     /// The skips (or elses) of one list, the first of two that cross left out.
     pub(super) fn skips_and_elses(&mut self, list: &[Stmt]) {
         // The labels of the list by name, and the ends of the skips taken around the
@@ -33,22 +109,42 @@ impl<'a> Finder<'a> {
             let fits = self.lines.line(goto.end()) < self.lines.line(skipped.start())
                 && self.lines.line(skipped.end()) < self.lines.line(label.start())
                 && alone(label.range())
-                && (self.shape == Shape::Skip || alone(goto))
+                && (self.shape != Shape::Else || alone(goto))
                 && !self.lines.tabbed(stmt.start(), label.end());
             if !fits {
                 continue;
             }
             let Stmt::If(branch) = stmt else { continue };
-            let edits = if self.shape == Shape::Skip {
-                // The goto goes, with the blanks before it on its line.
-                let blanks = self.text[..usize::from(goto.start())]
+            let edits = if self.shape != Shape::Else {
+                // The goto goes, with the blanks before it on its line, and so do the `if`
+                // statements it nests in: `if A:` / `if B:` / `goto .l` skips where
+                // `not A or not B` (each test made where it was, and only where it was).
+                let first = branch.body[0].start();
+                let blanks = self.text[..usize::from(first)]
                     .trim_end_matches([' ', '\t'])
                     .len();
                 let blanks = TextSize::try_from(blanks).unwrap_or_default();
-                vec![
-                    (branch.test.range(), self.negated(&branch.test)),
-                    (TextRange::new(blanks, goto.end()), String::new()),
-                ]
+                let gone = TextRange::new(blanks, goto.end());
+                let chain = nested(stmt);
+                let tests: Vec<String> = (chain.iter())
+                    .filter_map(|stmt| match stmt {
+                        Stmt::If(branch) => Some(self.negated(&branch.test)),
+                        _ => None,
+                    })
+                    .collect();
+                // An inner test joins the outer's line: it must fit on one.
+                let one_line = tests[1..].iter().all(|test| !test.contains('\n'));
+                // Nor do they skip a label, which the loop and block passes after would
+                // take out of the `if` (a goto into a skip stays a goto).
+                let nested = tests.len() > 1
+                    && (self.text[gone].contains('#') || self.markers.labelled(skipped));
+                if !one_line || nested || self.shape == Shape::Nested && tests.len() == 1 {
+                    continue;
+                }
+                let test = tests.join(" or ");
+                // Its lines stay, empty.
+                let lines = "\n".repeat(self.text[gone].matches('\n').count());
+                vec![(branch.test.range(), test), (gone, lines)]
             } else {
                 // The goto's line is the `else:`, as deep as the `if`.
                 let indent = self.indent(stmt);
@@ -167,11 +263,23 @@ impl<'a> Finder<'a> {
             return None;
         }
         let goto = match (self.shape, branch.body.as_slice()) {
-            (Shape::Skip, [only]) => only,
+            (Shape::Skip | Shape::Nested, [_]) => *nested(stmt).last()?,
             (Shape::Else | Shape::Loop, [_, .., last]) => last,
             _ => return None,
         };
         let name = self.markers.gotos.get(&goto.start())?;
         Some((name, goto.range()))
     }
+}
+
+/// `stmt` and the statements nested in it, each the only statement of an `if` with no other
+/// branch before it: `if A:` / `if B:` / `goto .l` is those three.
+fn nested(stmt: &Stmt) -> Vec<&Stmt> {
+    let mut chain = vec![stmt];
+    while let Some(Stmt::If(branch)) = chain.last()
+        && let ([only], []) = (&*branch.body, &*branch.elif_else_clauses)
+    {
+        chain.push(only);
+    }
+    chain
 }
