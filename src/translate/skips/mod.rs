@@ -84,6 +84,16 @@ pub(super) fn structured<T: Send>(
                 }
             }
         });
+        if let Err(error) = &step {
+            // A pass writes the same program: what it wrote parses, but where it nests past
+            // a bound of the language. The module goes on without the passes either way;
+            // a test build says why.
+            debug_assert!(
+                !misparsed(error),
+                "a pass wrote what does not parse:\n{error}\n{}",
+                written.text()
+            );
+        }
         match step.ok()? {
             Step::Written(after, text, (again, rounds)) => {
                 next = after;
@@ -93,6 +103,18 @@ pub(super) fn structured<T: Send>(
             Step::Done(done) => return done.ok(),
         }
     }
+}
+
+/// Whether `error` is a syntax error other than a bound of nesting (`too many nested
+/// parentheses`, `too complex`): one that a pass's own text made.
+fn misparsed(error: &CompileError) -> bool {
+    let CompileError::Rejected { diagnostics, .. } = error else {
+        return false;
+    };
+    (diagnostics.iter()).any(|diagnostic| {
+        diagnostic.code == crate::front::diagnostic::Code::SyntaxError
+            && !diagnostic.message.starts_with("syntax error: too ")
+    })
 }
 
 /// The passes from the `from`-th on `source` as `checked`, up to the first that writes it:
