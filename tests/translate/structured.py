@@ -10,9 +10,10 @@ their tests, and a goto into an `else` clause that runs as the statements after 
 `try` as a goto to those statements, and a `with` left past what follows it as a `while
 True:` it leaves by `break`; and, in the shapes of generated code, a state left after a
 `return` with its gotos, tests nested by the skips taken before, a loop entered by a jump to
-its test at the bottom, a loop left by a test before its goto back, and runs of tests that
-go to one label: each goto function is checked against the same function written without
-goto, on many inputs."""
+its test at the bottom, a loop left by a test before its goto back, runs of tests that go
+to one label, and a branch that may return before it goes past a loop to what follows:
+each goto function is checked against the same function written without goto, on many
+inputs."""
 
 import sys
 
@@ -1283,6 +1284,34 @@ def words_plain(text):
 
 
 
+@goto
+def settle(values, log):
+    """Two ways to the end: past a loop from a branch that may return first, or through it."""
+    if values and values[0] < 0:
+        log.append("negative")
+        if len(values) > 3:
+            goto .done
+        return log
+    for v in values:
+        log.append(v)
+    label .done
+    log.append("done")
+    return log
+
+
+def settle_plain(values, log):
+    if values and values[0] < 0:
+        log.append("negative")
+        if len(values) <= 3:
+            return log
+    else:
+        for v in values:
+            log.append(v)
+    log.append("done")
+    return log
+
+
+
 for a in range(30):
     for b in range(30):
         assert gcd(a, b) == gcd_plain(a, b), (a, b)
@@ -1389,4 +1418,6 @@ for events in ([], [1, 2], [3, None, 4]):
     assert poll(list(events), []) == poll_plain(list(events), []), events
 for text in ("", "a b\tc", "  x\t\t"):
     assert words(text) == words_plain(text), text
+for values in ([], [1, 2], [-1], [-1, 2, 3, 4]):
+    assert settle(list(values), []) == settle_plain(list(values), []), values
 print("ok")

@@ -371,6 +371,10 @@ enum Shape {
     /// `if TEST:` / S1 / `goto .l` (the last of its body) / S2 / `label .l`: the goto's line
     /// becomes `else:` over S2.
     Else,
+    /// `if TEST: goto .l` then a one-line `return`, `raise`, `break` or `continue` ending the
+    /// body of an `if` that `label .l` follows (after other statements) in its list: `if not
+    /// (TEST):` over that statement, then the goto, which [`Shape::Else`] takes ([`skip`]).
+    Swap,
     /// `try:` / B / `except E:` / H / `goto .l` (each handler ending so, or never falling
     /// through) / S / `label .l`: the goto's line becomes the `try`'s `else:` over S
     /// ([`handled`]).
@@ -429,7 +433,7 @@ enum Shape {
 /// enters move to it, gotos to where they fall anyway go, what gotos leave from inside
 /// `with` and `try` statements is a block they `break`, and the loops the moves bring
 /// together are taken, then the loops around those.
-const SHAPES: [Shape; 20] = [
+const SHAPES: [Shape; 22] = [
     Shape::Dead,
     Shape::Unelse,
     Shape::Ladder,
@@ -453,11 +457,13 @@ const SHAPES: [Shape; 20] = [
     Shape::Leave,
     Shape::Block,
     Shape::Restart,
+    Shape::Swap,
+    Shape::Else,
 ];
 
 /// The last passes, which run again while they take something: a loop of one round may be
 /// the body of a loop that the next round takes, or leave it for the label after it.
-const AGAIN: usize = 6;
+const AGAIN: usize = 8;
 
 /// Whether the pass before the `next`-th, which wrote the source, is one of the last passes
 /// that may feed one before it: all but the repeat pass, whose loops only the passes after
@@ -516,6 +522,7 @@ impl<'a> Finder<'a> {
             Shape::Block => self.blocks(list),
             Shape::Unelse => self.unelses(list),
             Shape::Merge => self.merges(list),
+            Shape::Swap => self.swaps(list),
             _ => self.skips_and_elses(list),
         }
     }

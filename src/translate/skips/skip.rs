@@ -52,6 +52,51 @@ impl<'a> Finder<'a> {
         }
     }
 
+    /// The swaps of one list ([`Shape::Swap`]): for each `if` that a label follows, its
+    /// body's last two statements when they are `if TEST: goto` that label and a one-line
+    /// `return`, `raise`, `break` or `continue`, each alone on its line.
+    pub(super) fn swaps(&mut self, list: &[Stmt]) {
+        let mut later: HashSet<&str> = HashSet::new();
+        for stmt in list.iter().rev() {
+            if let Some(name) = self.markers.labels.get(&stmt.start()) {
+                later.insert(name);
+                continue;
+            }
+            let Stmt::If(outer) = stmt else { continue };
+            let [.., test, exit] = &*outer.body else {
+                continue;
+            };
+            let Stmt::If(branch) = test else { continue };
+            let ([goto], []) = (&*branch.body, &*branch.elif_else_clauses) else {
+                continue;
+            };
+            let named = (self.markers.gotos.get(&goto.start()))
+                .is_some_and(|name| later.contains(name.as_str()));
+            let alone = |stmt: &Stmt| self.lines.alone(self.text, stmt.range());
+            let fits = named
+                && jumps(exit)
+                && alone(goto)
+                && alone(exit)
+                && self.lines.line(exit.start()) == self.lines.line(exit.end())
+                && self.lines.line(goto.end()) < self.lines.line(exit.start());
+            if !fits {
+                continue;
+            }
+            let text = |stmt: &Stmt| self.text[stmt.range()].to_owned();
+            self.skips.push(Skip {
+                edits: vec![
+                    (branch.test.range(), self.negated(&branch.test)),
+                    (goto.range(), text(exit)),
+                    (exit.range(), text(goto)),
+                ],
+                skipped: None,
+                label: None,
+                dead: None,
+                becomes: None,
+            });
+        }
+    }
+
     /// The edit that makes the goto `goto` name `to`, written as the source writes it (`goto
     /// .l`, `goto.l`, another name for `goto`): its label's name, replaced.
     pub(super) fn renamed(&self, goto: TextRange, to: &str) -> Option<(TextRange, String)> {
