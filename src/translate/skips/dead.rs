@@ -502,14 +502,8 @@ impl<'a> Finder<'a> {
         if !self.lines.alone(self.text, label.range()) {
             return;
         }
-        let mut work = child_lists(stmt);
-        while let Some(clause) = work.pop() {
-            let Some(last) = clause.last() else {
-                continue;
-            };
-            if let Stmt::If(_) = last {
-                work.extend(child_lists(last));
-            } else if self.markers.gotos.get(&last.start()) == Some(name) {
+        for (clause, last) in clause_ends(stmt) {
+            if self.markers.gotos.get(&last.start()) == Some(name) {
                 let pass = if clause.len() == 1 { "pass" } else { "" };
                 let edits = vec![(last.range(), pass.to_owned())];
                 self.take_each(label, 1, edits, None, None);

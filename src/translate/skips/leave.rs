@@ -50,7 +50,10 @@ impl<'a> Finder<'a> {
         let Some((looped, before)) = list.split_last() else {
             return;
         };
-        let Stmt::While(ast::StmtWhile { test, .. }) = looped else {
+        let Stmt::While(ast::StmtWhile {
+            test, body, orelse, ..
+        }) = looped
+        else {
             return;
         };
         if crate::front::scan::truth(test) != Some(true) {
@@ -62,11 +65,7 @@ impl<'a> Finder<'a> {
             return;
         };
         let (label, between) = (&list[at], &before[at + 1..]);
-        let (Stmt::While(ast::StmtWhile { body, orelse, .. }), Some(name)) =
-            (looped, self.markers.labels.get(&label.start()))
-        else {
-            return;
-        };
+        let name = &self.markers.labels[&label.start()];
         // Those in the loop `break`, those before it `continue`.
         let (gotos, ahead) = (
             self.gotos_leaving(body, name),
@@ -172,19 +171,11 @@ impl<'a> Finder<'a> {
         if !self.markers.labels.contains_key(&label.start()) {
             return;
         }
-        let mut work = child_lists(stmt);
-        while let Some(clause) = work.pop() {
-            match clause.last() {
-                Some(last @ Stmt::If(_)) => work.extend(child_lists(last)),
-                Some(looped @ (Stmt::For(_) | Stmt::While(_))) => {
-                    let Some((_, gotos)) = self.loop_gotos(looped, label, false) else {
-                        continue;
-                    };
-                    if !self.lines.tabbed(looped.start(), label.end()) {
-                        self.take(label, &gotos, Vec::new(), None, None);
-                    }
-                }
-                _ => {}
+        for (_, looped) in clause_ends(stmt) {
+            if let Some((_, gotos)) = self.loop_gotos(looped, label, false)
+                && !self.lines.tabbed(looped.start(), label.end())
+            {
+                self.take(label, &gotos, Vec::new(), None, None);
             }
         }
     }

@@ -60,7 +60,7 @@ pub(super) fn structured<T: Send>(
     enum Step<T> {
         /// A pass wrote the source again: the next pass's index, the text, and the round
         /// of the last passes.
-        Written(usize, String, (bool, usize)),
+        Written(usize, String, Round),
         /// No pass after took anything: `then`'s result.
         Done(Result<T, CompileError>),
     }
@@ -68,16 +68,25 @@ pub(super) fn structured<T: Send>(
     let mut written = Source::new(source.path(), text?);
     // The loops the last passes make may close loops around them: those passes run again
     // while one of them took something in the round before, a few rounds at most (each
-    // takes a label, but each costs a check). Whether one did, and the rounds run.
-    let mut round = (feeds(next), 0);
+    // takes a label, but each costs a check).
+    let mut round = Round {
+        again: feeds(next),
+        count: 0,
+    };
     loop {
         let step = on_checked(&written, options, |checked| {
             let (mut from, mut round) = (next, round);
             loop {
                 match passes(from, &written, &checked) {
-                    (after, Some(text)) => return Ok(Step::Written(after, text, round)),
-                    (_, None) if round.0 && round.1 < ROUNDS => {
-                        round = (false, round.1 + 1);
+                    (after, Some(text)) => {
+                        round.again |= feeds(after);
+                        return Ok(Step::Written(after, text, round));
+                    }
+                    (_, None) if round.again && round.count < ROUNDS => {
+                        round = Round {
+                            again: false,
+                            count: round.count + 1,
+                        };
                         from = SHAPES.len() - AGAIN;
                     }
                     (_, None) => return Ok(Step::Done(then(&written, checked))),
@@ -85,9 +94,9 @@ pub(super) fn structured<T: Send>(
             }
         });
         if let Err(error) = &step {
-            // A pass writes the same program: what it wrote parses, but where it nests past
-            // a bound of the language. The module goes on without the passes either way;
-            // a test build says why.
+            // A pass writes the same program, so what it wrote parses unless it nests past a
+            // bound of the language. The module goes on without the passes either way; a
+            // test build says why.
             debug_assert!(
                 !misparsed(error),
                 "a pass wrote what does not parse:\n{error}\n{}",
@@ -95,14 +104,21 @@ pub(super) fn structured<T: Send>(
             );
         }
         match step.ok()? {
-            Step::Written(after, text, (again, rounds)) => {
-                next = after;
-                round = (again || feeds(after), rounds);
+            Step::Written(after, text, now) => {
+                (next, round) = (after, now);
                 written = Source::new(source.path(), text);
             }
             Step::Done(done) => return done.ok(),
         }
     }
+}
+
+/// Where the last passes stand ([`AGAIN`]): whether one of them took something since they
+/// last ran from the first of them, and how many rounds of them ran again.
+#[derive(Clone, Copy)]
+struct Round {
+    again: bool,
+    count: usize,
 }
 
 /// Whether `error` is a syntax error other than a bound of nesting (`too many nested
@@ -297,18 +313,12 @@ impl Markers {
 
     /// Whether a label starts inside `range`.
     fn labelled(&self, range: TextRange) -> bool {
-        let inside = self.ordered.partition_point(|&start| start < range.start());
-        self.ordered
-            .get(inside)
-            .is_some_and(|&start| start < range.end())
+        starts_inside(&self.ordered, range)
     }
 
     /// Whether a goto lies inside `range`.
     fn goes(&self, range: TextRange) -> bool {
-        let inside = (self.ordered_gotos).partition_point(|&start| start < range.start());
-        (self.ordered_gotos)
-            .get(inside)
-            .is_some_and(|&start| start < range.end())
+        starts_inside(&self.ordered_gotos, range)
     }
 
     /// Whether a label inside `range` may be reached by value: the loop pass, which
@@ -628,6 +638,37 @@ fn jumps(stmt: &Stmt) -> bool {
         stmt,
         Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
     )
+}
+
+/// Whether one of `starts`, in order, lies inside `range`.
+fn starts_inside(starts: &[TextSize], range: TextRange) -> bool {
+    let inside = starts.partition_point(|&start| start < range.start());
+    (starts.get(inside)).is_some_and(|&start| start < range.end())
+}
+
+/// `stmt` when it is an `if` with no other branch and one statement in its body, with that
+/// statement (`if TEST: goto .l`).
+fn lone(stmt: &Stmt) -> Option<(&ast::StmtIf, &Stmt)> {
+    let Stmt::If(branch) = stmt else { return None };
+    let ([only], []) = (&*branch.body, &*branch.elif_else_clauses) else {
+        return None;
+    };
+    Some((branch, only))
+}
+
+/// The last statements of the clauses of `stmt`, an `if`, each with its clause, at any
+/// depth of `if`s that end their clauses (those `if`s left out): where the statement falls
+/// after them is where the `if` falls.
+fn clause_ends(stmt: &Stmt) -> Vec<(&[Stmt], &Stmt)> {
+    let (mut ends, mut work) = (Vec::new(), child_lists(stmt));
+    while let Some(clause) = work.pop() {
+        match clause.last() {
+            Some(last @ Stmt::If(_)) => work.extend(child_lists(last)),
+            Some(last) => ends.push((clause, last)),
+            None => {}
+        }
+    }
+    ends
 }
 
 /// Whether `stmt` is a compound statement (one with a body of its own).

@@ -33,8 +33,7 @@ impl Finder<'_> {
             if let Some(name) = self.markers.labels.get(&stmt.start()) {
                 labels.insert(name, end);
             }
-            let Stmt::If(branch) = stmt else { continue };
-            let ([goto], []) = (branch.body.as_slice(), branch.elif_else_clauses.as_slice()) else {
+            let Some((_, goto)) = lone(stmt) else {
                 continue;
             };
             let Some(name) = self.markers.gotos.get(&goto.start()) else {
@@ -75,8 +74,9 @@ impl Finder<'_> {
         out: Option<(TextRange, String)>,
     ) -> bool {
         let (label, body, stmt) = (&list[start], &list[start + 1..end], &list[end]);
-        let Stmt::If(branch) = stmt else { return false };
-        let goto = &branch.body[0];
+        let Some((branch, goto)) = lone(stmt) else {
+            return false;
+        };
         let name = &self.markers.labels[&label.start()];
         let inner = held.gotos(name, start + 1, end);
         let alone = |range: TextRange| self.lines.alone(self.text, range);

@@ -11,10 +11,7 @@ impl<'a> Finder<'a> {
     pub(super) fn merges<'s>(&mut self, list: &'s [Stmt]) {
         let markers = self.markers;
         let lone = |stmt: &'s Stmt| -> Option<(&'a String, &'s ast::Expr)> {
-            let Stmt::If(branch) = stmt else { return None };
-            let ([goto], []) = (&*branch.body, &*branch.elif_else_clauses) else {
-                return None;
-            };
+            let (branch, goto) = lone(stmt)?;
             Some((markers.gotos.get(&goto.start())?, &*branch.test))
         };
         let mut at = 0;
@@ -41,9 +38,8 @@ impl<'a> Finder<'a> {
             if !fits {
                 continue;
             }
-            let lines = "\n".repeat(self.text[gone].matches('\n').count());
             self.skips.push(Skip {
-                edits: vec![(first.range(), tests.join(" or ")), (gone, lines)],
+                edits: vec![(first.range(), tests.join(" or ")), self.emptied(gone)],
                 skipped: None,
                 label: None,
                 dead: None,
@@ -66,8 +62,7 @@ impl<'a> Finder<'a> {
             let [.., test, exit] = &*outer.body else {
                 continue;
             };
-            let Stmt::If(branch) = test else { continue };
-            let ([goto], []) = (&*branch.body, &*branch.elif_else_clauses) else {
+            let Some((branch, goto)) = lone(test) else {
                 continue;
             };
             let named = (self.markers.gotos.get(&goto.start()))
@@ -95,6 +90,12 @@ impl<'a> Finder<'a> {
                 becomes: None,
             });
         }
+    }
+
+    /// The edit that takes the text of `range` out but for its line breaks: its lines stay,
+    /// empty.
+    fn emptied(&self, range: TextRange) -> (TextRange, String) {
+        (range, "\n".repeat(self.text[range].matches('\n').count()))
     }
 
     /// The edit that makes the goto `goto` name `to`, written as the source writes it (`goto
@@ -186,10 +187,10 @@ impl<'a> Finder<'a> {
                 if !one_line || nested || self.shape == Shape::Nested && tests.len() == 1 {
                     continue;
                 }
-                let test = tests.join(" or ");
-                // Its lines stay, empty.
-                let lines = "\n".repeat(self.text[gone].matches('\n').count());
-                vec![(branch.test.range(), test), (gone, lines)]
+                vec![
+                    (branch.test.range(), tests.join(" or ")),
+                    self.emptied(gone),
+                ]
             } else {
                 // The goto's line is the `else:`, as deep as the `if`.
                 let indent = self.indent(stmt);
@@ -321,9 +322,7 @@ impl<'a> Finder<'a> {
 /// branch before it: `if A:` / `if B:` / `goto .l` is those three.
 fn nested(stmt: &Stmt) -> Vec<&Stmt> {
     let mut chain = vec![stmt];
-    while let Some(Stmt::If(branch)) = chain.last()
-        && let ([only], []) = (&*branch.body, &*branch.elif_else_clauses)
-    {
+    while let Some((_, only)) = chain.last().and_then(|last| lone(last)) {
         chain.push(only);
     }
     chain
