@@ -37,6 +37,7 @@ mod block;
 mod dead;
 mod escape;
 mod exit;
+mod graph;
 mod handled;
 mod inline;
 mod ladder;
@@ -46,15 +47,61 @@ mod skip;
 mod unelse;
 
 /// `then` of the source with its forward skips written as `if`s and `else`s and its loops
-/// as `while`s: each source a pass writes is checked once, and that check serves the passes
-/// after it and then `then`. `None` when no pass takes anything, or when a written source
-/// fails (its check, or `then`): the caller goes on with the source as it is. `checked` is
-/// the source's.
+/// as `while`s, and the functions whose gotos the passes leave written from their graphs
+/// where that writes them all ([`graph`]): each source a pass writes is checked once, and
+/// that check serves the passes after it and then `then`. `None` when no pass takes
+/// anything, or when a written source fails (its check, or `then`): the caller goes on with
+/// the source as it is. `checked` is the source's.
 pub(super) fn structured<T: Send>(
     source: &Source,
     checked: &Checked,
     options: Options,
     then: impl Fn(&Source, Checked) -> Result<T, CompileError> + Sync,
+) -> Option<T> {
+    /// What the passes came to: `then`'s result, or the source with the functions they
+    /// leave gotos in written from their graphs, for the passes to start again from.
+    enum Next<T> {
+        Done(T),
+        Graphed(String),
+    }
+    let passed = |written: &Source, written_checked: Checked| match graph::graphed(
+        source,
+        checked,
+        &written_checked,
+        options,
+    ) {
+        Some(text) => Ok(Next::Graphed(text)),
+        None => then(written, written_checked).map(Next::Done),
+    };
+    let text = match run(source, checked, options, &passed) {
+        Some(Next::Done(done)) => return Some(done),
+        Some(Next::Graphed(text)) => text,
+        None => graph::graphed(source, checked, checked, options)?,
+    };
+    let written = Source::new(source.path(), text);
+    let done = on_checked(&written, options, |written_checked| {
+        match run(&written, &written_checked, options, &|source, checked| {
+            then(source, checked)
+        }) {
+            Some(done) => Ok(done),
+            None => then(&written, written_checked),
+        }
+    });
+    debug_assert!(
+        done.as_ref().is_err_and(misparsed).then_some(()).is_none(),
+        "a function written from its graph does not parse:\n{}",
+        written.text()
+    );
+    done.ok()
+}
+
+/// [`structured`]'s passes: `then` of the source the last pass wrote; `None` when no pass
+/// takes anything, or a written source fails.
+fn run<T: Send>(
+    source: &Source,
+    checked: &Checked,
+    options: Options,
+    then: &(dyn Fn(&Source, Checked) -> Result<T, CompileError> + Sync),
 ) -> Option<T> {
     /// What one check of a written source came to.
     enum Step<T> {
@@ -146,18 +193,7 @@ fn passes(from: usize, source: &Source, checked: &Checked) -> (usize, Option<Str
     if text.contains('\r') || all.gotos.is_empty() {
         return (SHAPES.len(), None);
     }
-    let mut lines = Lines::new(text);
-    // The lines that start inside a token (a string over several lines): copied as they are.
-    for token in checked.parsed.tokens().iter() {
-        let newline = matches!(
-            token.kind(),
-            TokenKind::Newline | TokenKind::NonLogicalNewline
-        );
-        if !newline && text[token.range()].contains('\n') {
-            let (first, last) = (lines.line(token.start()), lines.line(token.end()));
-            lines.inside[first + 1..=last].fill(true);
-        }
-    }
+    let lines = Lines::of(text, checked);
     for (at, &shape) in SHAPES.iter().enumerate().skip(from) {
         let markers = if shape == Shape::Loop { all } else { &markers };
         if markers.gotos.is_empty() {
@@ -781,6 +817,23 @@ impl Lines {
             tabbed,
             inside,
         }
+    }
+
+    /// The lines of `text`, as `checked`, with those that start inside a token (a string
+    /// over several lines), which are copied as they are.
+    fn of(text: &str, checked: &Checked) -> Lines {
+        let mut lines = Lines::new(text);
+        for token in checked.parsed.tokens().iter() {
+            let newline = matches!(
+                token.kind(),
+                TokenKind::Newline | TokenKind::NonLogicalNewline
+            );
+            if !newline && text[token.range()].contains('\n') {
+                let (first, last) = (lines.line(token.start()), lines.line(token.end()));
+                lines.inside[first + 1..=last].fill(true);
+            }
+        }
+        lines
     }
 
     /// Where the line of `offset` starts.

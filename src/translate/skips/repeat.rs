@@ -106,7 +106,7 @@ impl Finder<'_> {
         let mut edits = vec![(goto.range(), "break".to_owned())];
         match out {
             Some(renamed) => edits.push(renamed),
-            None => edits.push((branch.test.range(), self.negated(&branch.test))),
+            None => edits.push((branch.test.range(), skip::negated(self.text, &branch.test))),
         }
         edits.extend(inner.iter().map(|&goto| (goto, "continue".to_owned())));
         let after = self.lines.starts[self.lines.line(label.end()) + 1];

@@ -80,7 +80,7 @@ impl<'a> Finder<'a> {
             let text = |stmt: &Stmt| self.text[stmt.range()].to_owned();
             self.skips.push(Skip {
                 edits: vec![
-                    (branch.test.range(), self.negated(&branch.test)),
+                    (branch.test.range(), negated(self.text, &branch.test)),
                     (goto.range(), text(exit)),
                     (exit.range(), text(goto)),
                 ],
@@ -174,7 +174,7 @@ impl<'a> Finder<'a> {
                 let chain = nested(stmt);
                 let tests: Vec<String> = (chain.iter())
                     .filter_map(|stmt| match stmt {
-                        Stmt::If(branch) => Some(self.negated(&branch.test)),
+                        Stmt::If(branch) => Some(negated(self.text, &branch.test)),
                         _ => None,
                     })
                     .collect();
@@ -246,61 +246,6 @@ impl<'a> Finder<'a> {
         }
     }
 
-    /// The text of `not (TEST)` for an `if`'s test: `not x` (or `not (x)`) is tested as `x`
-    /// (or `(x)`), a name, attribute, call or subscript without parentheses, and `x is y`
-    /// as `x is not y` (`is not` as `is`, `in` as `not in`, `not in` as `in`: Python
-    /// defines each as the other's `not`, where `==` and `<` call methods of their own).
-    pub(super) fn negated(&self, test: &ast::Expr) -> String {
-        let text = &self.text[test.range()];
-        match test {
-            ast::Expr::UnaryOp(ast::ExprUnaryOp {
-                op: ast::UnaryOp::Not,
-                ..
-            }) => text[3..].trim_start().to_owned(),
-            ast::Expr::Compare(compare) if let Some(inverse) = self.inverse(compare) => inverse,
-            ast::Expr::Name(_)
-            | ast::Expr::Attribute(_)
-            | ast::Expr::Call(_)
-            | ast::Expr::Subscript(_) => format!("not {text}"),
-            _ => format!("not ({text})"),
-        }
-    }
-
-    /// `compare`, one comparison by identity or membership, with its operator inverted; `None`
-    /// for another comparison, or where the text between its operands holds more than the
-    /// operator and parentheses (a comment, a line break).
-    fn inverse(&self, compare: &ast::ExprCompare) -> Option<String> {
-        let ([op], [right]) = (&*compare.ops, &*compare.comparators) else {
-            return None;
-        };
-        let (inverse, words): (&str, &[&str]) = match op {
-            ast::CmpOp::Is => ("is not", &["is"]),
-            ast::CmpOp::IsNot => ("is", &["is", "not"]),
-            ast::CmpOp::In => ("not in", &["in"]),
-            ast::CmpOp::NotIn => ("in", &["not", "in"]),
-            _ => return None,
-        };
-        // `lead`, the operator's words, `trail`: the left operand's closing parentheses and
-        // the right one's opening ones, with the blanks.
-        let between = &self.text[usize::from(compare.left.end())..usize::from(right.start())];
-        let rest = between.trim_start_matches([')', ' ']);
-        let lead = &between[..between.len() - rest.len()];
-        let core = rest.trim_end_matches(['(', ' ']);
-        let trail = &rest[core.len()..];
-        if !core
-            .split(' ')
-            .filter(|word| !word.is_empty())
-            .eq(words.iter().copied())
-        {
-            return None;
-        }
-        Some(format!(
-            "{}{lead}{inverse}{trail}{}",
-            &self.text[usize::from(compare.start())..usize::from(compare.left.end())],
-            &self.text[usize::from(right.start())..usize::from(compare.end())],
-        ))
-    }
-
     /// The name and range of the goto of `stmt`, an `if` with no other branch: its only
     /// statement (a skip), or its last after others (an else).
     fn goto_branch(&self, stmt: &Stmt) -> Option<(&'a String, TextRange)> {
@@ -326,4 +271,59 @@ fn nested(stmt: &Stmt) -> Vec<&Stmt> {
         chain.push(only);
     }
     chain
+}
+
+/// The text of `not (TEST)` for an `if`'s test: `not x` (or `not (x)`) is tested as `x`
+/// (or `(x)`), a name, attribute, call or subscript without parentheses, and `x is y`
+/// as `x is not y` (`is not` as `is`, `in` as `not in`, `not in` as `in`: Python
+/// defines each as the other's `not`, where `==` and `<` call methods of their own).
+pub(super) fn negated(source: &str, test: &ast::Expr) -> String {
+    let text = &source[test.range()];
+    match test {
+        ast::Expr::UnaryOp(ast::ExprUnaryOp {
+            op: ast::UnaryOp::Not,
+            ..
+        }) => text[3..].trim_start().to_owned(),
+        ast::Expr::Compare(compare) if let Some(inverse) = inverse(source, compare) => inverse,
+        ast::Expr::Name(_)
+        | ast::Expr::Attribute(_)
+        | ast::Expr::Call(_)
+        | ast::Expr::Subscript(_) => format!("not {text}"),
+        _ => format!("not ({text})"),
+    }
+}
+
+/// `compare`, one comparison by identity or membership, with its operator inverted; `None`
+/// for another comparison, or where the text between its operands holds more than the
+/// operator and parentheses (a comment, a line break).
+fn inverse(source: &str, compare: &ast::ExprCompare) -> Option<String> {
+    let ([op], [right]) = (&*compare.ops, &*compare.comparators) else {
+        return None;
+    };
+    let (inverse, words): (&str, &[&str]) = match op {
+        ast::CmpOp::Is => ("is not", &["is"]),
+        ast::CmpOp::IsNot => ("is", &["is", "not"]),
+        ast::CmpOp::In => ("not in", &["in"]),
+        ast::CmpOp::NotIn => ("in", &["not", "in"]),
+        _ => return None,
+    };
+    // `lead`, the operator's words, `trail`: the left operand's closing parentheses and
+    // the right one's opening ones, with the blanks.
+    let between = &source[usize::from(compare.left.end())..usize::from(right.start())];
+    let rest = between.trim_start_matches([')', ' ']);
+    let lead = &between[..between.len() - rest.len()];
+    let core = rest.trim_end_matches(['(', ' ']);
+    let trail = &rest[core.len()..];
+    if !core
+        .split(' ')
+        .filter(|word| !word.is_empty())
+        .eq(words.iter().copied())
+    {
+        return None;
+    }
+    Some(format!(
+        "{}{lead}{inverse}{trail}{}",
+        &source[usize::from(compare.start())..usize::from(compare.left.end())],
+        &source[usize::from(right.start())..usize::from(compare.end())],
+    ))
 }

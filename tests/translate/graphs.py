@@ -1,0 +1,178 @@
+"""State machines written from their flow graphs where the passes leave a goto: a loop
+inside a loop whose exits go back to the outer one's head and a loop left for the code
+after it, read as `while True:` loops with `break`s (`scan_words`, `toggle`); two loops
+that enter each other, tests that go to one state, and comments on markers and tests
+(`ping_pong`, `grade_all`, which the passes take whole). Each goto function is checked
+against the same function written without goto, on many inputs."""
+
+from goto import goto, label
+
+
+@goto
+def ping_pong(n):
+    hits = []
+    label .ping  # serve
+    hits.append("ping")
+    n -= 1
+    if n <= 0:
+        return hits
+    if n % 3 == 0:
+        goto .pong
+    goto .ping
+    label .pong
+    hits.append("pong")
+    n -= 2
+    if n <= 0:
+        return hits
+    if n % 4 == 0:
+        goto .ping  # back to serve
+    goto .pong
+
+
+def ping_pong_plain(n):
+    hits = []
+    while True:
+        hits.append("ping")
+        n -= 1
+        if n <= 0:
+            return hits
+        if n % 3 == 0:
+            while True:
+                hits.append("pong")
+                n -= 2
+                if n <= 0:
+                    return hits
+                if n % 4 == 0:
+                    break
+
+
+@goto
+def scan_words(text):
+    words, i, start = [], 0, 0
+    label .space
+    if i >= len(text):
+        goto .finish
+    if text[i] == " ":  # still blank
+        i += 1
+        goto .space
+    start = i
+    label .word
+    i += 1
+    if i < len(text) and text[i] != " ":
+        goto .word
+    words.append(text[start:i])
+    goto .space
+    label .finish
+    words.reverse(); words.append(len(words))
+    return words
+
+
+def scan_words_plain(text):
+    words, i = [], 0
+    while i < len(text):
+        if text[i] == " ":
+            i += 1
+            continue
+        start = i
+        i += 1
+        while i < len(text) and text[i] != " ":
+            i += 1
+        words.append(text[start:i])
+    words.reverse()
+    words.append(len(words))
+    return words
+
+
+@goto
+def grade_all(scores):
+    out, k = [], 0
+    label .next
+    if k == len(scores):
+        return out
+    s = scores[k]
+    k += 1
+    if s is None:
+        goto .bad
+    if s < 0:
+        goto .bad
+    if s > 100:
+        goto .bad
+    out.append("pass" if s >= 50 else "fail")
+    goto .next
+    label .old_state
+    out.append("never")
+    goto .old_state
+    label .bad
+    out.append("bad")
+    if len(out) > 5:
+        return out
+    goto .next
+
+
+def grade_all_plain(scores):
+    out = []
+    for s in scores:
+        if s is None or s < 0 or s > 100:
+            out.append("bad")
+            if len(out) > 5:
+                return out
+        else:
+            out.append("pass" if s >= 50 else "fail")
+    return out
+
+
+@goto
+def toggle(v, fuel):
+    seen = []
+    label .low
+    seen.append(("low", v))
+    v = (v + 3) % 7; fuel -= 1
+    if fuel < 0:
+        return seen
+    if v % 3 == 0:
+        goto .high
+    if v % 2 == 0:
+        goto .low
+    goto .low
+    label .high
+    seen.append(("high", v))
+    v = (v + 5) % 7; fuel -= 1
+    if fuel < 0:
+        return seen
+    if v % 2 == 1:
+        goto .low
+    if v == 4:
+        goto .high
+    goto .low
+
+
+def toggle_plain(v, fuel):
+    seen = []
+    while True:
+        seen.append(("low", v))
+        v = (v + 3) % 7
+        fuel -= 1
+        if fuel < 0:
+            return seen
+        if v % 3 == 0:
+            seen.append(("high", v))
+            v = (v + 5) % 7
+            fuel -= 1
+            while v == 4 and fuel >= 0:
+                seen.append(("high", v))
+                v = (v + 5) % 7
+                fuel -= 1
+            if fuel < 0:
+                return seen
+
+
+for n in range(-1, 30):
+    assert ping_pong(n) == ping_pong_plain(n), n
+for text in ("", " ", "a", "ab  cd", " x y ", "one two  three "):
+    assert scan_words(text) == scan_words_plain(text), text
+for scores in ([], [10, 60], [None, -1, 101, 50], [1, None] * 5, [200] * 8):
+    assert grade_all(scores) == grade_all_plain(scores), scores
+for v in range(7):
+    for fuel in range(12):
+        assert toggle(v, fuel) == toggle_plain(v, fuel), (v, fuel)
+print("ok")
