@@ -23,13 +23,16 @@
 //! clause does, and only a goto when several do). The graph of the blocks is read as the
 //! Relooper family reads it ("Beyond Relooper", Ramsey 2022): a block's dominator writes
 //! it, inside its own code where one edge enters it, after its own code where more do (in
-//! reverse postorder), and `while True:` around a block that an edge from a block it
-//! dominates enters again. Each jump is then written by where it goes from where it is, and
+//! reverse postorder) and after its loop where it lies outside the loop (else where its one
+//! edge is, when that writes every jump), and `while True:` around a block that an edge from
+//! a block it dominates enters again. Each jump is then written by where it goes from where it is, and
 //! by nothing else: nothing where the code falls there anyway, `continue` to the innermost
 //! loop's head, `break` to what follows the innermost loop, a `return` or `raise` that a
-//! label holds alone copied, the code of a block that only this jump enters. A jump none of
-//! these reach (out of two loops at once, to a block two places enter that is not the one
-//! after), a function of more than [`NODES`] blocks, or code nesting deeper than
+//! label holds alone copied, the code of a block that only this jump enters; a loop whose
+//! head leaves it on a test is `while not (TEST):`, an `else` that is one such `if` alone
+//! its `elif`s ([`write`]). A jump none of these reach (out of two loops at once, to a
+//! block two places enter that is not the one after), a `global` or `nonlocal` statement, a
+//! function of more than [`NODES`] blocks, or code nesting deeper than
 //! [`LEVELS`] or CPython's blocks, and the function is left to the passes and the dispatch
 //! loop: so every jump is written as one that goes where the goto went, through the same
 //! statements (the function's own, no `with` or `try` in between), and the written function
@@ -52,9 +55,9 @@ const NODES: usize = 1_000;
 const LEVELS: usize = 40;
 
 /// The source with the functions of `checked`'s scopes that still hold gotos as
-/// `written_checked` written from their graphs, where that writes any: where it
-/// leaves one, from the source as the first passes write it too (blocks that nothing
-/// reaches gone, [`Shape::Dead`], and `if A: goto .l` / `if B: goto .l` one jump,
+/// `written_checked` written from their graphs, where that writes any: where a block that
+/// nothing reaches is in the way, from the source as the first passes write it (those
+/// blocks gone, [`Shape::Dead`], and `if A: goto .l` / `if B: goto .l` one jump,
 /// [`Shape::Merge`]), when that writes more.
 pub(super) fn graphed(
     source: &Source,
@@ -78,6 +81,8 @@ pub(super) fn graphed(
     let markers = Markers::of(&checked.module, false);
     let (text, missed) = structure(source.text(), checked, &markers, &left);
     if missed == 0 {
+        // The other functions the passes leave stay as they are: no second check of the
+        // module for them (a dispatcher of 64,000 states is one).
         return text;
     }
     let again = first_passes(
@@ -132,13 +137,29 @@ fn first_passes<T: Send>(
 
 /// The source with the functions of `scopes` (indices of `checked`'s scopes) that the
 /// graph writes without gotos written so (`None` when it writes none), and how many of
-/// those it may take ([`Markers::of`]'s) it does not write.
+/// those it may take ([`Markers::of`]'s) it does not write for a block that nothing
+/// reaches.
 pub(super) fn structure(
     text: &str,
     checked: &Checked,
     markers: &Markers,
     scopes: &[usize],
 ) -> (Option<String>, usize) {
+    // Those with few enough blocks, before anything is read of the text.
+    let taken: HashSet<usize> = markers.scope.values().copied().collect();
+    let scopes: Vec<usize> = (scopes.iter().copied())
+        .filter(|index| taken.contains(index))
+        .filter(|&index| {
+            let markers = &checked.module.scopes[index].markers;
+            (markers.iter())
+                .filter(|marker| matches!(marker.kind, MarkerKind::Label { .. }))
+                .count()
+                < NODES
+        })
+        .collect();
+    if scopes.is_empty() {
+        return (None, 0);
+    }
     let lines = Lines::of(text, checked);
     let comments: Vec<TextRange> = (checked.parsed.tokens().iter())
         .filter(|token| token.kind() == TokenKind::Comment)
@@ -156,15 +177,11 @@ pub(super) fn structure(
     }
     let mut edits: Vec<(TextRange, String)> = Vec::new();
     let mut left = 0;
-    for &index in scopes {
-        if !markers.scope.values().any(|&scope| scope == index) {
-            continue;
-        }
+    for index in scopes {
         let scope = &checked.module.scopes[index];
         let Some(function) =
             (functions.iter()).find(|function| function.name.range() == scope.name_range)
         else {
-            left += 1;
             continue;
         };
         let graph = Graph {
@@ -173,10 +190,11 @@ pub(super) fn structure(
             markers,
             comments: &comments,
             scope: index,
+            unreached: std::cell::Cell::new(false),
         };
         match graph.function(&function.body) {
             Some(edit) => edits.push(edit),
-            None => left += 1,
+            None => left += usize::from(graph.unreached.get()),
         }
     }
     edits.sort_by_key(|(range, _)| range.start());
@@ -211,6 +229,8 @@ struct Graph<'g> {
     markers: &'g Markers,
     comments: &'g [TextRange],
     scope: usize,
+    /// Whether a block of the function is one that nothing reaches.
+    unreached: std::cell::Cell<bool>,
 }
 
 /// A block's statements, as they run: statements that hold no goto, then how the block goes
@@ -337,6 +357,7 @@ impl<'g> Graph<'g> {
                 written: 0,
                 exits_after,
                 placed: vec![false; flow.tails.len()],
+                trees: 0,
             };
             writer.tree(0, To::Exit, 0).map(|_| writer)
         })?;
@@ -421,6 +442,7 @@ impl<'g> Graph<'g> {
             }
         }
         if order.len() != count {
+            self.unreached.set(true);
             return None;
         }
         order.reverse();
@@ -495,10 +517,17 @@ impl<'g> Graph<'g> {
         for node in 1..count {
             let tail = &flow.tails[node];
             let label = flow.labels[node]?;
-            flow.copied[node] = matches!(
-                (tail.stmts.as_slice(), &tail.end),
-                ([Stmt::Return(_) | Stmt::Raise(_)], End::Stop)
-            ) && !self.commented(label);
+            let end = body[..ends[node]].last().map_or(label.end(), Ranged::end);
+            let range = TextRange::new(label.start(), self.line_end(self.lines.line(end)));
+            let inside = (self.comments).partition_point(|comment| comment.start() < range.start());
+            // A copy would write its comments twice.
+            let quiet = !self.commented(label)
+                && (self.comments.get(inside)).is_none_or(|comment| comment.end() > range.end());
+            flow.copied[node] = quiet
+                && matches!(
+                    (tail.stmts.as_slice(), &tail.end),
+                    ([Stmt::Return(_) | Stmt::Raise(_)], End::Stop)
+                );
         }
         Some(flow)
     }
@@ -529,7 +558,9 @@ impl<'g> Graph<'g> {
                 return last.then_some(tail);
             }
             if !self.markers.goes(stmt.range()) {
-                if self.markers.labelled(stmt.range()) {
+                // A `global` or `nonlocal` must come before the uses that the blocks moved may
+                // put before it.
+                if self.markers.labelled(stmt.range()) || declares(stmt) {
                     return None;
                 }
                 tail.stmts.push(stmt);
@@ -602,9 +633,10 @@ impl<'g> Graph<'g> {
         rest.starts_with('#').then_some(rest)
     }
 
-    /// The comments on lines of their own right above `stmt`, from line `first` on.
-    fn leading(&self, stmt: &Stmt, first: usize) -> Vec<&'g str> {
-        let mut line = self.lines.line(stmt.start());
+    /// The comments on lines of their own right above the line of `start`, from line
+    /// `first` on.
+    fn leading(&self, start: TextSize, first: usize) -> Vec<&'g str> {
+        let mut line = self.lines.line(start);
         let mut found = Vec::new();
         while line > first {
             line -= 1;
@@ -622,6 +654,21 @@ impl<'g> Graph<'g> {
 
     /// Whether a comment goes with `stmt`: after it, or on lines of their own above it.
     fn commented(&self, stmt: &Stmt) -> bool {
-        self.trailing(stmt).is_some() || !self.leading(stmt, 0).is_empty()
+        self.trailing(stmt).is_some() || !self.leading(stmt.start(), 0).is_empty()
     }
+}
+
+/// Whether `stmt` is or holds a `global` or `nonlocal` statement of its scope.
+fn declares(stmt: &Stmt) -> bool {
+    let mut work = vec![std::slice::from_ref(stmt)];
+    while let Some(list) = work.pop() {
+        for stmt in list {
+            match stmt {
+                Stmt::Global(_) | Stmt::Nonlocal(_) => return true,
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                other => work.extend(child_lists(other)),
+            }
+        }
+    }
+    false
 }

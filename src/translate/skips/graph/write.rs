@@ -3,6 +3,16 @@
 
 use super::*;
 
+/// A clause of an `if` to write: its test (none for an `else`), the comment after its
+/// header, what it runs, and, once written, its lines and whether they never fall through.
+struct Clause<'t, 'g> {
+    test: Option<&'t ast::Expr>,
+    comment: Option<&'g str>,
+    tail: &'t Tail<'t>,
+    body: Vec<String>,
+    stops: bool,
+}
+
 /// The lines of a function written from its graph.
 pub(super) struct Writer<'w, 'g, 'a> {
     pub(super) graph: &'w Graph<'g>,
@@ -23,15 +33,29 @@ pub(super) struct Writer<'w, 'g, 'a> {
     /// The blocks written after the code of the block that dominates them, which no jump
     /// writes where it is.
     pub(super) placed: Vec<bool>,
+    /// How many blocks are being written inside one another.
+    pub(super) trees: usize,
 }
 
-impl Writer<'_, '_, '_> {
+/// How many blocks are written inside one another at most (one that one edge enters is
+/// written inside the code of the block it comes from).
+const TREES: usize = 200;
+
+impl<'w, 'a> Writer<'w, '_, 'a> {
     /// Writes `node` and the blocks it dominates that more than one edge enters, after it;
     /// falling off them goes to `fall`. Whether they never fall through.
     pub(super) fn tree(&mut self, node: usize, fall: To, depth: usize) -> Option<bool> {
-        if depth > LEVELS {
+        if depth > LEVELS || self.trees > TREES {
             return None;
         }
+        self.trees += 1;
+        let done = self.placed_tree(node, fall, depth);
+        self.trees -= 1;
+        done
+    }
+
+    /// [`Writer::tree`], within the bounds.
+    fn placed_tree(&mut self, node: usize, fall: To, depth: usize) -> Option<bool> {
         let flow = self.flow;
         let members = flow.loops.get(&node);
         // The blocks after this one's code: those more than one edge enters, and with
@@ -49,7 +73,7 @@ impl Writer<'_, '_, '_> {
         }
         self.label(node, depth);
         let Some(members) = members else {
-            return self.sequence(node, &after, fall, depth);
+            return self.sequence(node, &flow.tails[node], &after, fall, depth);
         };
         let (inside, outside): (Vec<usize>, Vec<usize>) =
             after.iter().partition(|merge| members.contains(merge));
@@ -57,9 +81,14 @@ impl Writer<'_, '_, '_> {
         let comment = (flow.labels[node]).and_then(|label| self.graph.trailing(label));
         self.written += usize::from(comment.is_some());
         let comment = comment.map_or(String::new(), |comment| format!("  {comment}"));
-        self.line(depth, format!("while True:{comment}"));
+        // A head that leaves the loop when a test holds tests it in the `while`.
+        let (test, tail) = match self.head(node, follow) {
+            Some((branch, rest)) => (skip::negated(self.graph.text, &branch.test), rest),
+            None => ("True".to_owned(), &flow.tails[node]),
+        };
+        self.line(depth, format!("while {test}:{comment}"));
         self.loops.push((node, follow));
-        let body = self.sequence(node, &inside, To::Node(node), depth + 1);
+        let body = self.sequence(node, tail, &inside, To::Node(node), depth + 1);
         self.loops.pop();
         body?;
         self.chain(&outside, fall, depth)?;
@@ -71,7 +100,7 @@ impl Writer<'_, '_, '_> {
         let Some(label) = self.flow.labels[node] else {
             return;
         };
-        for comment in self.graph.leading(label, self.first) {
+        for comment in self.graph.leading(label.start(), self.first) {
             self.comment(depth, comment);
         }
         if !self.flow.loops.contains_key(&node)
@@ -81,10 +110,49 @@ impl Writer<'_, '_, '_> {
         }
     }
 
-    /// `node`'s code, then `merges`, each falling into the next, the last into `fall`.
-    fn sequence(&mut self, node: usize, merges: &[usize], fall: To, depth: usize) -> Option<bool> {
+    /// The `if` that starts loop head `node`'s code, when it is `if TEST: goto` to what
+    /// follows the loop with no other clause but an `else` and no comment, and its `else`.
+    fn head(&self, node: usize, follow: To) -> Option<(&'a ast::StmtIf, &'w Tail<'a>)> {
+        let graph = self.graph;
+        let tail = &self.flow.tails[node];
+        let End::If(branch, clauses) = &tail.end else {
+            return None;
+        };
+        let [leave, rest] = clauses.as_slice() else {
+            return None;
+        };
+        let End::Goto(target, goto) = leave.end else {
+            return None;
+        };
+        let quiet = |start: TextSize| graph.leading(start, 0).is_empty();
+        let plain = tail.stmts.is_empty()
+            && leave.stmts.is_empty()
+            && To::Node(target) == follow
+            && !self.flow.copied[target]
+            && goto.is_none_or(|goto| !graph.commented(goto))
+            && quiet(branch.start())
+            && graph.header_comment(branch.test.end()).is_none()
+            && (branch.elif_else_clauses.iter()).all(|clause| {
+                clause.test.is_none()
+                    && graph
+                        .header_comment(clause.start() + TextSize::from(4))
+                        .is_none()
+            });
+        plain.then_some((*branch, rest))
+    }
+
+    /// `tail`, block `node`'s code, then `merges`, each falling into the next, the last into
+    /// `fall`.
+    fn sequence(
+        &mut self,
+        node: usize,
+        tail: &Tail,
+        merges: &[usize],
+        fall: To,
+        depth: usize,
+    ) -> Option<bool> {
         let first = merges.first().map_or(fall, |&next| To::Node(next));
-        let stops = self.code(node, &self.flow.tails[node], first, depth)?;
+        let stops = self.code(node, tail, first, depth)?;
         if merges.is_empty() {
             return Some(stops);
         }
@@ -144,7 +212,7 @@ impl Writer<'_, '_, '_> {
     ) -> Option<bool> {
         let graph = self.graph;
         if let Some(goto) = goto {
-            for comment in graph.leading(goto, self.first) {
+            for comment in graph.leading(goto.start(), self.first) {
                 self.comment(depth, comment);
             }
         }
@@ -191,75 +259,126 @@ impl Writer<'_, '_, '_> {
         }
     }
 
-    /// An `if` whose clauses hold jumps, of block `node`.
-    fn branch(
+    /// An `if` whose clauses hold jumps, of block `node`; an `else` that is one such `if`
+    /// alone, with no comment, goes on as its `elif`s.
+    fn branch<'t>(
         &mut self,
         node: usize,
-        branch: &ast::StmtIf,
-        clauses: &[Tail],
+        branch: &'t ast::StmtIf,
+        clauses: &'t [Tail<'t>],
         fall: To,
         depth: usize,
     ) -> Option<bool> {
-        let text = self.graph.text;
-        let mut written: Vec<(String, Vec<String>, bool)> = Vec::new();
-        let last = clauses.len() - 1;
-        let mut flat = None;
-        for (nth, clause) in clauses.iter().enumerate() {
-            let source = nth
-                .checked_sub(1)
-                .and_then(|at| branch.elif_else_clauses.get(at));
-            let (mut header, after) = match source {
-                None if nth == 0 => (
-                    format!("if {}:", &text[branch.test.range()]),
-                    Some(branch.test.end()),
-                ),
-                Some(ast::ElifElseClause {
-                    test: Some(test), ..
-                }) => (format!("elif {}:", &text[test.range()]), Some(test.end())),
-                Some(clause) => ("else:".to_owned(), Some(clause.start() + TextSize::from(4))),
-                None => ("else:".to_owned(), None),
-            };
-            if let Some(comment) = after.and_then(|after| self.graph.header_comment(after)) {
-                self.written += 1;
-                header = format!("{header}  {comment}");
+        let graph = self.graph;
+        for comment in graph.leading(branch.start(), self.first) {
+            self.comment(depth, comment);
+        }
+        let mut chain: Vec<Clause> = Vec::new();
+        let (mut branch, mut clauses) = (branch, clauses);
+        loop {
+            for (nth, tail) in clauses.iter().enumerate() {
+                let source = nth
+                    .checked_sub(1)
+                    .and_then(|at| branch.elif_else_clauses.get(at));
+                let (test, after) = match source {
+                    None if nth == 0 => (Some(&*branch.test), Some(branch.test.end())),
+                    Some(ast::ElifElseClause {
+                        test: Some(test), ..
+                    }) => (Some(test), Some(test.end())),
+                    Some(clause) => (None, Some(clause.start() + TextSize::from(4))),
+                    None => (None, None),
+                };
+                let comment = after.and_then(|after| graph.header_comment(after));
+                chain.push(Clause {
+                    test,
+                    comment,
+                    tail,
+                    body: Vec::new(),
+                    stops: false,
+                });
             }
-            // An `else` after clauses that never fall through: its statements after the `if`.
-            if nth == last && nth > 0 && written.iter().all(|(_, _, stops)| *stops) {
+            let Some(Clause {
+                test: None,
+                comment: None,
+                tail,
+                ..
+            }) = chain.last()
+            else {
+                break;
+            };
+            let End::If(inner, inner_clauses) = &tail.end else {
+                break;
+            };
+            if !tail.stmts.is_empty() || !graph.leading(inner.start(), self.first).is_empty() {
+                break;
+            }
+            chain.pop();
+            (branch, clauses) = (inner, inner_clauses);
+        }
+        self.written += chain
+            .iter()
+            .filter(|clause| clause.comment.is_some())
+            .count();
+        // An `else` after clauses that never fall through: its statements after the `if`.
+        let mut flat = None;
+        let last = chain.len() - 1;
+        for nth in 0..chain.len() {
+            let clause = &chain[nth];
+            let tail = clause.tail;
+            let after = chain[..nth].iter().all(|clause| clause.stops);
+            if nth == last && nth > 0 && clause.test.is_none() && clause.comment.is_none() && after
+            {
                 let mark = self.out.len();
-                let stops = self.code(node, clause, fall, depth)?;
+                let stops = self.code(node, tail, fall, depth)?;
                 flat = Some((self.out.split_off(mark), stops));
+                chain.pop();
                 break;
             }
             let mark = self.out.len();
-            let stops = self.code(node, clause, fall, depth + 1)?;
-            written.push((header, self.out.split_off(mark), stops));
+            let stops = self.code(node, tail, fall, depth + 1)?;
+            chain[nth].body = self.out.split_off(mark);
+            chain[nth].stops = stops;
         }
         // An empty `else` goes; `if T: pass` / `else: S` is `if not (T): S`.
-        if written.len() > 1
-            && (written.last())
-                .is_some_and(|(header, body, _)| header == "else:" && body.is_empty())
+        if chain.len() > 1
+            && (chain.last()).is_some_and(|clause| {
+                clause.test.is_none() && clause.comment.is_none() && clause.body.is_empty()
+            })
         {
-            written.pop();
+            chain.pop();
         }
-        if written.len() == 2 && written[0].1.is_empty() && written[1].0 == "else:" {
-            let (_, body, stops) = written.pop()?;
-            written[0] = (
-                format!("if {}:", skip::negated(text, &branch.test)),
-                body,
-                stops,
-            );
+        let mut negated = None;
+        if let [first, otherwise] = chain.as_slice()
+            && first.body.is_empty()
+            && otherwise.test.is_none()
+            && otherwise.comment.is_none()
+        {
+            negated = first.test.map(|test| skip::negated(graph.text, test));
+            chain.swap(0, 1);
+            chain.pop();
         }
-        let mut stops = written.len() > 1
-            && written.iter().all(|(_, _, stops)| *stops)
-            && written
-                .last()
-                .is_some_and(|(header, _, _)| header == "else:");
-        for (header, body, _) in written {
-            self.line(depth, header);
-            if body.is_empty() {
+        let mut stops = chain.len() > 1
+            && chain.iter().all(|clause| clause.stops)
+            && chain.last().is_some_and(|clause| clause.test.is_none());
+        for (nth, clause) in chain.into_iter().enumerate() {
+            let keyword = match (nth, clause.test) {
+                (0, _) => "if",
+                (_, Some(_)) => "elif",
+                (_, None) => "else",
+            };
+            let test = match (&negated, clause.test) {
+                (Some(negated), _) => format!(" {negated}"),
+                (None, Some(test)) => format!(" {}", &graph.text[test.range()]),
+                (None, None) => String::new(),
+            };
+            let comment = clause
+                .comment
+                .map_or(String::new(), |comment| format!("  {comment}"));
+            self.line(depth, format!("{keyword}{test}:{comment}"));
+            if clause.body.is_empty() {
                 self.line(depth + 1, "pass".to_owned());
             }
-            self.out.extend(body);
+            self.out.extend(clause.body);
         }
         if let Some((body, flat_stops)) = flat {
             self.out.extend(body);
@@ -274,7 +393,7 @@ impl Writer<'_, '_, '_> {
         if self.loops.len() + blocks::deepest(std::slice::from_ref(stmt)).0 >= blocks::LIMIT {
             return None;
         }
-        for comment in graph.leading(stmt, self.first) {
+        for comment in graph.leading(stmt.start(), self.first) {
             self.comment(depth, comment);
         }
         let (lines, text) = (graph.lines, graph.text);
