@@ -1111,13 +1111,25 @@ fn flow_graphs_become_loops_and_ifs() {
         2,
         "{translated}"
     );
-    // The comments of a test and of the statements, and statements that shared a line.
+    // A loop whose head leaves it on a test tests it in the `while`; the comments of a test
+    // and of the statements, and statements that shared a line.
     let words = function("scan_words");
     for kept in [
+        "while not (i >= len(text)):",
         "if text[i] == \" \":  # still blank",
         "words.reverse(); words.append(",
     ] {
         assert!(words.contains(kept), "{translated}");
+    }
+    // In a method, the comments of its label, a test, a statement and a line of its own.
+    let flicker = function("flicker");
+    for kept in [
+        "while True:  # dim",
+        "if v % 3 == 0:  # brighter?",
+        "v))  # a pair",
+        "# the dim state",
+    ] {
+        assert!(flicker.contains(kept), "{translated}");
     }
 }
 

@@ -1,9 +1,12 @@
 """State machines written from their flow graphs where the passes leave a goto: a loop
 inside a loop whose exits go back to the outer one's head and a loop left for the code
-after it, read as `while True:` loops with `break`s (`scan_words`, `toggle`); two loops
-that enter each other, tests that go to one state, and comments on markers and tests
-(`ping_pong`, `grade_all`, which the passes take whole). Each goto function is checked
-against the same function written without goto, on many inputs."""
+after it, read as `while True:` loops with `break`s (`scan_words`, `toggle`), also in a
+method with a docstring, a string over two lines, statements that share a line, comments
+on a label, a test and a goto, and a loop and a `try` in a block (`Lamp.flicker`), and in
+a coroutine (`pulses`); two loops that enter each other, tests that go to one state, and
+comments on markers and tests (`ping_pong`, `grade_all`, which the passes take whole).
+Each goto function is checked against the same function written without goto, on many
+inputs."""
 
 from goto import goto, label
 
@@ -166,6 +169,114 @@ def toggle_plain(v, fuel):
                 return seen
 
 
+class Lamp:
+    @goto
+    def flicker(self, v, fuel):
+        """Two states, as a method; a docstring
+        over two lines."""
+        seen = []
+        # the dim state
+        label .dim  # dim
+        seen.append(("dim", v))
+        v = (v + 3) % 7; fuel -= 1
+        note = """two
+lines"""
+        if fuel < 0:
+            return seen, len(note)
+        if v % 3 == 0:  # brighter?
+            goto .bright
+        elif v == 1:
+            for k in range(2):
+                seen.append((k,
+                             v))  # a pair
+            goto .dim
+        else:
+            try:
+                seen.append(10 // v)
+            except ZeroDivisionError:
+                seen.append("zero")
+        goto .dim  # once more
+        label .bright
+        seen.append(("bright", v))
+        v = (v + 5) % 7; fuel -= 1
+        if fuel < 0:
+            return seen, 0
+        if v % 2 == 1:
+            goto .dim
+        if v == 4:
+            goto .bright
+        goto .dim
+
+
+def flicker_plain(v, fuel):
+    seen = []
+    bright = False
+    while True:
+        if not bright:
+            seen.append(("dim", v))
+            v = (v + 3) % 7
+            fuel -= 1
+            if fuel < 0:
+                return seen, 9
+            if v % 3 == 0:
+                bright = True
+            elif v == 1:
+                for k in range(2):
+                    seen.append((k, v))
+            else:
+                try:
+                    seen.append(10 // v)
+                except ZeroDivisionError:
+                    seen.append("zero")
+        else:
+            seen.append(("bright", v))
+            v = (v + 5) % 7
+            fuel -= 1
+            if fuel < 0:
+                return seen, 0
+            bright = v % 2 != 1 and v == 4
+
+
+@goto
+async def pulses(v, fuel):
+    seen = []
+    label .rise
+    seen.append(v)
+    v = (v + 3) % 7; fuel -= 1
+    if fuel < 0:
+        return seen
+    if v % 3 == 0:
+        goto .fall
+    goto .rise
+    label .fall
+    seen.append(-v)
+    v = (v + 5) % 7; fuel -= 1
+    if fuel < 0:
+        return seen
+    if v % 2 == 1:
+        goto .rise
+    goto .fall
+
+
+async def pulses_plain(v, fuel):
+    seen = []
+    falling = False
+    while True:
+        seen.append(-v if falling else v)
+        v = (v + (5 if falling else 3)) % 7
+        fuel -= 1
+        if fuel < 0:
+            return seen
+        falling = v % 2 != 1 if falling else v % 3 == 0
+
+
+def finished(coroutine):
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+
+
 for n in range(-1, 30):
     assert ping_pong(n) == ping_pong_plain(n), n
 for text in ("", " ", "a", "ab  cd", " x y ", "one two  three "):
@@ -175,4 +286,8 @@ for scores in ([], [10, 60], [None, -1, 101, 50], [1, None] * 5, [200] * 8):
 for v in range(7):
     for fuel in range(12):
         assert toggle(v, fuel) == toggle_plain(v, fuel), (v, fuel)
+for v in range(7):
+    for fuel in range(12):
+        assert Lamp().flicker(v, fuel) == flicker_plain(v, fuel), (v, fuel)
+        assert finished(pulses(v, fuel)) == finished(pulses_plain(v, fuel)), (v, fuel)
 print("ok")

@@ -147,15 +147,16 @@ pub(super) fn structure(
 ) -> (Option<String>, usize) {
     // Those with few enough blocks, before anything is read of the text.
     let taken: HashSet<usize> = markers.scope.values().copied().collect();
-    let scopes: Vec<usize> = (scopes.iter().copied())
+    let scopes: Vec<(usize, usize)> = (scopes.iter().copied())
         .filter(|index| taken.contains(index))
-        .filter(|&index| {
+        .map(|index| {
             let markers = &checked.module.scopes[index].markers;
-            (markers.iter())
+            let labels = (markers.iter())
                 .filter(|marker| matches!(marker.kind, MarkerKind::Label { .. }))
-                .count()
-                < NODES
+                .count();
+            (index, labels)
         })
+        .filter(|&(_, labels)| labels < NODES)
         .collect();
     if scopes.is_empty() {
         return (None, 0);
@@ -177,7 +178,7 @@ pub(super) fn structure(
     }
     let mut edits: Vec<(TextRange, String)> = Vec::new();
     let mut left = 0;
-    for index in scopes {
+    for (index, labels) in scopes {
         let scope = &checked.module.scopes[index];
         let Some(function) =
             (functions.iter()).find(|function| function.name.range() == scope.name_range)
@@ -189,7 +190,7 @@ pub(super) fn structure(
             lines: &lines,
             markers,
             comments: &comments,
-            scope: index,
+            labels,
             unreached: std::cell::Cell::new(false),
         };
         match graph.function(&function.body) {
@@ -228,7 +229,8 @@ struct Graph<'g> {
     lines: &'g Lines,
     markers: &'g Markers,
     comments: &'g [TextRange],
-    scope: usize,
+    /// How many labels the function has.
+    labels: usize,
     /// Whether a block of the function is one that nothing reaches.
     unreached: std::cell::Cell<bool>,
 }
@@ -386,12 +388,7 @@ impl<'g> Graph<'g> {
         let at: Vec<usize> = (0..body.len())
             .filter(|&at| self.markers.labels.contains_key(&body[at].start()))
             .collect();
-        let labels = (self.markers.scope.iter())
-            .filter(|&(start, &scope)| {
-                scope == self.scope && self.markers.labels.contains_key(start)
-            })
-            .count();
-        if at.is_empty() || at.len() != labels || at.len() >= NODES {
+        if at.is_empty() || at.len() != self.labels {
             return None;
         }
         let names: HashMap<&str, usize> = (at.iter().enumerate())
