@@ -47,8 +47,8 @@ mod skip;
 mod unelse;
 
 /// `then` of the source with its forward skips written as `if`s and `else`s and its loops
-/// as `while`s, and the functions whose gotos the passes leave written from their graphs
-/// where that writes them all ([`graph`]): each source a pass writes is checked once, and
+/// as `while`s, and the functions whose gotos the passes leave written from their graphs,
+/// each whole or not at all ([`graph`]): each source a pass writes is checked once, and
 /// that check serves the passes after it and then `then`. `None` when no pass takes
 /// anything, or when a written source fails (its check, or `then`): the caller goes on with
 /// the source as it is. `checked` is the source's.
@@ -80,15 +80,13 @@ pub(super) fn structured<T: Send>(
     };
     let written = Source::new(source.path(), text);
     let done = on_checked(&written, options, |written_checked| {
-        match run(&written, &written_checked, options, &|source, checked| {
-            then(source, checked)
-        }) {
+        match run(&written, &written_checked, options, &then) {
             Some(done) => Ok(done),
             None => then(&written, written_checked),
         }
     });
     debug_assert!(
-        done.as_ref().is_err_and(misparsed).then_some(()).is_none(),
+        !done.as_ref().is_err_and(misparsed),
         "a function written from its graph does not parse:\n{}",
         written.text()
     );
