@@ -640,14 +640,7 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Opti
     if met.is_some() {
         return None;
     }
-    let mut edited = String::with_capacity(text.len());
-    let mut at = 0;
-    for (range, with) in edits {
-        edited.push_str(&text[at..usize::from(range.start())]);
-        edited.push_str(&with);
-        at = usize::from(range.end());
-    }
-    edited.push_str(&text[at..]);
+    let edited = edited(text, edits);
     let mut deeper = vec![0i32; lines.starts.len() + 1];
     for skipped in skips.iter().filter_map(|skip| skip.skipped) {
         deeper[lines.line(skipped.start())] += 1;
@@ -663,6 +656,19 @@ fn rewrite(text: &str, lines: &Lines, markers: &Markers, skips: &[Skip]) -> Opti
         out.push_str(text);
     }
     Some(out)
+}
+
+/// `text` with each of `edits`, in order and apart, written over its range.
+fn edited(text: &str, edits: Vec<(TextRange, String)>) -> String {
+    let mut edited = String::with_capacity(text.len());
+    let mut at = 0;
+    for (range, with) in edits {
+        edited.push_str(&text[at..usize::from(range.start())]);
+        edited.push_str(&with);
+        at = usize::from(range.end());
+    }
+    edited.push_str(&text[at..]);
+    edited
 }
 
 /// Whether `stmt` is a `return`, `raise`, `break` or `continue`: a statement that never

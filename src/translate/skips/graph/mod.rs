@@ -79,11 +79,11 @@ pub(super) fn graphed(
         return None;
     }
     let markers = Markers::of(&checked.module, false);
-    let (text, missed) = structure(source.text(), checked, &markers, &left);
-    if missed == 0 {
+    let first = structure(source.text(), checked, &markers, &left);
+    if !first.unreached {
         // The other functions the passes leave stay as they are: no second check of the
         // module for them (a dispatcher of 64,000 states is one).
-        return text;
+        return first.text;
     }
     let again = first_passes(
         source,
@@ -91,16 +91,14 @@ pub(super) fn graphed(
         options,
         &[Shape::Dead, Shape::Merge],
         &|base, base_checked| {
-            if base_checked.module.scopes.len() != scopes.len() {
-                return (None, missed);
-            }
             let markers = Markers::of(&base_checked.module, false);
-            structure(base.text(), base_checked, &markers, &left)
+            (base_checked.module.scopes.len() == scopes.len())
+                .then(|| structure(base.text(), base_checked, &markers, &left))
         },
     );
     match again {
-        (Some(again), fewer) if fewer < missed => Some(again),
-        _ => text,
+        Some(again) if again.written > first.written => again.text,
+        _ => first.text,
     }
 }
 
@@ -135,16 +133,19 @@ fn first_passes<T: Send>(
     }
 }
 
-/// The source with the functions of `scopes` (indices of `checked`'s scopes) that the
-/// graph writes without gotos written so (`None` when it writes none), and how many of
-/// those it may take ([`Markers::of`]'s) it does not write for a block that nothing
-/// reaches.
-pub(super) fn structure(
-    text: &str,
-    checked: &Checked,
-    markers: &Markers,
-    scopes: &[usize],
-) -> (Option<String>, usize) {
+/// What [`structure`] wrote.
+struct Structured {
+    /// The source with the functions written, `None` when there are none.
+    text: Option<String>,
+    /// How many functions were written.
+    written: usize,
+    /// Whether a function was not for a block that nothing reaches.
+    unreached: bool,
+}
+
+/// The source with the functions of `scopes` (indices of `checked`'s scopes, those that
+/// [`Markers::of`] takes) that the graph writes without gotos written so.
+fn structure(text: &str, checked: &Checked, markers: &Markers, scopes: &[usize]) -> Structured {
     // Those with few enough blocks, before anything is read of the text.
     let taken: HashSet<usize> = markers.scope.values().copied().collect();
     let scopes: Vec<(usize, usize)> = (scopes.iter().copied())
@@ -158,8 +159,13 @@ pub(super) fn structure(
         })
         .filter(|&(_, labels)| labels < NODES)
         .collect();
+    let mut structured = Structured {
+        text: None,
+        written: 0,
+        unreached: false,
+    };
     if scopes.is_empty() {
-        return (None, 0);
+        return structured;
     }
     let lines = Lines::of(text, checked);
     let comments: Vec<TextRange> = (checked.parsed.tokens().iter())
@@ -177,7 +183,6 @@ pub(super) fn structure(
         }
     }
     let mut edits: Vec<(TextRange, String)> = Vec::new();
-    let mut left = 0;
     for (index, labels) in scopes {
         let scope = &checked.module.scopes[index];
         let Some(function) =
@@ -195,7 +200,7 @@ pub(super) fn structure(
         };
         match graph.function(&function.body) {
             Some(edit) => edits.push(edit),
-            None => left += usize::from(graph.unreached.get()),
+            None => structured.unreached |= graph.unreached.get(),
         }
     }
     edits.sort_by_key(|(range, _)| range.start());
@@ -209,18 +214,11 @@ pub(super) fn structure(
             kept.push((range, with));
         }
     }
-    if kept.is_empty() {
-        return (None, left);
+    structured.written = kept.len();
+    if !kept.is_empty() {
+        structured.text = Some(edited(text, kept));
     }
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for (range, with) in kept {
-        out.push_str(&text[at..usize::from(range.start())]);
-        out.push_str(&with);
-        at = usize::from(range.end());
-    }
-    out.push_str(&text[at..]);
-    (Some(out), left)
+    structured
 }
 
 /// What one function is read in.

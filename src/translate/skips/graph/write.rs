@@ -182,8 +182,8 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
             if joined && let Some(line) = self.out.last_mut() {
                 line.push_str("; ");
                 line.push_str(&self.graph.text[stmt.range()]);
-                self.written += usize::from(self.graph.trailing(stmt).is_some());
                 if let Some(comment) = self.graph.trailing(stmt) {
+                    self.written += 1;
                     line.push_str("  ");
                     line.push_str(comment);
                 }
@@ -225,9 +225,7 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
             _ if to == fall => None,
             (To::Node(target), _) if flow.copied[target] => {
                 self.stmt(flow.tails[target].stmts[0], depth)?;
-                if let Some(comment) = comment {
-                    self.line(depth, comment.to_owned());
-                }
+                self.own_line(depth, comment);
                 return Some(true);
             }
             (_, Some(&(head, _))) if to == To::Node(head) => exit("continue"),
@@ -238,9 +236,7 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
                     && flow.forward[target] == 1
                     && !self.placed[target] =>
             {
-                if let Some(comment) = comment {
-                    self.line(depth, comment.to_owned());
-                }
+                self.own_line(depth, comment);
                 return self.tree(target, fall, depth);
             }
             _ => return None,
@@ -251,9 +247,7 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
                 Some(true)
             }
             None => {
-                if let Some(comment) = comment {
-                    self.line(depth, comment.to_owned());
-                }
+                self.own_line(depth, comment);
                 Some(false)
             }
         }
@@ -430,6 +424,14 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
             .count();
         self.written += inner;
         Some(())
+    }
+
+    /// A goto's comment, counted already, on a line of its own where the goto is written as
+    /// no statement of its own line.
+    fn own_line(&mut self, depth: usize, comment: Option<&str>) {
+        if let Some(comment) = comment {
+            self.line(depth, comment.to_owned());
+        }
     }
 
     fn comment(&mut self, depth: usize, comment: &str) {
