@@ -1076,17 +1076,61 @@ fn handlers_that_go_past_what_follows_their_try_become_its_else() {
 
 /// State machines made of gotos, in the shapes tests/translate/machines.py writes (300, each
 /// beside a twin that dispatches on a state variable in a `while` loop): translated, every
-/// pair agrees on CPython and PyPy (the module's assertions), and the machines whose flow
-/// the passes structure whole (their states moved under the tests that enter them, loops of
-/// a state to itself `while` loops) add no variable: their number is recorded here, so that
-/// a regression to dispatch shows.
+/// pair agrees on CPython and PyPy (the module's assertions); every machine whose flow is
+/// reducible (the generator marks the others) keeps no register, only flags set `True` or
+/// `False` for jumps no `continue`, `break` or fall reaches; and the machines that add no
+/// variable, and those that add flags, are counted here, so that a regression shows.
 #[test]
 fn state_machines_translate_as_their_dispatching_twins_run() {
-    let (_, translated) = twins_translated("machines", 300);
+    let (source, translated) = twins_translated("machines", 300);
     let machines = goto_functions(&translated);
     assert_eq!(machines.len(), 300);
+    let name = |function: &str| function[..function.find('(').unwrap()].to_owned();
+    let irreducible: std::collections::HashSet<String> = (source
+        .split("# irreducible\n@goto\ndef "))
+    .skip(1)
+    .map(name)
+    .collect();
+    assert_eq!(irreducible.len(), 24);
+    let flag = |line: &str| {
+        line.ends_with("= False")
+            || line.contains(" = True")
+            || ["if _goto_", "if not _goto_", "if not (_goto_"]
+                .iter()
+                .any(|start| line.starts_with(start))
+    };
+    let mut flagged = 0;
+    for machine in machines.iter().filter(|m| !irreducible.contains(&name(m))) {
+        let added: Vec<&str> = (machine.lines())
+            .map(str::trim)
+            .filter(|line| line.contains("_goto_"))
+            .collect();
+        assert!(added.iter().all(|line| flag(line)), "{machine}");
+        flagged += usize::from(!added.is_empty());
+    }
     let structured = machines.iter().filter(|m| !m.contains("_goto_")).count();
-    assert_eq!(structured, 255, "{translated}");
+    assert_eq!((structured, flagged), (256, 20), "{translated}");
+}
+
+/// Jumps of a reducible flow graph that no `continue`, `break` or fall reaches
+/// (tests/translate/flags.py): out of two loops at once, and past a block that two places
+/// enter. Each sets one flag named after its label, nothing else is added, and the
+/// program's own assertions (each goto function against the same function written without
+/// goto) pass on plain CPython.
+#[test]
+fn jumps_no_loop_reaches_set_a_flag_named_after_their_label() {
+    let dir = common::Scratch::dir("translate-flags");
+    let source = common::root().join("tests/translate/flags.py");
+    let translated = translated_and_ok(&source, &dir.join("flags.py"), false);
+    assert_eq!(added_variables(&translated), 2, "{translated}");
+    for (function, flag, jump) in [
+        ("find", "_goto_done", "_goto_done = True; break"),
+        ("ship", "_goto_stamp", "_goto_stamp = True  # no box"),
+    ] {
+        let text = function_text(&translated, function);
+        assert!(text.contains(&format!("{flag} = False")), "{translated}");
+        assert!(text.contains(jump), "{translated}");
+    }
 }
 
 /// The state machines of tests/translate/graphs.py, whose gotos the passes leave, written

@@ -8,7 +8,9 @@ prints "ok".
 Each state logs, changes a counter, spends one unit of fuel (so that every machine stops),
 then leaves by conditional gotos and a last goto or `return`. Some states are entered by one
 test alone (which translate moves under that test), some loop back to themselves, some are
-entered from several places. Used by tests/translate.rs."""
+entered from several places. A machine whose flow is irreducible (a loop that the states it
+reaches enter other than at its head) has the line `# irreducible` above it. Used by
+tests/translate.rs."""
 
 import twins
 
@@ -60,10 +62,48 @@ def function(rng, name):
                 lines.append(inner + f"goto .s{last}")
         return lines
 
+    edges = [[to for _, to in tests] + ([] if last is None else [last]) for _, tests, last in states]
+    mark = [] if reducible(edges) else ["# irreducible"]
     return (
-        [f"@goto\ndef {name}(v):"] + body(False),
+        mark + [f"@goto\ndef {name}(v):"] + body(False),
         [f"def {name}_plain(v):"] + body(True),
     )
+
+
+def reducible(edges):
+    """Whether the graph of `edges` (state 0 the start) is reducible: each edge that a depth
+    first search finds going back to a state on its path goes to a state that dominates
+    the one it leaves (every path from the start to it passes there)."""
+    reached, work = set(), [0]
+    while work:
+        state = work.pop()
+        if state not in reached:
+            reached.add(state)
+            work += edges[state]
+    into = {state: [at for at in reached if state in edges[at]] for state in reached}
+    dominators = {state: set(reached) for state in reached}
+    dominators[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for state in reached - {0}:
+            new = set.intersection(*(dominators[at] for at in into[state])) | {state}
+            if new != dominators[state]:
+                dominators[state], changed = new, True
+    path, done = [], set()
+
+    def search(state):
+        path.append(state)
+        for to in edges[state]:
+            if to in path and to not in dominators[state]:
+                return False
+            if to not in path and to not in done and not search(to):
+                return False
+        path.pop()
+        done.add(state)
+        return True
+
+    return search(0)
 
 
 if __name__ == "__main__":

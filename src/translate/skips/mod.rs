@@ -58,6 +58,19 @@ pub(super) fn structured<T: Send>(
     options: Options,
     then: impl Fn(&Source, Checked) -> Result<T, CompileError> + Sync,
 ) -> Option<T> {
+    rounds(source, checked, options, &then)
+}
+
+/// [`structured`]: the passes, then the graph over the functions they leave gotos in; where
+/// it writes some, the same again from its text (the passes may take what the graph left,
+/// and the graph then what needs a flag), else `then`. Each round writes a function more
+/// without gotos, so they end.
+fn rounds<T: Send>(
+    source: &Source,
+    checked: &Checked,
+    options: Options,
+    then: &(dyn Fn(&Source, Checked) -> Result<T, CompileError> + Sync),
+) -> Option<T> {
     /// What the passes came to: `then`'s result, or the source with the functions they
     /// leave gotos in written from their graphs, for the passes to start again from.
     enum Next<T> {
@@ -80,7 +93,7 @@ pub(super) fn structured<T: Send>(
     };
     let written = Source::new(source.path(), text);
     let done = on_checked(&written, options, |written_checked| {
-        match run(&written, &written_checked, options, &then) {
+        match rounds(&written, &written_checked, options, then) {
             Some(done) => Ok(done),
             None => then(&written, written_checked),
         }

@@ -1,6 +1,7 @@
 //! A function whose gotos the passes leave, written again from its flow graph
 //! ([`structure`]): loops as `while True:`, branches as `if`s, each jump a `continue`, a
-//! `break`, a copied `return` or the code it reaches, and no variable added.
+//! `break`, a copied `return` or the code it reaches, and no variable added where those
+//! say every jump; a flag named after its label where one does not.
 //!
 //! ```text
 //! label .even                        while True:
@@ -18,28 +19,35 @@
 //! Taken where every label of the function is a statement of its body and every goto lies
 //! in that body under `if`s only: the body is then a list of blocks (the statements before
 //! the first label, then each label's up to the next), each a tree of `if`s whose leaves are
-//! gotos, exits (`return`, `raise`) and falls into the next block. An `if` one of whose
-//! clauses falls through takes the statements after it into that clause (into none when no
-//! clause does, and only a goto when several do). The graph of the blocks is read as the
-//! Relooper family reads it ("Beyond Relooper", Ramsey 2022): a block's dominator writes
-//! it, inside its own code where one edge enters it, after its own code where more do (in
-//! reverse postorder) and after its loop where it lies outside the loop (else where its one
-//! edge is, when that writes every jump), and `while True:` around a block that an edge from
-//! a block it dominates enters again. Each jump is then written by where it goes from where it is, and
-//! by nothing else: nothing where the code falls there anyway, `continue` to the innermost
-//! loop's head, `break` to what follows the innermost loop, a `return` or `raise` that a
-//! label holds alone copied, the code of a block that only this jump enters; a loop whose
-//! head leaves it on a test is `while not (TEST):`, an `else` that is one such `if` alone
-//! its `elif`s ([`write`]). A jump none of these reach (out of two loops at once, to a
-//! block two places enter that is not the one after), a `global` or `nonlocal` statement, a
-//! function of more than [`NODES`] blocks, or code nesting deeper than
-//! [`LEVELS`] or CPython's blocks, and the function is left to the passes and the dispatch
-//! loop: so every jump is written as one that goes where the goto went, through the same
-//! statements (the function's own, no `with` or `try` in between), and the written function
-//! is the same program. Comments go with the statement after them, a label's before its
-//! block or on its `while True:`, a goto's with what it becomes; the statements keep their
-//! text, one level deeper or shallower, and the body its number of lines where it does not
-//! grow (blank lines after it).
+//! gotos, exits (`return`, `raise`, and what follows them in their list, which never runs)
+//! and falls into the next block. An `if` one of whose clauses falls through takes the
+//! statements after it into that clause (into none when no clause does, and only a goto
+//! when several do). The graph of the blocks is read as the Relooper family reads it
+//! ("Beyond Relooper", Ramsey 2022): a block's dominator writes it, inside its own code
+//! where one edge enters it, after its own code where more do (in reverse postorder) and
+//! after its loop where it lies outside the loop (else where its one edge is), and `while
+//! True:` around a block that an edge from a block it dominates enters again, its body
+//! falling back to its head (else into what follows it, by a `break` at its end). Each jump
+//! is then written by where it goes from where it is, and by nothing else: nothing where
+//! the code falls there anyway, `continue` to the innermost loop's head, `break` to what
+//! follows the innermost loop, a `return` or `raise` that a label holds alone copied, the
+//! code of a block that only this jump enters; a loop whose head leaves it on a test is
+//! `while not (TEST):`, an `else` that is one such `if` alone its `elif`s ([`write`]).
+//! Where none of these say a jump in any of those ways of placing the blocks (out of two
+//! loops at once, to a block two places enter that is not the one after), and Python has no
+//! labelled `break` (Kosaraju, 1974: some such graphs need a variable or a copy), the jump
+//! sets a flag named after its label (`_goto_done = True; break`), read by `if _goto_done:
+//! break` after the loops it leaves and `if not _goto_done:` around the blocks it goes past,
+//! `False` before them; the way that sets the fewest is taken, and only for the functions
+//! that no way writes without (the passes may take the others once those are written, in the
+//! next round). A `global` or `nonlocal` statement, a function of more than [`NODES`]
+//! blocks, or code nesting deeper than [`LEVELS`] or CPython's blocks, and the function is
+//! left to the passes and the dispatch loop: so every jump is written as one that goes where
+//! the goto went, through the same statements (the function's own, no `with` or `try` in
+//! between), and the written function is the same program. Comments go with the statement
+//! after them, a label's before its block or on its `while True:`, a goto's with what it
+//! becomes; the statements keep their text, one level deeper or shallower, and the body
+//! its number of lines where it does not grow (blank lines after it).
 
 use super::*;
 use crate::translate::blocks;
@@ -58,7 +66,7 @@ const LEVELS: usize = 40;
 /// `written_checked` written from their graphs, where that writes any: where a block that
 /// nothing reaches is in the way, from the source as the first passes write it (those
 /// blocks gone, [`Shape::Dead`], and `if A: goto .l` / `if B: goto .l` one jump,
-/// [`Shape::Merge`]), when that writes more.
+/// [`Shape::Merge`]), when that writes more, each function the source writes among them.
 pub(super) fn graphed(
     source: &Source,
     checked: &Checked,
@@ -97,7 +105,14 @@ pub(super) fn graphed(
         },
     );
     match again {
-        Some(again) if again.written > first.written => again.text,
+        // Where it writes what the source did and more; the functions it does not write are
+        // read from the source again in the next round.
+        Some(again)
+            if again.written.len() > first.written.len()
+                && again.written.is_superset(&first.written) =>
+        {
+            again.text
+        }
         _ => first.text,
     }
 }
@@ -137,8 +152,8 @@ fn first_passes<T: Send>(
 struct Structured {
     /// The source with the functions written, `None` when there are none.
     text: Option<String>,
-    /// How many functions were written.
-    written: usize,
+    /// The functions written, by their scopes' indices.
+    written: HashSet<usize>,
     /// Whether a function was not for a block that nothing reaches.
     unreached: bool,
 }
@@ -161,7 +176,7 @@ fn structure(text: &str, checked: &Checked, markers: &Markers, scopes: &[usize])
         .collect();
     let mut structured = Structured {
         text: None,
-        written: 0,
+        written: HashSet::new(),
         unreached: false,
     };
     if scopes.is_empty() {
@@ -182,39 +197,46 @@ fn structure(text: &str, checked: &Checked, markers: &Markers, scopes: &[usize])
             work.extend(child_lists(stmt));
         }
     }
-    let mut edits: Vec<(TextRange, String)> = Vec::new();
-    for (index, labels) in scopes {
-        let scope = &checked.module.scopes[index];
-        let Some(function) =
-            (functions.iter()).find(|function| function.name.range() == scope.name_range)
-        else {
-            continue;
-        };
-        let graph = Graph {
-            text,
-            lines: &lines,
-            markers,
-            comments: &comments,
-            labels,
-            unreached: std::cell::Cell::new(false),
-        };
-        match graph.function(&function.body) {
-            Some(edit) => edits.push(edit),
-            None => structured.unreached |= graph.unreached.get(),
+    // Those that need no flag first: where there are some, the passes may take the others
+    // once these are written, and the graph those they leave in the next round.
+    let mut edits: Vec<(usize, TextRange, String)> = Vec::new();
+    for flags in [false, true] {
+        for &(index, labels) in &scopes {
+            let scope = &checked.module.scopes[index];
+            let Some(function) =
+                (functions.iter()).find(|function| function.name.range() == scope.name_range)
+            else {
+                continue;
+            };
+            let graph = Graph {
+                text,
+                lines: &lines,
+                markers,
+                comments: &comments,
+                labels,
+                unreached: std::cell::Cell::new(false),
+            };
+            match graph.function(&function.body, flags) {
+                Some((range, text)) => edits.push((index, range, text)),
+                None => structured.unreached |= graph.unreached.get(),
+            }
+        }
+        if !edits.is_empty() {
+            break;
         }
     }
-    edits.sort_by_key(|(range, _)| range.start());
+    edits.sort_by_key(|(_, range, _)| range.start());
     // A function inside another that is written too goes as the outer one writes it.
     let mut kept: Vec<(TextRange, String)> = Vec::new();
-    for (range, with) in edits {
+    for (index, range, with) in edits {
         if kept
             .last()
             .is_none_or(|(last, _)| last.end() <= range.start())
         {
             kept.push((range, with));
+            structured.written.insert(index);
         }
     }
-    structured.written = kept.len();
     if !kept.is_empty() {
         structured.text = Some(edited(text, kept));
     }
@@ -330,7 +352,7 @@ impl Flow<'_> {
 impl<'g> Graph<'g> {
     /// The edit that writes `body`, a function's, from its graph: its lines, from the
     /// first's start to the last's end, and their new text.
-    fn function<'a>(&self, body: &'a [Stmt]) -> Option<(TextRange, String)>
+    fn function<'a>(&self, body: &'a [Stmt], flags: bool) -> Option<(TextRange, String)>
     where
         'g: 'a,
     {
@@ -345,8 +367,10 @@ impl<'g> Graph<'g> {
         if !indent.chars().all(|c| c == ' ') {
             return None;
         }
-        // A loop's exits after it first, then where their one jump is.
-        let writer = [true, false].into_iter().find_map(|exits_after| {
+        // A loop's exits after it first, then where their one jump is; then each loop's body
+        // falling into what follows it. With flags, the way that sets the fewest.
+        let ways = [(true, false), (false, false), (true, true), (false, true)];
+        let mut written = ways.into_iter().filter_map(|(exits_after, breaks)| {
             let mut writer = Writer {
                 graph: self,
                 flow: &flow,
@@ -358,9 +382,17 @@ impl<'g> Graph<'g> {
                 exits_after,
                 placed: vec![false; flow.tails.len()],
                 trees: 0,
+                breaks,
+                flags,
+                chains: Vec::new(),
+                names: HashMap::new(),
             };
             writer.tree(0, To::Exit, 0).map(|_| writer)
-        })?;
+        });
+        let writer = match flags {
+            false => written.next(),
+            true => written.min_by_key(|writer| writer.names.len()),
+        }?;
         // Every comment of the body, once.
         let within = (self.comments.iter())
             .filter(|comment| range.contains_range(**comment))
@@ -550,6 +582,10 @@ impl<'g> Graph<'g> {
             let last = at + 1 == list.len();
             if let Some(name) = self.markers.gotos.get(&stmt.start()) {
                 tail.end = End::Goto(*names.get(name.as_str())?, Some(stmt));
+                // What follows it never runs: the dead-code pass's, where it may go.
+                if !last {
+                    self.unreached.set(true);
+                }
                 return last.then_some(tail);
             }
             if !self.markers.goes(stmt.range()) {
@@ -560,8 +596,20 @@ impl<'g> Graph<'g> {
                 }
                 tail.stmts.push(stmt);
                 if jumps(stmt) {
+                    // What follows it in its list never runs, and is written after it as it
+                    // is (the names it binds stay the function's), where it holds no marker.
+                    let dead = &list[at + 1..];
+                    if (dead.iter()).any(|stmt| {
+                        self.markers.labelled(stmt.range())
+                            || declares(stmt)
+                            || self.markers.goes(stmt.range())
+                    }) {
+                        self.unreached.set(true);
+                        return None;
+                    }
+                    tail.stmts.extend(dead);
                     tail.end = End::Stop;
-                    return last.then_some(tail);
+                    return Some(tail);
                 }
                 continue;
             }

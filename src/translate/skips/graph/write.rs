@@ -1,5 +1,6 @@
 //! The lines of a function written from its flow graph ([`Writer`]): each block where the
-//! graph says, each jump as where it goes from where it is.
+//! graph says, each jump as where it goes from where it is; where no `continue`, `break` or
+//! fall says it, a flag ([`Writer::flag`], [`Writer::past`]).
 
 use super::*;
 
@@ -22,9 +23,8 @@ pub(super) struct Writer<'w, 'g, 'a> {
     /// The body's first line: comments above it stay where they are.
     pub(super) first: usize,
     pub(super) out: Vec<String>,
-    /// The loops around what is written, innermost last, each with its head and what
-    /// follows it.
-    pub(super) loops: Vec<(usize, To)>,
+    /// The loops around what is written, innermost last.
+    pub(super) loops: Vec<Loop>,
     /// How many comments were written.
     pub(super) written: usize,
     /// Whether the blocks a loop's head dominates outside the loop follow it, so that a
@@ -35,6 +35,54 @@ pub(super) struct Writer<'w, 'g, 'a> {
     pub(super) placed: Vec<bool>,
     /// How many blocks are being written inside one another.
     pub(super) trees: usize,
+    /// Whether a loop's body falls into what follows it, by a `break` at its end (each jump
+    /// to its head a `continue`), rather than into its head.
+    pub(super) breaks: bool,
+    /// Whether a jump that no `continue`, `break` or fall reaches may set a flag.
+    pub(super) flags: bool,
+    /// The lists of blocks around what is written, innermost last.
+    pub(super) chains: Vec<Chain>,
+    /// The flag of each block that a jump sets one for.
+    pub(super) names: HashMap<usize, String>,
+}
+
+/// A loop around what is written.
+pub(super) struct Loop {
+    head: usize,
+    /// What follows it.
+    follow: To,
+    /// Where its `while` line is in the lines written.
+    line: usize,
+    /// The flags set to leave it and the loops around it, each `False` before it.
+    flags: Vec<String>,
+    /// What the code after it does when each flag is set: `break` or `continue`.
+    checks: Vec<(String, &'static str)>,
+}
+
+/// Blocks written one after another, each falling into the next: those after a block's
+/// code, or after a loop.
+pub(super) struct Chain {
+    nodes: Vec<usize>,
+    /// The index of the block that the code being written falls into, or that a `break`
+    /// of the loop it follows reaches.
+    next: usize,
+    /// How many loops are around it.
+    loops: usize,
+    /// Where its first line is, or its loop's.
+    line: usize,
+    /// The flags set to go past its blocks, each with the index of the first it goes past
+    /// and of the block it goes to.
+    skips: Vec<(String, usize, usize)>,
+}
+
+impl Chain {
+    /// `flag` goes past its blocks from the `from`th to the `past`th.
+    fn skip(&mut self, flag: &str, from: usize, past: usize) {
+        match (self.skips.iter_mut()).find(|(set, ..)| set == flag) {
+            Some((_, first, _)) => *first = (*first).min(from),
+            None => self.skips.push((flag.to_owned(), from, past)),
+        }
+    }
 }
 
 /// How many blocks are written inside one another at most (one that one edge enters is
@@ -82,17 +130,49 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         self.written += usize::from(comment.is_some());
         let comment = comment.map_or(String::new(), |comment| format!("  {comment}"));
         // A head that leaves the loop when a test holds tests it in the `while`.
-        let (test, tail) = match self.head(node, follow) {
+        let (test, tail) = match (self.head(node, follow)).filter(|_| !self.breaks) {
             Some((branch, rest)) => (skip::negated(self.graph.text, &branch.test), rest),
             None => ("True".to_owned(), &flow.tails[node]),
         };
+        let end = if self.breaks { follow } else { To::Node(node) };
+        let chained = !outside.is_empty();
+        if chained {
+            self.chains.push(Chain {
+                nodes: outside,
+                next: 0,
+                loops: self.loops.len(),
+                line: self.out.len(),
+                skips: Vec::new(),
+            });
+        }
         self.line(depth, format!("while {test}:{comment}"));
-        self.loops.push((node, follow));
-        let body = self.sequence(node, tail, &inside, To::Node(node), depth + 1);
-        self.loops.pop();
-        body?;
-        self.chain(&outside, fall, depth)?;
+        self.loops.push(Loop {
+            head: node,
+            follow,
+            line: self.out.len() - 1,
+            flags: Vec::new(),
+            checks: Vec::new(),
+        });
+        let body = self.sequence(node, tail, &inside, end, depth + 1);
+        let done = self.loops.pop()?;
+        if !body? && self.breaks {
+            self.line(depth + 1, "break".to_owned());
+        }
+        let set = (done.flags.iter()).map(|flag| self.unset(flag, depth));
+        self.out
+            .splice(done.line..done.line, set.collect::<Vec<_>>());
+        for (flag, then) in done.checks {
+            self.line(depth, format!("if {flag}: {then}"));
+        }
+        if chained {
+            self.rest(fall, depth)?;
+        }
         Some(false)
+    }
+
+    /// `flag = False` at `depth`.
+    fn unset(&self, flag: &str, depth: usize) -> String {
+        format!("{}{}{flag} = False", self.indent, "    ".repeat(depth))
     }
 
     /// The comments before `node`'s label, and the one after it unless a loop starts there.
@@ -151,22 +231,72 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         fall: To,
         depth: usize,
     ) -> Option<bool> {
-        let first = merges.first().map_or(fall, |&next| To::Node(next));
-        let stops = self.code(node, tail, first, depth)?;
-        if merges.is_empty() {
-            return Some(stops);
-        }
-        self.chain(merges, fall, depth)
+        let Some(&first) = merges.first() else {
+            return self.code(node, tail, fall, depth);
+        };
+        self.chains.push(Chain {
+            nodes: merges.to_vec(),
+            next: 0,
+            loops: self.loops.len(),
+            line: self.out.len(),
+            skips: Vec::new(),
+        });
+        self.code(node, tail, To::Node(first), depth)?;
+        self.rest(fall, depth)
     }
 
-    /// `nodes`, each falling into the next, the last into `fall`.
-    fn chain(&mut self, nodes: &[usize], fall: To, depth: usize) -> Option<bool> {
+    /// The blocks of the innermost chain from its next on, the last falling into `fall`,
+    /// each under `if not flag:` for the flags that go past it, consecutive ones under the
+    /// same; then the chain is done, its flags `False` before it. Whether they never fall
+    /// through.
+    fn rest(&mut self, fall: To, depth: usize) -> Option<bool> {
         let mut stops = false;
-        for (nth, &node) in nodes.iter().enumerate() {
-            let next = nodes.get(nth + 1).map_or(fall, |&next| To::Node(next));
-            stops = self.tree(node, next, depth)?;
+        // The flags the blocks being written are under, and where their lines start.
+        let mut under: (Vec<String>, usize) = (Vec::new(), 0);
+        loop {
+            let chain = self.chains.last()?;
+            let at = chain.next;
+            let Some(&node) = chain.nodes.get(at) else {
+                break;
+            };
+            let next = chain.nodes.get(at + 1).map_or(fall, |&next| To::Node(next));
+            let flags: Vec<String> = (chain.skips.iter())
+                .filter(|&&(_, from, past)| from <= at && at < past)
+                .map(|(flag, ..)| flag.clone())
+                .collect();
+            if flags != under.0 {
+                self.guarded(&under, depth);
+                if !flags.is_empty() {
+                    let test = match flags.as_slice() {
+                        [flag] => flag.clone(),
+                        _ => format!("({})", flags.join(" or ")),
+                    };
+                    self.line(depth, format!("if not {test}:"));
+                }
+                under = (flags, self.out.len());
+            }
+            self.chains.last_mut()?.next = at + 1;
+            let inner = depth + usize::from(!under.0.is_empty());
+            stops = self.tree(node, next, inner)? && under.0.is_empty();
         }
+        self.guarded(&under, depth);
+        let chain = self.chains.pop()?;
+        // A flag that a chain around sets too is `False` before that one.
+        let unset: Vec<String> = (chain.skips.iter())
+            .filter(|(flag, ..)| {
+                !(self.chains.iter()).any(|around| around.skips.iter().any(|(set, ..)| set == flag))
+            })
+            .map(|(flag, ..)| self.unset(flag, depth))
+            .collect();
+        self.out.splice(chain.line..chain.line, unset);
         Some(stops)
+    }
+
+    /// `pass` under an `if not flag:` that the blocks under it left empty.
+    fn guarded(&mut self, (flags, start): &(Vec<String>, usize), depth: usize) {
+        if !flags.is_empty() && self.out.len() == *start {
+            self.line(depth + 1, "pass".to_owned());
+        }
     }
 
     /// The statements of `tail`, of block `node`, then where it goes.
@@ -221,15 +351,16 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         let after = comment.map_or(String::new(), |comment| format!("  {comment}"));
         let flow = self.flow;
         let exit = |word: &str| Some(format!("{word}{after}"));
-        let written = match (to, self.loops.last()) {
+        let innermost = self.loops.last().map(|inner| (inner.head, inner.follow));
+        let written = match (to, innermost) {
             _ if to == fall => None,
             (To::Node(target), _) if flow.copied[target] => {
                 self.stmt(flow.tails[target].stmts[0], depth)?;
                 self.own_line(depth, comment);
                 return Some(true);
             }
-            (_, Some(&(head, _))) if to == To::Node(head) => exit("continue"),
-            (_, Some(&(_, follow))) if to == follow => exit("break"),
+            (_, Some((head, _))) if to == To::Node(head) => exit("continue"),
+            (_, Some((_, follow))) if to == follow => exit("break"),
             (To::Exit, _) => exit("return"),
             (To::Node(target), _)
                 if !flow.dominates(target, node)
@@ -239,6 +370,14 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
                 self.own_line(depth, comment);
                 return self.tree(target, fall, depth);
             }
+            (To::Node(target), _) if self.flags => match self.past(target, fall) {
+                Some((flag, false)) => {
+                    self.line(depth, format!("{flag} = True{after}"));
+                    return Some(false);
+                }
+                Some((flag, true)) => exit(&format!("{flag} = True; break")),
+                None => exit(&format!("{} = True; break", self.flag(target)?)),
+            },
             _ => return None,
         };
         match written {
@@ -251,6 +390,109 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
                 Some(false)
             }
         }
+    }
+
+    /// The flag named after `target`'s label.
+    fn named(&mut self, target: usize) -> Option<String> {
+        if let Some(name) = self.names.get(&target) {
+            return Some(name.clone());
+        }
+        let label = self.flow.labels[target]?;
+        let base = format!("_goto_{}", self.graph.markers.labels.get(&label.start())?);
+        // Not one the source holds, nor another label's (`_goto_s1` taken, `.s1`'s is
+        // `_goto_s11`, which may be `.s11`'s).
+        let name = (0..)
+            .map(|n| match n {
+                0 => base.clone(),
+                n => format!("{base}_{n}"),
+            })
+            .find(|name| {
+                !self.graph.text.contains(name.as_str())
+                    && !self.names.values().any(|used| used == name)
+            })?;
+        self.names.insert(target, name.clone());
+        Some(name)
+    }
+
+    /// The flag that a jump to `target`, the head of a loop around the innermost or what
+    /// follows one, sets and `break`s: each loop inside the one `target` goes on from has
+    /// `if flag: break` after it, and the code then goes on by `continue` to the head or
+    /// `break` to what follows. It is `False` before the outermost loop it leaves.
+    fn flag(&mut self, target: usize) -> Option<String> {
+        let to = To::Node(target);
+        let level = (self.loops.iter())
+            .rposition(|outer| outer.follow == to || To::Node(outer.head) == to)?;
+        if level + 1 == self.loops.len() {
+            return None;
+        }
+        let flag = self.named(target)?;
+        let then = if self.loops[level].head == target {
+            "continue"
+        } else {
+            "break"
+        };
+        let outermost = &mut self.loops[level + 1];
+        if !outermost.flags.contains(&flag) {
+            outermost.flags.push(flag.clone());
+        }
+        self.checks(&flag, level + 1, then);
+        Some(flag)
+    }
+
+    /// `if flag: then` after loop `level`, `if flag: break` after each inside it.
+    fn checks(&mut self, flag: &str, level: usize, then: &'static str) {
+        for (nth, left) in self.loops[level..].iter_mut().enumerate() {
+            let check = (flag.to_owned(), if nth == 0 { then } else { "break" });
+            if !left.checks.contains(&check) {
+                left.checks.push(check);
+            }
+        }
+    }
+
+    /// The flag that a jump to `target`, a block of a chain around not yet written, sets to
+    /// go past the blocks before it (`if not flag:` around them), and whether it `break`s
+    /// to get there. It falls where the code falls, or, inside loops that the chain's code
+    /// started, `break`s out of them (`if flag: break` after each but the outermost) to
+    /// what follows the outermost; the blocks not yet written of the chains that the
+    /// chain's code started before are gone past too, and so the code reaches the chain's
+    /// next block, then `target`.
+    fn past(&mut self, target: usize, fall: To) -> Option<(String, bool)> {
+        let loops = self.loops.len();
+        let at = (self.chains.iter()).rposition(|chain| chain.nodes.contains(&target))?;
+        let chain = &self.chains[at];
+        let past = chain.nodes.iter().position(|&node| node == target)?;
+        let reached = match self.loops.get(chain.loops) {
+            Some(outermost) => outermost.follow,
+            None => fall,
+        };
+        let between: Vec<usize> = (at + 1..self.chains.len())
+            .filter(|&inner| {
+                let inner = &self.chains[inner];
+                inner.loops == chain.loops && inner.next < inner.nodes.len()
+            })
+            .collect();
+        let next = match between.last() {
+            Some(&inner) => &self.chains[inner],
+            None => chain,
+        };
+        let next = To::Node(*next.nodes.get(next.next)?);
+        if past < chain.next || reached != next || between.is_empty() && past == chain.next {
+            return None;
+        }
+        let (from, level) = (chain.next, chain.loops);
+        let flag = self.named(target)?;
+        for inner in between {
+            let inner = &mut self.chains[inner];
+            inner.skip(&flag, inner.next, inner.nodes.len());
+        }
+        if past > from {
+            self.chains[at].skip(&flag, from, past);
+        }
+        let leaves = level < loops;
+        if leaves {
+            self.checks(&flag, level + 1, "break");
+        }
+        Some((flag, leaves))
     }
 
     /// An `if` whose clauses hold jumps, of block `node`; an `else` that is one such `if`
