@@ -593,8 +593,16 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
             chain.swap(0, 1);
             chain.pop();
         }
+        // A clause that goes where the code falls anyway says so where that is a loop's
+        // head or what follows it.
+        let empty = match self.loops.last() {
+            Some(inner) if fall == To::Node(inner.head) => "continue",
+            Some(inner) if fall == inner.follow => "break",
+            _ => "pass",
+        };
         let mut stops = chain.len() > 1
-            && chain.iter().all(|clause| clause.stops)
+            && (chain.iter())
+                .all(|clause| clause.stops || clause.body.is_empty() && empty != "pass")
             && chain.last().is_some_and(|clause| clause.test.is_none());
         for (nth, clause) in chain.into_iter().enumerate() {
             let keyword = match (nth, clause.test) {
@@ -612,7 +620,7 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
                 .map_or(String::new(), |comment| format!("  {comment}"));
             self.line(depth, format!("{keyword}{test}:{comment}"));
             if clause.body.is_empty() {
-                self.line(depth + 1, "pass".to_owned());
+                self.line(depth + 1, empty.to_owned());
             }
             self.out.extend(clause.body);
         }
