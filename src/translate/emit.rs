@@ -192,7 +192,7 @@ impl<'a> Ctx<'a> {
                 if !matches!(last.stmt, Stmt::Return(_) | Stmt::Raise(_))
                     && !matches!(last.kind, NodeKind::Goto(_))
                 {
-                    body.push(Out::line(0, "break"));
+                    Out::close(&mut body);
                 }
                 // As early as a line is free: its first guard wants the label's line.
                 let mut outs = vec![Out::block(0, "while True", body)];
@@ -445,7 +445,7 @@ impl<'a> Ctx<'a> {
                     // read: a shell around this one whose body an exception cuts short
                     // after this one ended must not read this one's jump.
                     let w = &tr.names.w;
-                    inner.push(Out::line(0, "break"));
+                    Out::close(&mut inner);
                     outs.push(Out::prefix(0, format!("{w} = 0")));
                     let shell = vec![
                         Out::block(0, "while True", inner),
@@ -708,7 +708,7 @@ impl<'a> Ctx<'a> {
             .map(|&n| Item::Node(n))
             .collect();
         let mut looped = self.chain(tr, &items, &all, false)?;
-        looped.push(Out::line(0, "break"));
+        Out::close(&mut looped);
         let mut inner = vec![Out::block(0, "while True", looped)];
         inner.extend(self.post_check(LoopKey::Source(node)));
         outs.push(Out::block(0, format!("if {k}"), inner));

@@ -53,6 +53,27 @@ pub(super) enum Out {
 }
 
 impl Out {
+    /// Closes `outs`, the body of a `while True:` that its end leaves, with a `break`, unless
+    /// their last statement jumps already (`break`, `continue`, `return`, `raise`), after
+    /// which the `break` would never run.
+    pub(super) fn close(outs: &mut Vec<Out>) {
+        // A statement that starts with `return` or `raise` is one; `break` and `continue`
+        // end the jumps gotopy writes (`_goto_k = 2; break`).
+        let jumps = |text: &str| {
+            let first = text.split([' ', '(', ';']).next().unwrap_or(text);
+            let last = text.rsplit("; ").next().unwrap_or(text);
+            matches!(first, "return" | "raise") || matches!(last, "break" | "continue")
+        };
+        let ends = matches!(
+            outs.last(),
+            Some(Out::Stmt { pieces, kind: Kind::Simple | Kind::Prefix, .. })
+                if matches!(pieces.as_slice(), [Piece::Rel(text)] if jumps(text.trim()))
+        );
+        if !ends {
+            outs.push(Out::line(0, "break"));
+        }
+    }
+
     /// Every `from` in the text gotopy wrote, at any depth, as `to` (copied lines of a
     /// string are the source's, which holds no added name).
     pub(super) fn rename(&mut self, from: &str, to: &str) {
