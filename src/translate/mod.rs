@@ -388,6 +388,11 @@ impl Names {
 
 /// `base`, or `base` with a number added, that `text` does not hold.
 fn fresh_in(text: &str, base: &str) -> String {
+    fresh(base, |name| text.contains(name))
+}
+
+/// `base`, or `base` with a number added, that is not `taken`.
+fn fresh(base: &str, taken: impl Fn(&str) -> bool) -> String {
     (0..)
         .map(|n| {
             if n == 0 {
@@ -396,7 +401,7 @@ fn fresh_in(text: &str, base: &str) -> String {
                 format!("{base}{n}")
             }
         })
-        .find(|name| !text.contains(name.as_str()))
+        .find(|name| !taken(name))
         .expect("a free name")
 }
 

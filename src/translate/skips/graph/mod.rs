@@ -197,38 +197,36 @@ fn structure(text: &str, checked: &Checked, markers: &Markers, scopes: &[usize])
             work.extend(child_lists(stmt));
         }
     }
-    // Those that need no flag first: where there are some, the passes may take the others
-    // once these are written, and the graph those they leave in the next round.
-    let mut edits: Vec<(usize, TextRange, String)> = Vec::new();
-    for flags in [false, true] {
-        for &(index, labels) in &scopes {
-            let scope = &checked.module.scopes[index];
-            let Some(function) =
-                (functions.iter()).find(|function| function.name.range() == scope.name_range)
-            else {
-                continue;
-            };
-            let graph = Graph {
-                text,
-                lines: &lines,
-                markers,
-                comments: &comments,
-                labels,
-                unreached: std::cell::Cell::new(false),
-            };
-            match graph.function(&function.body, flags) {
-                Some((range, text)) => edits.push((index, range, text)),
-                None => structured.unreached |= graph.unreached.get(),
-            }
-        }
-        if !edits.is_empty() {
-            break;
+    let mut edits: Vec<(usize, TextRange, String, bool)> = Vec::new();
+    for (index, labels) in scopes {
+        let scope = &checked.module.scopes[index];
+        let Some(function) =
+            (functions.iter()).find(|function| function.name.range() == scope.name_range)
+        else {
+            continue;
+        };
+        let graph = Graph {
+            text,
+            lines: &lines,
+            markers,
+            comments: &comments,
+            labels,
+            unreached: std::cell::Cell::new(false),
+        };
+        match graph.function(&function.body) {
+            Some((range, text, flagged)) => edits.push((index, range, text, flagged)),
+            None => structured.unreached |= graph.unreached.get(),
         }
     }
-    edits.sort_by_key(|(_, range, _)| range.start());
+    // Those that set a flag only where none is written without: the passes may take them
+    // once the others are written, and the graph those they leave in the next round.
+    if edits.iter().any(|&(.., flagged)| !flagged) {
+        edits.retain(|&(.., flagged)| !flagged);
+    }
+    edits.sort_by_key(|(_, range, ..)| range.start());
     // A function inside another that is written too goes as the outer one writes it.
     let mut kept: Vec<(TextRange, String)> = Vec::new();
-    for (index, range, with) in edits {
+    for (index, range, with, _) in edits {
         if kept
             .last()
             .is_none_or(|(last, _)| last.end() <= range.start())
@@ -351,8 +349,8 @@ impl Flow<'_> {
 
 impl<'g> Graph<'g> {
     /// The edit that writes `body`, a function's, from its graph: its lines, from the
-    /// first's start to the last's end, and their new text.
-    fn function<'a>(&self, body: &'a [Stmt], flags: bool) -> Option<(TextRange, String)>
+    /// first's start to the last's end, their new text, and whether it sets a flag.
+    fn function<'a>(&self, body: &'a [Stmt]) -> Option<(TextRange, String, bool)>
     where
         'g: 'a,
     {
@@ -368,9 +366,10 @@ impl<'g> Graph<'g> {
             return None;
         }
         // A loop's exits after it first, then where their one jump is; then each loop's body
-        // falling into what follows it. With flags, the way that sets the fewest.
+        // falling into what follows it. With flags where none writes it without, the way
+        // that sets the fewest.
         let ways = [(true, false), (false, false), (true, true), (false, true)];
-        let mut written = ways.into_iter().filter_map(|(exits_after, breaks)| {
+        let write = |(exits_after, breaks), flags| {
             let mut writer = Writer {
                 graph: self,
                 flow: &flow,
@@ -388,11 +387,13 @@ impl<'g> Graph<'g> {
                 names: HashMap::new(),
             };
             writer.tree(0, To::Exit, 0).map(|_| writer)
-        });
-        let writer = match flags {
-            false => written.next(),
-            true => written.min_by_key(|writer| writer.names.len()),
-        }?;
+        };
+        let writer = (ways.into_iter().find_map(|way| write(way, false))).or_else(|| {
+            (ways.into_iter())
+                .filter_map(|way| write(way, true))
+                .min_by_key(|writer| writer.names.len())
+        })?;
+        let flagged = !writer.names.is_empty();
         // Every comment of the body, once.
         let within = (self.comments.iter())
             .filter(|comment| range.contains_range(**comment))
@@ -406,7 +407,7 @@ impl<'g> Graph<'g> {
         if out.len() < count {
             out.resize(count, String::new());
         }
-        Some((range, out.join("\n")))
+        Some((range, out.join("\n"), flagged))
     }
 
     /// The blocks of `body` and its graph; `None` where a label or goto of the function

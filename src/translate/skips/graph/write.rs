@@ -137,13 +137,7 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         let end = if self.breaks { follow } else { To::Node(node) };
         let chained = !outside.is_empty();
         if chained {
-            self.chains.push(Chain {
-                nodes: outside,
-                next: 0,
-                loops: self.loops.len(),
-                line: self.out.len(),
-                skips: Vec::new(),
-            });
+            self.chain(outside);
         }
         self.line(depth, format!("while {test}:{comment}"));
         self.loops.push(Loop {
@@ -234,15 +228,20 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         let Some(&first) = merges.first() else {
             return self.code(node, tail, fall, depth);
         };
+        self.chain(merges.to_vec());
+        self.code(node, tail, To::Node(first), depth)?;
+        self.rest(fall, depth)
+    }
+
+    /// Starts a chain of `nodes` at the lines written so far.
+    fn chain(&mut self, nodes: Vec<usize>) {
         self.chains.push(Chain {
-            nodes: merges.to_vec(),
+            nodes,
             next: 0,
             loops: self.loops.len(),
             line: self.out.len(),
             skips: Vec::new(),
         });
-        self.code(node, tail, To::Node(first), depth)?;
-        self.rest(fall, depth)
     }
 
     /// The blocks of the innermost chain from its next on, the last falling into `fall`,
@@ -400,16 +399,10 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         let label = self.flow.labels[target]?;
         let base = format!("_goto_{}", self.graph.markers.labels.get(&label.start())?);
         // Not one the source holds, nor another label's (`_goto_s1` taken, `.s1`'s is
-        // `_goto_s11`, which may be `.s11`'s).
-        let name = (0..)
-            .map(|n| match n {
-                0 => base.clone(),
-                n => format!("{base}_{n}"),
-            })
-            .find(|name| {
-                !self.graph.text.contains(name.as_str())
-                    && !self.names.values().any(|used| used == name)
-            })?;
+        // `_goto_s11`, which `.s11`'s is not then).
+        let name = crate::translate::fresh(&base, |name| {
+            self.graph.text.contains(name) || self.names.values().any(|used| used == name)
+        });
         self.names.insert(target, name.clone());
         Some(name)
     }
