@@ -28,11 +28,15 @@ fn tools() -> &'static Path {
         let venv = root().join("target/lint-tools");
         let bin = venv.join("bin");
         let stamp = venv.join("gotopy-lint-tools");
-        let wanted = TOOLS.join(" ");
+        // The place too: the environment's scripts start with the path of its Python, so
+        // one that another checkout made (a target directory shared) is made again.
+        let wanted = format!("{} {}", venv.display(), TOOLS.join(" "));
         if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
             succeeded(
                 "python3 -m venv",
-                Command::new("python3").arg("-m").arg("venv").arg(&venv),
+                Command::new("python3")
+                    .args(["-m", "venv", "--clear"])
+                    .arg(&venv),
             );
             succeeded(
                 "pip install the linters (needs PyPI)",
