@@ -441,10 +441,19 @@ impl<'a> Ctx<'a> {
                 if self.shells.contains(&node) {
                     // The register goes on past the statement only when its body ended
                     // through the loop's end: not when `__exit__` swallowed an exception
-                    // raised mid-jump. One `w` serves every shell, so it is cleared once
-                    // read: a shell around this one whose body an exception cuts short
-                    // after this one ended must not read this one's jump.
-                    let w = &tr.names.w;
+                    // raised mid-jump. Shells side by side share a `w`, cleared once read,
+                    // but one inside another has its own: when this one's `__exit__` raises
+                    // after its body set `w`, a shell around it that swallows the exception
+                    // must not read this one's jump.
+                    let depth = self
+                        .withs_between(node, 0)
+                        .into_iter()
+                        .filter(|with| self.shells.contains(with))
+                        .count();
+                    let w = &match depth {
+                        0 => tr.names.w.clone(),
+                        _ => format!("{}{}", tr.names.w, depth + 1),
+                    };
                     Out::close(&mut inner);
                     outs.push(Out::prefix(0, format!("{w} = 0")));
                     let shell = vec![

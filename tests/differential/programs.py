@@ -13,7 +13,8 @@ running each `finally` body and `__exit__` it passes, then resumes at the label 
 
 The subset: integer variables, `t.append(k)` to record a trace, `if`/`else`, `while` over a
 counter that never resets (so loops are bounded), `for` over `range(2)`, `with R(k)` (a
-manager recording enter and exit), `try`/`except E`/`finally`, `raise E(k)`, `break`,
+manager recording enter and exit; by its `k` and the trace's length, one raises `E` as it
+exits now and then, another swallows an `E`), `try`/`except E`/`finally`, `raise E(k)`, `break`,
 `continue`, `return` (none of them leaving a `finally` body), `while switch` over small
 integer cases with fallthrough, labels, and gotos guarded by a fuel counter (so every
 program ends). One goto in six is computed, `goto *('La' if x % 2 else 'Lb')`, where no label it
@@ -60,7 +61,11 @@ class R:
 
     def __exit__(self, kind, value, tb):
         self.t.append(("exit", self.k, kind.__name__ if kind else None))
-        return False
+        # Some managers raise on the way out, now and then; some swallow an E: a jump that
+        # leaves them ends there, and the code after the statement runs.
+        if self.k % 4 == 1 and len(self.t) % 3 == 0:
+            raise E(1000 + self.k)
+        return kind is E and self.k % 3 == 2
 
 '''
 
