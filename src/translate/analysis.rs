@@ -165,6 +165,7 @@ impl<'a> Ctx<'a> {
             }
         }
         self.find_shells(&gotos, &computed);
+        self.find_handoffs();
         // Cases are entered from their switch with the register set.
         for target in 0..self.targets.len() {
             let node = self.targets[target].node;
@@ -309,6 +310,30 @@ impl<'a> Ctx<'a> {
                         changed |= self.shells.insert(with);
                     }
                 }
+            }
+        }
+    }
+
+    /// Finds `handoffs`: the shells around a `with` or a `try` with a `finally`. A jump
+    /// sets the register before it leaves anything, and user code runs with the register
+    /// at 0; so an exception that a shell's `__exit__` swallows leaves the register at 0,
+    /// unless code ran after the jump set it and before the jump left the body: an inner
+    /// statement's `__exit__`, or a `finally` body. Only such shells need the register
+    /// handed past their `__exit__` at the body's end. Each statement's walk up ends at a
+    /// shell found already, whose shells around were found with it.
+    pub(super) fn find_handoffs(&mut self) {
+        for node in 0..self.nodes.len() {
+            let raises = match self.nodes[node].stmt {
+                Stmt::With(_) => true,
+                Stmt::Try(stmt) => !stmt.finalbody.is_empty(),
+                _ => false,
+            };
+            let mut at = node;
+            while raises && let Some(parent) = self.lists[self.nodes[at].list].parent {
+                if self.shells.contains(&parent) && !self.handoffs.insert(parent) {
+                    break;
+                }
+                at = parent;
             }
         }
     }

@@ -439,30 +439,35 @@ impl<'a> Ctx<'a> {
                 let header = tr.text.header(stmt.start(), stmt.body[0].start());
                 let mut inner = self.list(tr, lists[0], &BTreeSet::new(), false, stmt.start())?;
                 if self.shells.contains(&node) {
-                    // The register goes on past the statement only when its body ended
-                    // through the loop's end: not when `__exit__` swallowed an exception
-                    // raised mid-jump. Shells side by side share a `w`, cleared once read,
-                    // but one inside another has its own: when this one's `__exit__` raises
-                    // after its body set `w`, a shell around it that swallows the exception
-                    // must not read this one's jump.
-                    let depth = self
-                        .withs_between(node, 0)
-                        .into_iter()
-                        .filter(|with| self.shells.contains(with))
-                        .count();
-                    let w = &match depth {
-                        0 => tr.names.w.clone(),
-                        _ => format!("{}{}", tr.names.w, depth + 1),
-                    };
                     Out::close(&mut inner);
-                    outs.push(Out::prefix(0, format!("{w} = 0")));
-                    let shell = vec![
-                        Out::block(0, "while True", inner),
-                        Out::line(0, format!("{w} = {k}")),
-                    ];
-                    outs.push(Out::block(line, header, shell));
-                    outs.push(Out::prefix(0, format!("{k} = {w}")));
-                    outs.push(Out::prefix(0, format!("{w} = 0")));
+                    let mut shell = vec![Out::block(0, "while True", inner)];
+                    if self.handoffs.contains(&node) {
+                        // The register goes on past the statement only when its body
+                        // ended through the loop's end: not when `__exit__` swallowed an
+                        // exception raised mid-jump. Shells side by side share a `w`,
+                        // cleared once read, but one inside another has its own: when
+                        // this one's `__exit__` raises after its body set `w`, a shell
+                        // around it that swallows the exception must not read this one's
+                        // jump. In any other shell nothing runs between a jump and its
+                        // leaving, so an exception that `__exit__` swallows found the
+                        // register at 0 (`Ctx::find_handoffs`).
+                        let depth = self
+                            .withs_between(node, 0)
+                            .into_iter()
+                            .filter(|with| self.handoffs.contains(with))
+                            .count();
+                        let w = &match depth {
+                            0 => tr.names.w.clone(),
+                            _ => format!("{}{}", tr.names.w, depth + 1),
+                        };
+                        outs.push(Out::prefix(0, format!("{w} = 0")));
+                        shell.push(Out::line(0, format!("{w} = {k}")));
+                        outs.push(Out::block(line, header, shell));
+                        outs.push(Out::prefix(0, format!("{k} = {w}")));
+                        outs.push(Out::prefix(0, format!("{w} = 0")));
+                    } else {
+                        outs.push(Out::block(line, header, shell));
+                    }
                     outs.extend(self.post_check(LoopKey::Shell(node)));
                 } else {
                     outs.push(Out::block(line, header, inner));

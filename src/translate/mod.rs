@@ -541,6 +541,11 @@ struct Ctx<'a> {
     /// on the later ones, so that an exception after them calls a stale `__exit__` or
     /// crashes the interpreter).
     shells: HashSet<NodeId>,
+    /// The shells whose bodies hold a `with` or a `try` with a `finally`: there an
+    /// `__exit__` or `finally` body may raise while a jump is on its way out, and the
+    /// register goes past the statement through `_goto_w`, set at the body's end (see
+    /// [`Ctx::find_handoffs`]). Any other shell's post-check reads the register itself.
+    handoffs: HashSet<NodeId>,
     /// The `if` statements after which a label's reset goes instead of before them
     /// (`Ctx::reset_after`).
     late_resets: HashSet<NodeId>,

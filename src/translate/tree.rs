@@ -37,6 +37,7 @@ impl<'a> Ctx<'a> {
             codes: HashMap::new(),
             pseudo: HashMap::new(),
             shells: HashSet::new(),
+            handoffs: HashSet::new(),
             late_resets: HashSet::new(),
             uses_k: false,
             k: tr.names.k.clone(),
