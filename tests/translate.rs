@@ -201,8 +201,9 @@ fn every_fixture_translated_prints_what_gotopy_run_prints() {
 /// `translate --migrate` writes the program's new source: for every `ok` fixture, nothing
 /// of gotopy is left (no header, no `# gotopy: all-scopes` line, no import or decorator of
 /// it, and no blank line at the top), every comment of the program is (also one whose line
-/// the translation needs), and the newest CPython prints what `gotopy run` prints for the
-/// goto program.
+/// the translation needs), its statements stand on lines of their own and its definitions
+/// keep their spacing as in the source (`tests/translate/layout.py`), and the newest
+/// CPython prints what `gotopy run` prints for the goto program.
 #[test]
 fn a_migration_leaves_nothing_of_gotopy_and_runs_as_the_program_did() {
     let dir = common::Scratch::dir("migrate");
@@ -244,6 +245,16 @@ fn a_migration_leaves_nothing_of_gotopy_and_runs_as_the_program_did() {
             .filter(|line| line.starts_with('#') && *line != "# gotopy: all-scopes")
             .find(|comment| !output.contains(comment));
         assert_eq!(lost, None, "{name}: a comment is lost:\n{output}");
+        let layout = Command::new("python3")
+            .arg(common::root().join("tests/translate/layout.py"))
+            .args([&path, &out])
+            .output()
+            .unwrap();
+        assert!(
+            layout.status.success() && layout.stdout.is_empty(),
+            "{name}: the migration is laid out otherwise than its source:\n{}\n{output}",
+            cpython::shown(&layout)
+        );
         let args: &[&str] = if options.all_scopes {
             &["--all-scopes"]
         } else {
@@ -973,7 +984,7 @@ fn shapes_the_passes_must_not_take_keep_their_register() {
         assert!(ok, "{function}");
     }
     assert!(
-        translated.contains("if skip: _goto_none = 1; continue"),
+        translated.contains("if skip:\n                _goto_none = 1; continue"),
         "{translated}"
     );
 }
@@ -1210,10 +1221,10 @@ fn labels_reached_by_value_stay_where_jumps_land() {
     let spin = "            while i < acc:\n                total += i\n                i += 1\n";
     assert!(function("machine").contains(spin), "{translated}");
     // Only loops are taken there: the goto to the `return` keeps its jump.
-    let halt = "            if pc >= len(program): _goto_k = ";
+    let halt = "            if pc >= len(program):\n                _goto_k = ";
     assert!(function("machine").contains(halt), "{translated}");
     assert!(
-        function("route").contains("if skip: _goto_k = "),
+        function("route").contains("if skip:\n                _goto_k = "),
         "{translated}"
     );
 }

@@ -327,42 +327,32 @@ pub(super) fn render(outs: Vec<Out>, header: Option<&str>) -> String {
     lines.text
 }
 
-/// The output as [`render`] writes it without a header and with every comment, less the
-/// blank lines where `source` had something on the same line (a marker, a decorator or an
-/// import that is gone, a statement that moved), and no run of blank lines longer than the
-/// longest in `source`: the program's new source, whose lines no traceback needs to match.
-/// A line inside a string always stays.
+/// The output as the program's new source, whose lines no traceback needs to match: no
+/// header, every comment, each statement on a line of its own unless the source had it on
+/// the line of the one before (or it is the translation's own, `_goto_k = 0; x += 1`), and
+/// before each statement the blank lines that stood before it in `source` (none where the
+/// source had something that is gone: a marker, a decorator, an import), also where the
+/// translation made the code above it longer or shorter.
 pub(super) fn render_compact(outs: Vec<Out>, source: &str) -> String {
-    let mut lines = Lines {
-        comments_kept: true,
-        ..Lines::default()
-    };
-    write(&normalize(outs), 0, &mut lines);
-    let strings: std::collections::HashSet<usize> = lines.strings.into_iter().collect();
-    let source: Vec<&str> = source.split('\n').collect();
-    let longest = (source.iter())
-        .scan(0, |run, line| {
-            *run = if line.trim().is_empty() { *run + 1 } else { 0 };
+    let blank: Vec<bool> = source
+        .split('\n')
+        .map(|line| line.trim().is_empty())
+        .collect();
+    let longest = (blank.iter())
+        .scan(0, |run, &blank| {
+            *run = if blank { *run + 1 } else { 0 };
             Some(*run)
         })
         .max()
         .unwrap_or(0);
-    let mut out = String::with_capacity(lines.text.len() + 1);
-    let mut run = 0;
-    for (at, line) in lines.text.split('\n').enumerate() {
-        if line.trim().is_empty() && !strings.contains(&(at + 1)) {
-            let gone = source.get(at).is_some_and(|was| !was.trim().is_empty());
-            if gone || run >= longest {
-                continue;
-            }
-            run += 1;
-        } else {
-            run = 0;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+    let mut lines = Lines {
+        source: Some(blank),
+        longest,
+        ..Lines::default()
+    };
+    write(&normalize(outs), 0, &mut lines);
+    lines.text.push('\n');
+    lines.text
 }
 
 /// The output as it is written: its text (lines joined by `\n`), how many lines it has, and
@@ -373,12 +363,23 @@ struct Lines {
     text: String,
     count: usize,
     first_free: Option<usize>,
-    /// The lines (from 1) that start inside a string.
-    strings: Vec<usize>,
-    /// Whether a comment line that finds its line taken goes on the next one (a migration,
-    /// which keeps every comment), rather than being dropped (a generated file, whose
-    /// statements keep their lines).
-    comments_kept: bool,
+    /// For a migration, which lines of the source are blank: then the output's lines are
+    /// not the source's, a statement goes on the next line after the blank lines that
+    /// stood before it, and a comment that finds its line taken goes on the next one
+    /// rather than being dropped (a generated file, whose statements keep their lines,
+    /// drops it).
+    source: Option<Vec<bool>>,
+    /// For a migration, the line of the source the output's last line stands for.
+    source_at: usize,
+    /// For a migration, the longest run of blank lines in the source, and the blank lines
+    /// the output ends with: no run is longer (blank lines around a line that is gone meet).
+    longest: usize,
+    run: usize,
+    /// For a migration, the statements written in a row on lines where the user's source
+    /// was blank (the closing `break` of a loop the passes wrote): as many blank lines go
+    /// before the next statement of the module's top level, so that a definition keeps its
+    /// spacing.
+    owed: usize,
 }
 
 impl Lines {
@@ -390,6 +391,64 @@ impl Lines {
         self.count += 1;
         self.text.push_str(indent);
         self.text.push_str(text);
+        self.run = if text.is_empty() { self.run + 1 } else { 0 };
+    }
+
+    /// Whether line `line` of the user's source (0: none) is blank, in a migration.
+    fn was_blank(&self, line: usize) -> bool {
+        (self.source.as_ref())
+            .is_some_and(|blank| line.checked_sub(1).and_then(|at| blank.get(at)) == Some(&true))
+    }
+
+    /// In a migration, a blank line standing for line `line` of the source (as the passes
+    /// wrote it), where the user's source had one there too and the run allows it.
+    fn blank(&mut self, line: usize) {
+        if self.was_blank(line) {
+            self.blank_line();
+        }
+    }
+
+    /// A blank line, unless the output ends with as many as the source has in a row.
+    fn blank_line(&mut self) {
+        if self.run < self.longest {
+            self.push("", "");
+        }
+    }
+
+    /// In a migration, a line of the output written for line `line` of the source (0:
+    /// none) that is not blank: one more owed where the user's source was blank there.
+    fn owe(&mut self, line: usize) {
+        if line > 0 {
+            self.owed = if self.was_blank(line) {
+                self.owed + 1
+            } else {
+                0
+            };
+        }
+    }
+
+    /// The line of the source that a statement wanting `line` (0: none) is written for, if
+    /// placed now: in a generated file the next line of the output; in a migration its own,
+    /// unless that is not past the last one written.
+    fn at(&self, line: usize) -> usize {
+        match self.source {
+            None => self.count + 1,
+            Some(_) => line.max(self.source_at),
+        }
+    }
+
+    /// Whether a statement that wants `line` is late: its line is taken (a generated
+    /// file), or it is the line of the statement before it or none (a migration).
+    fn late(&self, line: usize) -> bool {
+        match self.source {
+            None => line <= self.count,
+            Some(_) => line == 0 || line == self.source_at,
+        }
+    }
+
+    /// The statement for source line `at` took `taken` lines of the output.
+    fn wrote(&mut self, at: usize, taken: usize) {
+        self.source_at = self.source_at.max(at + taken.max(1) - 1);
     }
 }
 
@@ -463,8 +522,23 @@ fn normalize(outs: Vec<Out>) -> Vec<Out> {
     result
 }
 
-/// Blank lines until the next line written is `line`.
-fn place(line: usize, lines: &mut Lines) {
+/// Blank lines until the next line written, at `depth`, is `line`; in a migration, the
+/// source's blank lines between the last line written and `line`.
+fn place(line: usize, depth: usize, lines: &mut Lines) {
+    if lines.source.is_some() {
+        if line <= lines.source_at {
+            return;
+        }
+        for at in lines.source_at + 1..line {
+            lines.blank(at);
+        }
+        if depth == 0 {
+            for _ in 0..std::mem::take(&mut lines.owed) {
+                lines.blank_line();
+            }
+        }
+        return;
+    }
     while line > lines.count + 1 {
         lines.push("", "");
         lines.first_free.get_or_insert(lines.text.len());
@@ -480,41 +554,58 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
     for out in outs {
         match out {
             Out::Stmt { line, pieces, kind } => {
-                if *kind == Kind::Comment && *line <= lines.count && !lines.comments_kept {
+                if *kind == Kind::Comment && *line <= lines.count && lines.source.is_none() {
                     continue;
                 }
                 if matches!(kind, Kind::Simple | Kind::Noted)
                     && let [Piece::Rel(text)] = pieces.as_slice()
                 {
-                    let late = *line <= lines.count;
+                    let late = lines.late(*line);
                     if open.is_some_and(|at| late && at + 1 == lines.count) {
                         lines.text.push_str("; ");
                         lines.text.push_str(text);
                     } else {
-                        place(*line, lines);
+                        place(*line, depth, lines);
+                        lines.wrote(lines.at(*line), 1);
+                        lines.owe(*line);
                         lines.push(&indent, text);
                     }
                     open = (*kind == Kind::Simple).then(|| lines.count - 1);
                     continue;
                 }
-                place(*line, lines);
-                for piece in pieces {
+                place(*line, depth, lines);
+                lines.wrote(lines.at(*line), pieces.len());
+                for (index, piece) in pieces.iter().enumerate() {
+                    // The line of the source this one stands for (0: none).
+                    let from = if *line > 0 { *line + index } else { 0 };
                     match piece {
-                        Piece::Rel(text) => lines.push(&indent, text),
-                        Piece::Raw(text) => lines.push("", text),
-                        Piece::Str(text) => {
+                        Piece::Rel(text) | Piece::Raw(text)
+                            if text.trim().is_empty() && lines.source.is_some() =>
+                        {
+                            lines.blank(from);
+                        }
+                        Piece::Rel(text) => {
+                            lines.owe(from);
+                            lines.push(&indent, text);
+                        }
+                        Piece::Raw(text) | Piece::Str(text) => {
+                            lines.owe(from);
                             lines.push("", text);
-                            lines.strings.push(lines.count);
                         }
                     }
                 }
             }
             Out::Block { line, header, body } => {
-                place(*line, lines);
-                if let Some(inline) = one_line(header, body, lines.count + 1) {
+                place(*line, depth, lines);
+                let at = lines.at(*line);
+                if let Some(inline) = one_line(header, body, at) {
+                    lines.wrote(at, 1);
+                    lines.owe(*line);
                     lines.push(&indent, &inline);
                     continue;
                 }
+                lines.wrote(at, header.split('\n').count());
+                lines.owe(*line);
                 for (index, part) in header.split('\n').enumerate() {
                     let part = part.trim_end_matches('\r');
                     lines.push(if index == 0 { &indent } else { "" }, part);
