@@ -529,13 +529,23 @@ fn place(line: usize, depth: usize, lines: &mut Lines) {
         if line <= lines.source_at {
             return;
         }
+        // The longest run of blank lines between the last line written and this one, the
+        // blank lines the output ends with counted in (and, at the top level, those the
+        // statements just written took): runs that a line gone parts (`import sys`, a
+        // blank line, the goto import, two blank lines) meet as the longer one.
+        let owed = if depth == 0 {
+            std::mem::take(&mut lines.owed)
+        } else {
+            0
+        };
+        let mut run = lines.run + owed;
+        let mut longest = run;
         for at in lines.source_at + 1..line {
-            lines.blank(at);
+            run = if lines.was_blank(at) { run + 1 } else { 0 };
+            longest = longest.max(run);
         }
-        if depth == 0 {
-            for _ in 0..std::mem::take(&mut lines.owed) {
-                lines.blank_line();
-            }
+        for _ in lines.run..longest {
+            lines.blank_line();
         }
         return;
     }
