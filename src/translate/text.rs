@@ -446,9 +446,9 @@ impl Lines {
         }
     }
 
-    /// The statement for source line `at` took `taken` lines of the output.
-    fn wrote(&mut self, at: usize, taken: usize) {
-        self.source_at = self.source_at.max(at + taken.max(1) - 1);
+    /// The statement that wants `line`, placed, took `taken` lines of the output.
+    fn wrote(&mut self, line: usize, taken: usize) {
+        self.source_at = self.source_at.max(self.at(line) + taken.max(1) - 1);
     }
 }
 
@@ -576,7 +576,7 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
                         lines.text.push_str(text);
                     } else {
                         place(*line, depth, lines);
-                        lines.wrote(lines.at(*line), 1);
+                        lines.wrote(*line, 1);
                         lines.owe(*line);
                         lines.push(&indent, text);
                     }
@@ -584,7 +584,7 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
                     continue;
                 }
                 place(*line, depth, lines);
-                lines.wrote(lines.at(*line), pieces.len());
+                lines.wrote(*line, pieces.len());
                 for (index, piece) in pieces.iter().enumerate() {
                     // The line of the source this one stands for (0: none).
                     let from = if *line > 0 { *line + index } else { 0 };
@@ -607,14 +607,13 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
             }
             Out::Block { line, header, body } => {
                 place(*line, depth, lines);
-                let at = lines.at(*line);
-                if let Some(inline) = one_line(header, body, at) {
-                    lines.wrote(at, 1);
+                if let Some(inline) = one_line(header, body, lines.at(*line)) {
+                    lines.wrote(*line, 1);
                     lines.owe(*line);
                     lines.push(&indent, &inline);
                     continue;
                 }
-                lines.wrote(at, header.split('\n').count());
+                lines.wrote(*line, header.split('\n').count());
                 lines.owe(*line);
                 for (index, part) in header.split('\n').enumerate() {
                     let part = part.trim_end_matches('\r');
