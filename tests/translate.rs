@@ -1133,7 +1133,8 @@ fn jumps_no_loop_reaches_set_a_flag_named_after_their_label() {
     let dir = common::Scratch::dir("translate-flags");
     let source = common::root().join("tests/translate/flags.py");
     let translated = translated_and_ok(&source, &dir.join("flags.py"), false);
-    assert_eq!(added_variables(&translated), 2, "{translated}");
+    let flags = std::fs::read_to_string(&source).unwrap();
+    assert_eq!(added_variables(&flags, &translated), 2, "{translated}");
     for (function, flag, jump) in [
         ("find", "_goto_done", "_goto_done = True; break"),
         ("ship", "_goto_stamp", "_goto_stamp = True  # no box"),
@@ -1188,6 +1189,46 @@ fn flow_graphs_become_loops_and_ifs() {
     }
 }
 
+/// Switches in the shapes of tests/translate/switches.py, each beside a twin written as an
+/// `if`/`elif` chain, translated as a migration: every pair agrees on every CPython (the
+/// module's assertions, on subjects of other types too), no function keeps the register or
+/// a dispatch loop, and a switch whose cases return, `break` or go to a label after it reads
+/// as an `if`/`elif` ladder on its case's number, named after its subject (or
+/// `switch_case`), with the search reading a parameter that the function only reads.
+#[test]
+fn switches_become_ladders_on_their_case_number() {
+    let dir = common::Scratch::dir("translate-switches");
+    let source = common::root().join("tests/translate/switches.py");
+    let translated = translated_and_ok(&source, &dir.join("switches.py"), true);
+    for register in ["_goto_k", "_goto_v"] {
+        assert!(!translated.contains(register), "{translated}");
+    }
+    let function = |name: &str| function_text(&translated, name);
+    assert!(!function("op_name").contains("_goto_"), "{translated}");
+    assert!(
+        function("op_name").contains("try: op_case = (((1 if op == 0 else 0)"),
+        "{translated}"
+    );
+    let days = function("days_in");
+    for kept in [
+        "    if month_case == 1:\n        days = 30\n",
+        "    elif month_case == 2:\n        days = 28\n        if leap:\n",
+    ] {
+        assert!(days.contains(kept), "{translated}");
+    }
+    let run = function("run");
+    assert_eq!(run.matches("while True:").count(), 1, "{translated}");
+    for kept in [
+        "        switch_case = code[pc]\n",
+        "        if switch_case == 1:\n",
+        "        elif switch_case == 4:\n            return stack\n",
+        "        else:\n            raise ValueError(code[pc])\n",
+    ] {
+        assert!(run.contains(kept), "{translated}");
+    }
+    assert!(!run.contains("_goto_"), "{translated}");
+}
+
 /// Gotos that leave statements for the label after them, or start them again from the label
 /// before them, from inside `with` and `try` statements, in the shapes
 /// tests/translate/blocks.py writes (300 generated functions, each beside a twin written
@@ -1229,60 +1270,75 @@ fn labels_reached_by_value_stay_where_jumps_land() {
     );
 }
 
-/// The variables a translation adds (its names that start with `_goto_`), counted in each
-/// scope that binds them and summed: two functions with a register each add two, a search
-/// function defined once adds one however many functions call it.
-fn added_variables(text: &str) -> usize {
+/// The variables `translated` adds to `source`: the names it binds in a scope (a function,
+/// a class, the module, by the names of the definitions around it; a lambda's or a
+/// comprehension's own are not that scope's) that the source does not bind there, counted
+/// in each scope and summed: two functions with a register each
+/// add two, a switch's `n_case` one, a search function defined once (`_goto_...`, its own
+/// body not counted) one however many functions call it.
+fn added_variables(source: &str, translated: &str) -> usize {
     use rustpython_compiler::ast::visitor::{Visitor, walk_expr, walk_stmt};
     use rustpython_compiler::ast::{Expr, ExprContext, Stmt};
-    use std::collections::BTreeSet;
-    struct Added {
-        scopes: Vec<BTreeSet<String>>,
-        total: usize,
+    use std::collections::{BTreeMap, BTreeSet};
+    /// The names each scope binds, by the path of definitions to it.
+    #[derive(Default)]
+    struct Bound {
+        path: Vec<String>,
+        names: BTreeMap<Vec<String>, BTreeSet<String>>,
     }
-    impl<'a> Visitor<'a> for Added {
+    impl Bound {
+        fn bind(&mut self, name: &str) {
+            let names = self.names.entry(self.path.clone()).or_default();
+            names.insert(name.to_owned());
+        }
+    }
+    impl<'a> Visitor<'a> for Bound {
         fn visit_stmt(&mut self, stmt: &'a Stmt) {
             let name = match stmt {
-                Stmt::FunctionDef(def) => Some(&def.name),
-                Stmt::ClassDef(class) => Some(&class.name),
+                Stmt::FunctionDef(def) => Some(def.name.as_str()),
+                Stmt::ClassDef(class) => Some(class.name.as_str()),
                 _ => None,
             };
-            if let Some(name) = name.filter(|name| name.starts_with("_goto_"))
-                && let Some(names) = self.scopes.last_mut()
-            {
-                names.insert(name.to_string());
-            }
-            let scope = name.is_some();
-            if scope {
-                self.scopes.push(BTreeSet::new());
-            }
-            walk_stmt(self, stmt);
-            if scope {
-                self.total += self.scopes.pop().map_or(0, |names| names.len());
+            let Some(name) = name else {
+                return walk_stmt(self, stmt);
+            };
+            self.bind(name);
+            // A function of the translation's own: its name alone.
+            if !name.starts_with("_goto_") {
+                self.path.push(name.to_owned());
+                walk_stmt(self, stmt);
+                self.path.pop();
             }
         }
         fn visit_expr(&mut self, expr: &'a Expr) {
-            if let Expr::Name(name) = expr
-                && name.ctx == ExprContext::Store
-                && name.id.starts_with("_goto_")
-                && let Some(names) = self.scopes.last_mut()
-            {
-                names.insert(name.id.to_string());
+            match expr {
+                Expr::Name(name) if name.ctx == ExprContext::Store => self.bind(&name.id),
+                // Scopes of their own, whose names are not the function's.
+                Expr::Lambda(_)
+                | Expr::ListComp(_)
+                | Expr::SetComp(_)
+                | Expr::DictComp(_)
+                | Expr::Generator(_) => return,
+                _ => {}
             }
             walk_expr(self, expr);
         }
     }
-    let parsed = rustpython_compiler::parser::parse_module(text).expect("a translation parses");
-    let mut added = Added {
-        scopes: vec![BTreeSet::new()],
-        total: 0,
+    let bound = |text: &str| {
+        let parsed = rustpython_compiler::parser::parse_module(text).expect("a module parses");
+        let mut bound = Bound::default();
+        bound.visit_body(&parsed.syntax().body);
+        bound.names
     };
-    added.visit_body(&parsed.syntax().body);
-    added.total + added.scopes.iter().map(BTreeSet::len).sum::<usize>()
+    let (before, after) = (bound(source), bound(translated));
+    let none = BTreeSet::new();
+    (after.iter())
+        .map(|(path, names)| names.difference(before.get(path).unwrap_or(&none)).count())
+        .sum()
 }
 
 /// The variables each translation adds (`_goto_k`, `_goto_v`, ...: a register, a saved
-/// value, a search; [`added_variables`], counted per scope), for every `ok` fixture and
+/// value, a search; a switch's case number; [`added_variables`], counted per scope), for every `ok` fixture and
 /// every program of tests/programs and the translate benchmarks' programs (generated at
 /// 100 blocks), against the record `tests/translate/added.txt`
 /// (`GOTOPY_BLESS=1` writes it again): a shape that went back to a dispatch loop shows as a
@@ -1329,7 +1385,7 @@ fn the_names_each_translation_adds_are_recorded() {
     for (name, path) in &sources {
         let (text, output, _) = translated_into(path, &dir);
         let translated = std::fs::read_to_string(&output).unwrap();
-        let added = added_variables(&translated);
+        let added = added_variables(&text, &translated);
         files += 1;
         without += usize::from(added == 0);
         table.push_str(&format!(

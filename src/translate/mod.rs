@@ -88,17 +88,29 @@ pub fn translate_for(
                 .collect(),
         };
         // The forward skips written as `if`s, when there are some: the same program, which
-        // the rest translates with fewer jumps. Its warnings are the source's.
-        let simpler = skips::structured(source, &checked, options, |simpler, simpler_checked| {
-            translate_checked(simpler, simpler_checked, purpose, &original)
-        });
-        match simpler {
-            Some(translated) => Ok(Translated {
-                warnings: checked.diagnostics,
-                ..translated
-            }),
-            None => translate_checked(source, checked, purpose, &original),
-        }
+        // the rest translates with fewer jumps.
+        let structured = |source: &Source, checked: Checked, shifts: &skips::Shifts| {
+            let simpler =
+                skips::structured(source, &checked, options, |simpler, simpler_checked| {
+                    translate_checked(simpler, simpler_checked, purpose, &original, shifts)
+                });
+            match simpler {
+                Some(translated) => Ok(translated),
+                None => translate_checked(source, checked, purpose, &original, shifts),
+            }
+        };
+        // Its warnings are the source's.
+        let warnings = checked.diagnostics.clone();
+        // Its switches first, as searches and gotos that the passes take; where that
+        // source fails, the one with the switches.
+        let translated = match skips::switches_written(source, &checked, options, structured) {
+            Some(translated) => translated,
+            None => structured(source, checked, &skips::Shifts::default())?,
+        };
+        Ok(Translated {
+            warnings,
+            ..translated
+        })
     })
 }
 
@@ -124,6 +136,7 @@ fn translate_checked(
     checked: Checked,
     purpose: Purpose,
     original: &Original,
+    shifts: &skips::Shifts,
 ) -> Result<Translated, CompileError> {
     let Checked {
         parsed,
@@ -172,8 +185,8 @@ fn translate_checked(
         source.path()
     );
     let mut rendered = match purpose {
-        Purpose::Generated => render(outs, Some(&header)),
-        Purpose::Migration => render_compact(outs, original.text)
+        Purpose::Generated => render(outs, Some(&header), shifts),
+        Purpose::Migration => render_compact(outs, original.text, shifts)
             .trim_start_matches('\n')
             .to_owned(),
     };

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use super::skips::Shifts;
+
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustpython_compiler::ast::token::{TokenKind, Tokens};
 
@@ -315,8 +317,11 @@ impl<'a> Text<'a> {
 /// The output's text, with `header` (a comment), if any, on the first line that no statement
 /// wanted (the line of a removed import, a blank line), or else at the end, so that every
 /// statement keeps its line.
-pub(super) fn render(outs: Vec<Out>, header: Option<&str>) -> String {
-    let mut lines = Lines::default();
+pub(super) fn render(outs: Vec<Out>, header: Option<&str>, shifts: &Shifts) -> String {
+    let mut lines = Lines {
+        shifts: shifts.clone(),
+        ..Lines::default()
+    };
     write(&normalize(outs), 0, &mut lines);
     match (header, lines.first_free) {
         (None, _) => {}
@@ -333,7 +338,7 @@ pub(super) fn render(outs: Vec<Out>, header: Option<&str>) -> String {
 /// before each statement the blank lines that stood before it in `source` (none where the
 /// source had something that is gone: a marker, a decorator, an import), also where the
 /// translation made the code above it longer or shorter.
-pub(super) fn render_compact(outs: Vec<Out>, source: &str) -> String {
+pub(super) fn render_compact(outs: Vec<Out>, source: &str, shifts: &Shifts) -> String {
     let blank: Vec<bool> = source
         .split('\n')
         .map(|line| line.trim().is_empty())
@@ -348,6 +353,7 @@ pub(super) fn render_compact(outs: Vec<Out>, source: &str) -> String {
     let mut lines = Lines {
         source: Some(blank),
         longest,
+        shifts: shifts.clone(),
         ..Lines::default()
     };
     write(&normalize(outs), 0, &mut lines);
@@ -380,6 +386,12 @@ struct Lines {
     /// before the next statement of the module's top level, so that a definition keeps its
     /// spacing.
     owed: usize,
+    /// Where the lines the statements want stand in the user's source, when its switches
+    /// were written as gotos first (each method here takes the line a statement wants), and
+    /// for a migration the last line wanted that is written: two statements that want
+    /// lines of their own keep them, also where those stand for one line of the source.
+    shifts: Shifts,
+    wanted_at: usize,
 }
 
 impl Lines {
@@ -394,6 +406,11 @@ impl Lines {
         self.run = if text.is_empty() { self.run + 1 } else { 0 };
     }
 
+    /// The line of the user's source that a statement wanting `line` stands for.
+    fn source_line(&self, line: usize) -> usize {
+        self.shifts.source_line(line)
+    }
+
     /// Whether line `line` of the user's source (0: none) is blank, in a migration.
     fn was_blank(&self, line: usize) -> bool {
         (self.source.as_ref())
@@ -403,7 +420,7 @@ impl Lines {
     /// In a migration, a blank line standing for line `line` of the source (as the passes
     /// wrote it), where the user's source had one there too and the run allows it.
     fn blank(&mut self, line: usize) {
-        if self.was_blank(line) {
+        if self.was_blank(self.source_line(line)) {
             self.blank_line();
         }
     }
@@ -419,7 +436,7 @@ impl Lines {
     /// none) that is not blank: one more owed where the user's source was blank there.
     fn owe(&mut self, line: usize) {
         if line > 0 {
-            self.owed = if self.was_blank(line) {
+            self.owed = if self.was_blank(self.source_line(line)) {
                 self.owed + 1
             } else {
                 0
@@ -433,7 +450,7 @@ impl Lines {
     fn at(&self, line: usize) -> usize {
         match self.source {
             None => self.count + 1,
-            Some(_) => line.max(self.source_at),
+            Some(_) => self.source_line(line).max(self.source_at),
         }
     }
 
@@ -441,14 +458,25 @@ impl Lines {
     /// file), or it is the line of the statement before it or none (a migration).
     fn late(&self, line: usize) -> bool {
         match self.source {
-            None => line <= self.count,
-            Some(_) => line == 0 || line == self.source_at,
+            None => self.source_line(line) <= self.count,
+            Some(_) => line == 0 || line == self.wanted_at,
         }
     }
 
-    /// The statement that wants `line`, placed, took `taken` lines of the output.
+    /// The statement that wants `line`, placed, took `taken` lines of the output: as many
+    /// of the source as its lines stand for.
     fn wrote(&mut self, line: usize, taken: usize) {
-        self.source_at = self.source_at.max(self.at(line) + taken.max(1) - 1);
+        let last = line + taken.max(1) - 1;
+        let span = match line {
+            0 => taken.max(1) - 1,
+            _ => self
+                .source_line(last)
+                .saturating_sub(self.source_line(line)),
+        };
+        self.source_at = self.source_at.max(self.at(line) + span);
+        self.wanted_at = self
+            .wanted_at
+            .max(line.max(self.wanted_at) + taken.max(1) - 1);
     }
 }
 
@@ -525,6 +553,7 @@ fn normalize(outs: Vec<Out>) -> Vec<Out> {
 /// Blank lines until the next line written, at `depth`, is `line`; in a migration, the
 /// source's blank lines between the last line written and `line`.
 fn place(line: usize, depth: usize, lines: &mut Lines) {
+    let line = lines.source_line(line);
     if lines.source.is_some() {
         if line <= lines.source_at {
             return;
@@ -564,7 +593,7 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
     for out in outs {
         match out {
             Out::Stmt { line, pieces, kind } => {
-                if *kind == Kind::Comment && *line <= lines.count && lines.source.is_none() {
+                if *kind == Kind::Comment && lines.late(*line) && lines.source.is_none() {
                     continue;
                 }
                 if matches!(kind, Kind::Simple | Kind::Noted)
@@ -607,7 +636,7 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
             }
             Out::Block { line, header, body } => {
                 place(*line, depth, lines);
-                if let Some(inline) = one_line(header, body, lines.at(*line)) {
+                if let Some(inline) = one_line(header, body, lines.at(*line), lines) {
                     lines.wrote(*line, 1);
                     lines.owe(*line);
                     lines.push(&indent, &inline);
@@ -630,7 +659,7 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
 /// body is simple statements that want no line of their own after it (synthetic ones, or
 /// user statements already late): what a jump, a post-check or a late guard adds then
 /// takes one line.
-fn one_line(header: &str, body: &[Out], at: usize) -> Option<String> {
+fn one_line(header: &str, body: &[Out], at: usize, lines: &Lines) -> Option<String> {
     if header.contains('\n') {
         return None;
     }
@@ -644,7 +673,7 @@ fn one_line(header: &str, body: &[Out], at: usize) -> Option<String> {
             return None;
         };
         let joins = *kind == Kind::Simple || *kind == Kind::Noted && last;
-        if !joins || *line > at {
+        if !joins || lines.source_line(*line) > at {
             return None;
         }
         text.push_str(if index == 0 { " " } else { "; " });

@@ -44,7 +44,10 @@ mod ladder;
 mod leave;
 mod repeat;
 mod skip;
+mod switch;
 mod unelse;
+
+pub(super) use switch::{Shifts, switches_written};
 
 /// `then` of the source with its forward skips written as `if`s and `else`s and its loops
 /// as `while`s, and the functions whose gotos the passes leave written from their graphs,

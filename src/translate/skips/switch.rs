@@ -1,0 +1,482 @@
+//! Each switch of a function written as what it means, before the passes ([`desugared`]):
+//! the search of its subject into the number of its case, a ladder of gotos to a label at
+//! each case, its `break`s gotos past it; the passes and the graph then write the
+//! `if`/`elif` a person writes, and the function needs no dispatch loop.
+//!
+//! ```text
+//! while switch *n:          try: n_case = ((1 if n == 0 else 0) if n < 5 else (2 if n == 5 else 0))
+//!     case[0]               except BaseException: n_case = 0
+//!     return "zero"         if n_case == 1: goto .case_0
+//!     case[5]               if n_case == 2: goto .case_5
+//!     kind = "five"         goto .switch_end
+//!     break                 label .case_0
+//! kind = "other"            return "zero"
+//!                           label .case_5
+//!                           kind = "five"
+//!                           goto .switch_end
+//!                           label .switch_end
+//!                           kind = "other"
+//! ```
+//!
+//! The search is the one the translation proper and the bytecode make (SPEC 5): the same
+//! comparisons in the same order, and what raises in them goes to the default. The subject
+//! is evaluated once, into the variable, unless it is a parameter that the function only
+//! reads: each read then gives the same value, and none can fail. A `break` of the switch
+//! (under `if`, `with` and `try` statements) leaves what it leaves as the goto does
+//! (language reference, section 4); one in a `finally` body, a `try` with `except*` or a
+//! `match` keeps the scope as it is. Taken in a function with no computed goto (which may
+//! name any label of its scope, and whose error lists them) whose every switch nests in no
+//! other, has a case, its cases as statements of its body, alone on their lines, and its
+//! header on one line; the body's lines lose one level.
+
+use rustpython_compiler::ast::Expr;
+use rustpython_compiler::ast::visitor::{self, Visitor};
+
+use super::*;
+use crate::front::scan::{Scope, ScopeKind, SwitchId};
+use crate::plan::cases::switch_cases;
+
+/// `then` of the source with the switches of its functions written ([`desugared`]) and
+/// where its lines stand in the source; `None` where no switch is written so, or that
+/// source fails (its check, or `then`).
+pub(in crate::translate) fn switches_written<T: Send>(
+    source: &Source,
+    checked: &Checked,
+    options: Options,
+    then: impl Fn(&Source, Checked, &Shifts) -> Result<T, CompileError> + Sync,
+) -> Option<T> {
+    let (text, shifts) = desugared(source.text(), checked)?;
+    let written = Source::new(source.path(), text);
+    let done = on_checked(&written, options, |written_checked| {
+        then(&written, written_checked, &shifts)
+    });
+    // A test build says where the text it wrote does not parse.
+    debug_assert!(
+        !done.as_ref().is_err_and(misparsed),
+        "a switch written as gotos does not parse:\n{}",
+        written.text()
+    );
+    done.ok()
+}
+
+/// The source with the switches of its functions written as searches, ladders and labels,
+/// where any function's are (each function whole or not at all), and where its lines stand.
+fn desugared(text: &str, checked: &Checked) -> Option<(String, Shifts)> {
+    let switched = (checked.module.scopes.iter()).any(|scope| !scope.switches.is_empty());
+    if !switched || text.contains('\r') {
+        return None;
+    }
+    let mut statements = HashMap::new();
+    let mut work = vec![checked.parsed.syntax().body.as_slice()];
+    while let Some(list) = work.pop() {
+        for stmt in list {
+            statements.insert(stmt.start(), stmt);
+            work.extend(child_lists(stmt));
+        }
+    }
+    let desugar = Desugar {
+        text,
+        lines: Lines::of(text, checked),
+        checked,
+        statements,
+    };
+    let mut written = Vec::new();
+    for scope in &checked.module.scopes {
+        let rewritten = scope.kind == ScopeKind::Function && super::super::is_written(scope);
+        if rewritten && !scope.switches.is_empty() {
+            let mut names = Names {
+                text,
+                taken: HashSet::new(),
+            };
+            written.extend(desugar.scope(scope, &mut names).unwrap_or_default());
+        }
+    }
+    if written.is_empty() {
+        return None;
+    }
+    // Each switch adds lines: its new lines stand for its header's, and from its body on,
+    // and past the label after it, the lines of the source are that many lines further
+    // down (the label stands for the switch's last line).
+    written.sort_by_key(|switch| switch.last);
+    let (mut edits, mut regions, mut shift) = (Vec::new(), Vec::new(), 0);
+    for switch in written {
+        let head = switch.added - 1;
+        regions.push(Region::fixed(switch.header + shift, switch.header));
+        regions.push(Region::after(
+            switch.header + shift + head + 1,
+            switch.header + 1,
+        ));
+        regions.push(Region::fixed(switch.last + shift + head + 1, switch.last));
+        shift += switch.added;
+        regions.push(Region::after(switch.last + shift + 1, switch.last + 1));
+        edits.extend(switch.edits);
+    }
+    edits.sort_by_key(|(range, _): &(TextRange, String)| (range.start(), range.end()));
+    Some((edited(text, edits), Shifts(regions)))
+}
+
+/// One switch written: its edits, its header's line and its last (zero-based), and how
+/// many lines it adds.
+struct Written {
+    edits: Vec<(TextRange, String)>,
+    header: usize,
+    last: usize,
+    added: usize,
+}
+
+/// Where the lines of a source with its switches written ([`desugared`]) stand in the
+/// source, by regions in order; none: each on its own.
+#[derive(Clone, Default)]
+pub(in crate::translate) struct Shifts(Vec<Region>);
+
+/// From line `from` (zero-based, of the written source) on, the source's line `to` and the
+/// lines after it, or (`fixed`) that line alone.
+#[derive(Clone, Copy)]
+struct Region {
+    from: usize,
+    to: usize,
+    fixed: bool,
+}
+
+impl Region {
+    fn fixed(from: usize, to: usize) -> Region {
+        Region {
+            from,
+            to,
+            fixed: true,
+        }
+    }
+
+    fn after(from: usize, to: usize) -> Region {
+        Region {
+            from,
+            to,
+            fixed: false,
+        }
+    }
+}
+
+impl Shifts {
+    /// The line of the source (one-based) that `line` (one-based, of the written source; 0:
+    /// none) stands for: never before the one the line before stands for.
+    pub(in crate::translate) fn source_line(&self, line: usize) -> usize {
+        let at = self.0.partition_point(|region| region.from < line);
+        match at.checked_sub(1).map(|before| self.0[before]) {
+            Some(region) if line > 0 && region.fixed => region.to + 1,
+            Some(region) if line > 0 => line - region.from + region.to,
+            _ => line,
+        }
+    }
+}
+
+struct Desugar<'a> {
+    text: &'a str,
+    lines: Lines,
+    checked: &'a Checked,
+    /// Every statement of the module, by where it starts.
+    statements: HashMap<TextSize, &'a Stmt>,
+}
+
+/// The names the pass gives in one scope: none that the source holds, none twice (`base`,
+/// else `base_2`, `base_3`, ...).
+struct Names<'n> {
+    text: &'n str,
+    taken: HashSet<String>,
+}
+
+impl Names<'_> {
+    fn fresh(&mut self, base: &str) -> String {
+        let name = (1..)
+            .map(|n| match n {
+                1 => base.to_owned(),
+                _ => format!("{base}_{n}"),
+            })
+            .find(|name| !self.text.contains(name.as_str()) && !self.taken.contains(name))
+            .expect("a free name");
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+impl<'a> Desugar<'a> {
+    /// The edits that write every switch of `scope`, or `None` where one cannot be.
+    fn scope(&self, scope: &Scope, names: &mut Names) -> Option<Vec<Written>> {
+        let nested = (scope.switches.iter()).any(|outer| {
+            (scope.switches.iter()).any(|inner| {
+                inner.header != outer.header && self.range_of(outer).contains(inner.header.start())
+            })
+        });
+        // A computed goto may name any label of its scope, and its error lists them.
+        let by_value = (scope.markers.iter())
+            .any(|marker| matches!(marker.kind, MarkerKind::ComputedGoto { .. }));
+        if nested || by_value {
+            return None;
+        }
+        // A definition starts at its first decorator, as the scope does.
+        let Some(Stmt::FunctionDef(def)) = self.statements.get(&scope.range.start()).copied()
+        else {
+            return None;
+        };
+        (0..scope.switches.len())
+            .map(|index| self.switch(scope, SwitchId(index), def, names))
+            .collect()
+    }
+
+    fn range_of(&self, switch: &crate::front::scan::Switch) -> TextRange {
+        (self.statements.get(&switch.header.start())).map_or(switch.header, |stmt| stmt.range())
+    }
+
+    /// The edits that write one switch.
+    fn switch(
+        &self,
+        scope: &Scope,
+        id: SwitchId,
+        def: &'a ast::StmtFunctionDef,
+        names: &mut Names,
+    ) -> Option<Written> {
+        let (text, lines) = (self.text, &self.lines);
+        let switch = scope.switch(id);
+        let Some(Stmt::While(stmt)) = self.statements.get(&switch.header.start()).copied() else {
+            return None;
+        };
+        let body = &stmt.body;
+        let (header, first) = (lines.line(stmt.start()), lines.line(body.first()?.start()));
+        let last = lines.line(stmt.end());
+        // The header alone on its line, but for a comment after its colon.
+        let colon = usize::from(switch.subject.end())
+            + text[usize::from(switch.subject.end())..].find(':')?;
+        let line_end = usize::from(*lines.starts.get(header + 1)?) - 1;
+        let comment = text[colon + 1..line_end].trim();
+        let indent = usize::from(stmt.start() - lines.starts[header]);
+        let deep = usize::from(body[0].start() - lines.starts[first]);
+        let clear = lines.line(TextSize::try_from(colon).ok()?) == header
+            && (comment.is_empty() || comment.starts_with('#'))
+            && first > header
+            && deep > indent
+            && !lines.tabbed(stmt.start(), stmt.end())
+            && !switch.cases.is_empty();
+        if !clear {
+            return None;
+        }
+        let mut edits = Vec::new();
+        // The body one level up: each line at least as deep as its first (comments aside).
+        let cut = TextSize::try_from(deep - indent).ok()?;
+        for at in first..=last {
+            let start = usize::from(lines.starts[at]);
+            let end = (lines.starts.get(at + 1)).map_or(text.len(), |&next| usize::from(next) - 1);
+            let content = &text[start..end];
+            if lines.inside[at] || content.trim().is_empty() {
+                continue;
+            }
+            if content.len() - content.trim_start().len() >= deep {
+                edits.push((TextRange::at(lines.starts[at], cut), String::new()));
+            } else if !content.trim_start().starts_with('#') {
+                return None;
+            }
+        }
+        // A label for each case, alone on its line in the body.
+        let mut labels = Vec::new();
+        for &case in &switch.cases {
+            let marker = scope.marker(case).range;
+            let MarkerKind::Case { values, .. } = &scope.marker(case).kind else {
+                return None;
+            };
+            let own = (body.iter()).any(|stmt| stmt.range() == marker);
+            if !own || !lines.alone(text, marker) {
+                return None;
+            }
+            let name = names.fresh(&label_base(&text[values.first()?.range]));
+            edits.push((marker, format!("label .{name}")));
+            labels.push(name);
+        }
+        let end = names.fresh("switch_end");
+        for leaving in breaks(body)? {
+            edits.push((leaving, format!("goto .{end}")));
+        }
+        // The search, each value with its case's number (in source order, from 1).
+        let mut keys = Vec::new();
+        for (key, marker) in switch_cases(scope, id) {
+            let MarkerKind::Case { values, .. } = &scope.marker(marker).kind else {
+                return None;
+            };
+            let value = values.iter().find(|value| &value.value == key)?;
+            let literal = &text[value.range];
+            if literal.contains('\n') {
+                return None;
+            }
+            let number = switch.cases.iter().position(|&case| case == marker)? + 1;
+            let literal = if literal.contains(char::is_whitespace) {
+                format!("({literal})")
+            } else {
+                literal.to_owned()
+            };
+            keys.push((literal, i64::try_from(number).ok()?));
+        }
+        let subject = &text[switch.subject];
+        if subject.contains('\n') {
+            return None;
+        }
+        let pad = " ".repeat(indent);
+        let read = self.read_only(subject, def).then_some(subject);
+        let case = names.fresh(&format!(
+            "{}_case",
+            read.unwrap_or(simple(subject).unwrap_or("switch"))
+        ));
+        let mut head = String::new();
+        let value = match read {
+            Some(parameter) => parameter.to_owned(),
+            None => {
+                // What `*` takes is an operand of `|` at most, never a tuple: as it is.
+                head.push_str(&format!("{pad}{case} = {subject}\n"));
+                case.clone()
+            }
+        };
+        let search = crate::search::expression(&value, &keys);
+        head.push_str(&format!("{pad}try: {case} = {search}"));
+        if !comment.is_empty() {
+            head.push_str(&format!("  {comment}"));
+        }
+        head.push_str(&format!("\n{pad}except BaseException: {case} = 0\n"));
+        for (number, label) in labels.iter().enumerate() {
+            head.push_str(&format!(
+                "{pad}if {case} == {}: goto .{label}\n",
+                number + 1
+            ));
+        }
+        head.push_str(&format!("{pad}goto .{end}"));
+        let added = head.matches('\n').count() + 1;
+        edits.push((
+            TextRange::new(lines.starts[header], TextSize::try_from(line_end).ok()?),
+            head,
+        ));
+        // The default's label, on a line of its own after the switch.
+        match lines.starts.get(last + 1) {
+            Some(&start) => edits.push((TextRange::empty(start), format!("{pad}label .{end}\n"))),
+            None => edits.push((
+                TextRange::empty(TextSize::try_from(text.len()).ok()?),
+                format!("\n{pad}label .{end}"),
+            )),
+        }
+        Some(Written {
+            edits,
+            header,
+            last,
+            added,
+        })
+    }
+
+    /// Whether `subject` is a parameter of `def` that the function only reads (every name
+    /// token of its body that spells it a load): it is bound from the start and never
+    /// rebound, so each read of it gives the same value.
+    fn read_only(&self, subject: &str, def: &ast::StmtFunctionDef) -> bool {
+        let parameter =
+            (def.parameters.iter()).any(|parameter| parameter.name().as_str() == subject);
+        let (Some(first), Some(last)) = (def.body.first(), def.body.last()) else {
+            return false;
+        };
+        if !parameter {
+            return false;
+        }
+        let body = TextRange::new(first.start(), last.end());
+        let tokens = (self.checked.parsed.tokens().iter())
+            .filter(|token| {
+                token.kind() == TokenKind::Name
+                    && body.contains_range(token.range())
+                    && &self.text[token.range()] == subject
+            })
+            .count();
+        let mut loads = Loads {
+            name: subject,
+            count: 0,
+        };
+        for stmt in &def.body {
+            loads.visit_stmt(stmt);
+        }
+        tokens == loads.count
+    }
+}
+
+/// How many times a name is loaded.
+struct Loads<'n> {
+    name: &'n str,
+    count: usize,
+}
+
+impl<'a> Visitor<'a> for Loads<'_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Name(name) = expr
+            && name.ctx == ast::ExprContext::Load
+            && name.id.as_str() == self.name
+        {
+            self.count += 1;
+        }
+        visitor::walk_expr(self, expr);
+    }
+}
+
+/// `subject` when it is a name, else `None`.
+fn simple(subject: &str) -> Option<&str> {
+    let mut chars = subject.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(subject)
+}
+
+/// The name of a case's label, after its first value: `case_10`, `case_minus_5`, `case_add`,
+/// else `case`.
+fn label_base(literal: &str) -> String {
+    let (sign, digits) = match literal.strip_prefix('-') {
+        Some(rest) => ("minus_", rest.trim()),
+        None => ("", literal),
+    };
+    let word = digits.trim_matches(|c| c == '"' || c == '\'');
+    let word = word
+        .strip_prefix('b')
+        .filter(|_| digits.starts_with('b'))
+        .unwrap_or(word);
+    let word = word.trim_matches(|c| c == '"' || c == '\'');
+    let plain = !word.is_empty()
+        && word.len() <= 24
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        format!("case_{sign}{}", word.to_ascii_lowercase())
+    } else {
+        "case".to_owned()
+    }
+}
+
+/// The `break`s of a switch's body that leave the switch: under `if`, `with` and `try`
+/// statements (a `try`'s body, handlers and `else`), none in a loop, whose `break` is its
+/// own; `None` where one lies in a `finally` body (which no goto leaves), in a `try` with
+/// `except*` handlers (where `break` is refused) or in a `match`.
+fn breaks(body: &[Stmt]) -> Option<Vec<TextRange>> {
+    let mut found = Vec::new();
+    let mut work = vec![(body, false)];
+    while let Some((list, barred)) = work.pop() {
+        for stmt in list {
+            match stmt {
+                Stmt::Break(_) if barred => return None,
+                Stmt::Break(leave) => found.push(leave.range),
+                Stmt::If(_) | Stmt::With(_) => {
+                    work.extend(child_lists(stmt).into_iter().map(|list| (list, barred)));
+                }
+                Stmt::Try(attempt) => {
+                    let inner = barred || attempt.is_star;
+                    work.push((&attempt.body, inner));
+                    work.push((&attempt.orelse, inner));
+                    work.push((&attempt.finalbody, true));
+                    work.extend(attempt.handlers.iter().map(|handler| {
+                        let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                        (handler.body.as_slice(), inner)
+                    }));
+                }
+                Stmt::Match(_) => {
+                    work.extend(child_lists(stmt).into_iter().map(|list| (list, true)));
+                }
+                _ => {}
+            }
+        }
+    }
+    Some(found)
+}

@@ -1,0 +1,162 @@
+"""Switches in the shapes people write them: cases that return, cases that `break` out of
+the switch (in a loop, where `break` leaves only the switch), cases that fall through into
+the next as in C, an opcode dispatch on an expression that goes to a label after the switch,
+and the default after the switch. Each goto function is checked against the same function
+written without goto (an `if`/`elif` chain), on many inputs: the module's assertions are
+the oracle."""
+
+from goto import case, goto, label, switch
+
+
+@switch
+def op_name(op):
+    while switch *op:
+        case[0]
+        return "halt"
+        case[1]
+        return "push"
+        case[2, 3]
+        return "arith"
+    return "unknown"
+
+
+def op_name_twin(op):
+    if op == 0:
+        return "halt"
+    if op == 1:
+        return "push"
+    if op in (2, 3):
+        return "arith"
+    return "unknown"
+
+
+@switch
+def days_in(month, leap):
+    days = 31
+    while switch *month:
+        case[4, 6, 9, 11]
+        days = 30
+        break
+        case[2]
+        days = 28
+        if leap:
+            days = 29
+    return days
+
+
+def days_in_twin(month, leap):
+    if month in (4, 6, 9, 11):
+        return 30
+    if month == 2:
+        return 29 if leap else 28
+    return 31
+
+
+@switch
+def grade(score):
+    band = score // 10
+    notes = []
+    while switch *band:
+        case[10]
+        notes.append("perfect")
+        case[9]
+        notes.append("excellent")
+        case[8]
+        notes.append("good")
+        break
+        case[7, 6]
+        notes.append("pass")
+        goto .graded
+    notes.append("fail")
+    label .graded
+    return notes
+
+
+def grade_twin(score):
+    band = score // 10
+    notes = []
+    if band == 10:
+        notes += ["perfect", "excellent", "good"]
+        notes.append("fail")
+    elif band == 9:
+        notes += ["excellent", "good"]
+        notes.append("fail")
+    elif band == 8:
+        notes.append("good")
+        notes.append("fail")
+    elif band in (7, 6):
+        notes.append("pass")
+    else:
+        notes.append("fail")
+    return notes
+
+
+@switch
+def run(code):
+    pc, stack = 0, []
+    label .next
+    while switch *code[pc]:
+        case["push"]
+        stack.append(code[pc + 1])
+        pc += 2
+        goto .next
+        case["add"]
+        stack.append(stack.pop() + stack.pop())
+        pc += 1
+        goto .next
+        case["jz"]
+        if stack.pop() == 0:
+            pc = code[pc + 1]
+            goto .next
+        pc += 2
+        goto .next
+        case["halt"]
+        return stack
+    raise ValueError(code[pc])
+
+
+def run_twin(code):
+    pc, stack = 0, []
+    while True:
+        op = code[pc]
+        if op == "push":
+            stack.append(code[pc + 1])
+            pc += 2
+        elif op == "add":
+            stack.append(stack.pop() + stack.pop())
+            pc += 1
+        elif op == "jz":
+            if stack.pop() == 0:
+                pc = code[pc + 1]
+            else:
+                pc += 2
+        elif op == "halt":
+            return stack
+        else:
+            raise ValueError(op)
+
+
+def outcome(function, *args):
+    try:
+        return function(*args)
+    except Exception as error:  # the same exception, with the same value
+        return type(error), error.args
+
+
+subjects = [-1, 0, 1, 2, 3, 4, 5, True, False, None, "1", 2.0, 2.5]
+for op in subjects:
+    assert op_name(op) == op_name_twin(op), op
+for month in range(0, 14):
+    for leap in (False, True):
+        assert days_in(month, leap) == days_in_twin(month, leap), (month, leap)
+for score in range(0, 101):
+    assert grade(score) == grade_twin(score), score
+programs = [
+    ["push", 2, "push", 3, "add", "halt"],
+    ["push", 0, "jz", 5, "push", 9, "halt"],
+    ["push", 1, "jz", 5, "push", 9, "halt"],
+    ["push", 1, "mul", "halt"],
+]
+for code in programs:
+    assert outcome(run, code) == outcome(run_twin, code), code
+print("ok")
