@@ -623,6 +623,17 @@ fn write(outs: &[Out], depth: usize, lines: &mut Lines) {
                         {
                             lines.blank(from);
                         }
+                        // In a generated file, a blank line of a switch written as gotos
+                        // that stands for a line already passed: what follows gets its
+                        // lines back.
+                        Piece::Rel(text) | Piece::Raw(text)
+                            if text.trim().is_empty()
+                                && from > 0
+                                && lines.shifts.moves()
+                                && lines.source_line(from) <= lines.count =>
+                        {
+                            continue;
+                        }
                         Piece::Rel(text) => {
                             lines.owe(from);
                             lines.push(&indent, text);

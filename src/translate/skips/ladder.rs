@@ -16,6 +16,9 @@
 //! label .next
 //! ```
 //!
+//! A default that goes to the end's label, past every block (a switch's, for no case), is
+//! no `else`: the chain falls out of the `if` there.
+//!
 //! The tests run in their order, each once, as before, and each block runs where its branch
 //! went: the ladder is taken only where each block's label is named by its one branch and
 //! nothing else (a block that the chain also falls into has two ways in, which an `if`
@@ -66,6 +69,41 @@ impl Finder<'_> {
         }
         let label_at = |index: usize| self.markers.labels.get(&list[index].start());
         let next_label = |from: usize| (from..list.len()).find(|&next| label_at(next).is_some());
+        // A default that goes to the end's label, past every block (a switch's, for no
+        // case): no `else`, the chain falls out of the `if` there. Only where every block
+        // goes there too, never falls through, or (the last) falls into it (else that
+        // label's block is the default's own, which the blocks before do not reach).
+        let past = match branches.split_last() {
+            Some((&(None, last), rest)) if defaulted => {
+                let others: HashSet<&str> = rest.iter().map(|&(_, to)| to).collect();
+                let label_of = |at: usize| (at < list.len()).then(|| label_at(at)).flatten();
+                // A block goes to the end's label, never falls through, or (the last) falls
+                // into it.
+                let leaves = |block: &[Stmt], last_block: bool| match block.last() {
+                    Some(stmt) => match self.markers.gotos.get(&stmt.start()) {
+                        Some(to) => to == last,
+                        None => jumps(stmt) || last_block,
+                    },
+                    None => last_block,
+                };
+                let mut end = label_of(chain_end).map(|name| (chain_end, name.as_str()));
+                let mut ends = true;
+                while let Some((at, name)) = end
+                    && others.contains(name)
+                {
+                    end =
+                        next_label(at + 1).and_then(|next| Some((next, label_of(next)?.as_str())));
+                    let stop = end.map_or(list.len(), |(next, _)| next);
+                    let last_block = end.is_some_and(|(_, next)| !others.contains(next));
+                    ends &= leaves(&list[at + 1..stop], last_block);
+                }
+                ends && end.is_some_and(|(_, name)| name == last && !others.contains(last))
+            }
+            _ => false,
+        };
+        if past {
+            branches.pop();
+        }
         // The blocks, in the source's order: each its name, its label's index (none for
         // the statements the chain falls into before any label), its first statement's and
         // the index after its last. Without a default, the chain falls into the first.
@@ -179,6 +217,8 @@ impl Finder<'_> {
             };
             kept.insert(name, lines);
         }
+        // The default's goto goes too.
+        gone += usize::from(past);
         // The lines that go hold no comment.
         let keeps = |line: usize| {
             kept.values()

@@ -157,6 +157,11 @@ impl Region {
 }
 
 impl Shifts {
+    /// Whether some line stands elsewhere.
+    pub(in crate::translate) fn moves(&self) -> bool {
+        !self.0.is_empty()
+    }
+
     /// The line of the source (one-based) that `line` (one-based, of the written source; 0:
     /// none) stands for: never before the one the line before stands for.
     pub(in crate::translate) fn source_line(&self, line: usize) -> usize {
@@ -305,12 +310,8 @@ impl<'a> Desugar<'a> {
                 return None;
             }
             let number = switch.cases.iter().position(|&case| case == marker)? + 1;
-            let literal = if literal.contains(char::is_whitespace) {
-                format!("({literal})")
-            } else {
-                literal.to_owned()
-            };
-            keys.push((literal, i64::try_from(number).ok()?));
+            // A literal (strings joined too) is an operand of `==` and `<` as it is.
+            keys.push((literal.to_owned(), i64::try_from(number).ok()?));
         }
         let subject = &text[switch.subject];
         if subject.contains('\n') {
