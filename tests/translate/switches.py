@@ -1,9 +1,9 @@
 """Switches in the shapes people write them: cases that return, cases that `break` out of
 the switch (in a loop, where `break` leaves only the switch), cases that fall through into
 the next as in C, an opcode dispatch on an expression that goes to a label after the switch,
-and the default after the switch. Each goto function is checked against the same function
-written without goto (an `if`/`elif` chain), on many inputs: the module's assertions are
-the oracle."""
+the default after the switch, and a subject that binds a name as it is evaluated. Each goto
+function is checked against the same function written without goto (an `if`/`elif`
+chain), on many inputs: the module's assertions are the oracle."""
 
 from goto import case, goto, label, switch
 
@@ -136,6 +136,25 @@ def run_twin(code):
             raise ValueError(op)
 
 
+@switch
+def size_word(items):
+    while switch *(count := len(items)):
+        case[0]
+        return "none"
+        case[1]
+        return "one"
+    return f"{count} items"
+
+
+def size_word_twin(items):
+    count = len(items)
+    if count == 0:
+        return "none"
+    if count == 1:
+        return "one"
+    return f"{count} items"
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -149,6 +168,8 @@ for op in subjects:
 for month in range(0, 14):
     for leap in (False, True):
         assert days_in(month, leap) == days_in_twin(month, leap), (month, leap)
+for size in range(4):
+    assert size_word([0] * size) == size_word_twin([0] * size), size
 for score in range(0, 101):
     assert grade(score) == grade_twin(score), score
 programs = [

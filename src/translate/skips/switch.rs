@@ -318,16 +318,34 @@ impl<'a> Desugar<'a> {
             return None;
         }
         let pad = " ".repeat(indent);
-        let read = self.read_only(subject, def).then_some(subject);
-        let case = names.fresh(&format!(
-            "{}_case",
-            read.unwrap_or(simple(subject).unwrap_or("switch"))
-        ));
+        // `switch * n` to the parser: what `*` takes, and its name when it is one.
+        let operand = match &*stmt.test {
+            Expr::BinOp(product) if product.right.range() == switch.subject => {
+                Some(&*product.right)
+            }
+            _ => None,
+        };
+        let name = operand
+            .and_then(Expr::as_name_expr)
+            .map(|name| name.id.as_str());
+        let read = name.filter(|&name| self.read_only(name, def));
+        let case = names.fresh(&format!("{}_case", name.unwrap_or("switch")));
         let mut head = String::new();
         let value = match read {
             Some(parameter) => parameter.to_owned(),
             None => {
-                // What `*` takes is an operand of `|` at most, never a tuple: as it is.
+                // An operand of `|` at most, never a tuple: as it is, but for what its
+                // parentheses, which its range leaves out, keep from being a statement.
+                let parenthesized = operand.is_none_or(|operand| {
+                    matches!(
+                        operand,
+                        Expr::Named(_) | Expr::Yield(_) | Expr::YieldFrom(_)
+                    )
+                });
+                let subject = match parenthesized {
+                    true => format!("({subject})"),
+                    false => subject.to_owned(),
+                };
                 head.push_str(&format!("{pad}{case} = {subject}\n"));
                 case.clone()
             }
@@ -379,12 +397,8 @@ impl<'a> Desugar<'a> {
             return false;
         }
         let body = TextRange::new(first.start(), last.end());
-        let tokens = (self.checked.parsed.tokens().iter())
-            .filter(|token| {
-                token.kind() == TokenKind::Name
-                    && body.contains_range(token.range())
-                    && &self.text[token.range()] == subject
-            })
+        let tokens = (self.checked.parsed.tokens().in_range(body).iter())
+            .filter(|token| token.kind() == TokenKind::Name && self.text[token.range()] == *subject)
             .count();
         let mut loads = Loads {
             name: subject,
@@ -415,15 +429,6 @@ impl<'a> Visitor<'a> for Loads<'_> {
     }
 }
 
-/// `subject` when it is a name, else `None`.
-fn simple(subject: &str) -> Option<&str> {
-    let mut chars = subject.chars();
-    let first = chars.next()?;
-    ((first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
-    .then_some(subject)
-}
-
 /// The name of a case's label, after its first value: `case_10`, `case_minus_5`, `case_add`,
 /// else `case`.
 fn label_base(literal: &str) -> String {
@@ -431,12 +436,9 @@ fn label_base(literal: &str) -> String {
         Some(rest) => ("minus_", rest.trim()),
         None => ("", literal),
     };
-    let word = digits.trim_matches(|c| c == '"' || c == '\'');
-    let word = word
-        .strip_prefix('b')
-        .filter(|_| digits.starts_with('b'))
-        .unwrap_or(word);
-    let word = word.trim_matches(|c| c == '"' || c == '\'');
+    // A bytes literal's prefix, then its quotes (a number has neither).
+    let word = digits.strip_prefix('b').unwrap_or(digits);
+    let word = word.trim_matches(['"', '\'']);
     let plain = !word.is_empty()
         && word.len() <= 24
         && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
