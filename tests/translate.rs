@@ -957,7 +957,7 @@ fn a_register_for_one_label_is_named_after_it() {
     let one = named("goto_out_of_a_try_that_never_finishes.py");
     assert!(one.contains("_goto_again = 1; break"), "{one}");
     assert!(!one.contains("_goto_k"), "{one}");
-    let several = named("goto_into_non_frame_bodies.py");
+    let several = named("goto_into_code_under_a_literal_test.py");
     assert!(several.contains("_goto_k = 2"), "{several}");
 }
 
@@ -1147,7 +1147,8 @@ fn jumps_no_loop_reaches_set_a_flag_named_after_their_label() {
 
 /// The state machines of tests/translate/graphs.py, whose gotos the passes leave, written
 /// from their flow graphs: no name added, each loop a `while True:`, every comment kept
-/// where it says something, and the program's own assertions (each goto function against
+/// where it says something, gotos into an `if`'s clauses and a small block copied to its
+/// jumps as `if`s, and the program's own assertions (each goto function against
 /// the same function written without goto) pass on plain CPython.
 #[test]
 fn flow_graphs_become_loops_and_ifs() {
@@ -1187,6 +1188,16 @@ fn flow_graphs_become_loops_and_ifs() {
     ] {
         assert!(flicker.contains(kept), "{translated}");
     }
+    // Gotos into the clauses of an `if`: one `if`/`elif` chain, no loop; a block of one
+    // statement that two places enter, written in both.
+    let admit = function("admit");
+    assert!(!admit.contains("while"), "{translated}");
+    assert_eq!(admit.matches("elif ").count(), 3, "{translated}");
+    assert_eq!(
+        function("classify").matches("out.append(\"tail\")").count(),
+        2,
+        "{translated}"
+    );
 }
 
 /// Switches in the shapes of tests/translate/switches.py, each beside a twin written as an

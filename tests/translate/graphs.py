@@ -4,8 +4,10 @@ after it, read as `while True:` loops with `break`s (`scan_words`, `toggle`), al
 method with a docstring, a string over two lines, statements that share a line, comments
 on a label, a test and a goto, and a loop and a `try` in a block (`Lamp.flicker`), and in
 a coroutine (`pulses`); two loops that enter each other, tests that go to one state, and
-comments on markers and tests (`ping_pong`, `grade_all`, which the passes take whole).
-Each goto function is checked against the same function written without goto, on many
+comments on markers and tests (`ping_pong`, `grade_all`, which the passes take whole);
+gotos into the clauses of an `if` from before it (`admit`), and a block of one statement
+that two places enter, which a person writes twice rather than keep a flag for it
+(`classify`). Each goto function is checked against the same function written without goto, on many
 inputs."""
 
 from goto import goto, label
@@ -270,6 +272,76 @@ async def pulses_plain(v, fuel):
         falling = v % 2 != 1 if falling else v % 3 == 0
 
 
+@goto
+def admit(kind, size):
+    notes = []
+    if kind == "trusted":
+        goto .accept  # no checks
+    if size < 0:
+        goto .reject
+    if kind == "bulk":
+        notes.append("bulk")
+        if size > 100:
+            notes.append("split")
+    elif size < 1000:
+        notes.append("checked")
+        label .accept
+        notes.append("accepted")
+    else:
+        label .reject
+        notes.append("rejected")
+    notes.append(size)
+    return notes
+
+
+def admit_plain(kind, size):
+    notes = []
+    if kind == "trusted":
+        notes.append("accepted")
+    elif size < 0:
+        notes.append("rejected")
+    elif kind == "bulk":
+        notes.append("bulk")
+        if size > 100:
+            notes.append("split")
+    elif size < 1000:
+        notes += ["checked", "accepted"]
+    else:
+        notes.append("rejected")
+    return notes + [size]
+
+
+@goto
+def classify(n):
+    out = []
+    if n < 0:
+        goto .tail
+    if n % 2:
+        out.append("odd")
+        goto .tail
+    out.append("even")
+    if n > 10:
+        goto .big
+    goto .end
+    label .tail
+    out.append("tail")
+    goto .end
+    label .big
+    out.append("big")
+    label .end
+    out.append(n)
+    return out
+
+
+def classify_plain(n):
+    out = [] if n < 0 else ["odd"] if n % 2 else ["even"]
+    if n < 0 or n % 2:
+        out.append("tail")
+    elif n > 10:
+        out.append("big")
+    return out + [n]
+
+
 def finished(coroutine):
     try:
         coroutine.send(None)
@@ -290,4 +362,9 @@ for v in range(7):
     for fuel in range(12):
         assert Lamp().flicker(v, fuel) == flicker_plain(v, fuel), (v, fuel)
         assert finished(pulses(v, fuel)) == finished(pulses_plain(v, fuel)), (v, fuel)
+for kind in ("trusted", "bulk", "plain"):
+    for size in (-5, 0, 50, 500, 5000):
+        assert admit(kind, size) == admit_plain(kind, size), (kind, size)
+for n in range(-3, 16):
+    assert classify(n) == classify_plain(n), n
 print("ok")

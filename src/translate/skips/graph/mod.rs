@@ -16,44 +16,48 @@
 //! goto .even
 //! ```
 //!
-//! Taken where every label of the function is a statement of its body and every goto lies
-//! in that body under `if`s only: the body is then a list of blocks (the statements before
-//! the first label, then each label's up to the next), each a tree of `if`s whose leaves are
-//! gotos, exits (`return`, `raise`, and what follows them in their list, which never runs)
-//! and falls into the next block. An `if` one of whose clauses falls through takes the
-//! statements after it into that clause (into none when no clause does, and only a goto
-//! when several do). The graph of the blocks is read as the Relooper family reads it
-//! ("Beyond Relooper", Ramsey 2022): a block's dominator writes it, inside its own code
-//! where one edge enters it, after its own code where more do (in reverse postorder) and
-//! after its loop where it lies outside the loop (else where its one edge is), and `while
-//! True:` around a block that an edge from a block it dominates enters again, its body
-//! falling back to its head (else into what follows it, by a `break` at its end). Each jump
-//! is then written by where it goes from where it is, and by nothing else: nothing where
-//! the code falls there anyway, `continue` to the innermost loop's head, `break` to what
-//! follows the innermost loop, a `return` or `raise` that a label holds alone copied, the
-//! code of a block that only this jump enters; a loop whose head leaves it on a test is
-//! `while not (TEST):`, an `else` that is one such `if` alone its `elif`s ([`write`]).
-//! Where none of these say a jump in any of those ways of placing the blocks (out of two
-//! loops at once, to a block two places enter that is not the one after), and Python has no
-//! labelled `break` (Kosaraju, 1974: some such graphs need a variable or a copy), the jump
-//! sets a flag named after its label (`_goto_done = True; break`), read by `if _goto_done:
-//! break` after the loops it leaves and `if not _goto_done:` around the blocks it goes past,
-//! `False` before them; the way that sets the fewest is taken, and only for the functions
-//! that no way writes without (the passes may take the others once those are written, in the
-//! next round). A `global` or `nonlocal` statement, a function of more than [`NODES`]
-//! blocks, or code nesting deeper than [`LEVELS`] or CPython's blocks, and the function is
-//! left to the passes and the dispatch loop: so every jump is written as one that goes where
-//! the goto went, through the same statements (the function's own, no `with` or `try` in
-//! between), and the written function is the same program. Comments go with the statement
-//! after them, a label's before its block or on its `while True:`, a goto's with what it
-//! becomes; the statements keep their text, one level deeper or shallower, and the body
-//! its number of lines where it does not grow (blank lines after it).
+//! Taken where every label of the function is a statement of its body or of a clause of an `if` in
+//! it (at any depth of `if`s), and every goto lies in that body under `if`s only: the body is then
+//! a list of blocks (the statements before the first label, then each label's up to the next; an
+//! `if` with a label in a clause ends a block, and what follows it starts one, which each clause
+//! falls into: [`read`]), each a tree of `if`s whose leaves are gotos, exits (`return`, `raise`,
+//! and what follows them in their list, which never runs) and falls into the next block. An `if`
+//! one of whose clauses falls through takes the statements after it into that clause (into none
+//! when no clause does, and only a goto when several do). The graph of the blocks is read as the
+//! Relooper family reads it ("Beyond Relooper", Ramsey 2022): a block's dominator writes it, inside
+//! its own code where one edge enters it, after its own code where more do (in reverse postorder)
+//! and after its loop where it lies outside the loop (else where its one edge is), and `while
+//! True:` around a block that an edge from a block it dominates enters again, its body falling back
+//! to its head (else into what follows it, by a `break` at its end). Each jump is then written by
+//! where it goes from where it is, and by nothing else: nothing where the code falls there anyway,
+//! `continue` to the innermost loop's head, `break` to what follows the innermost loop, a `return`
+//! or `raise` that a label holds alone copied, the code of a block that only this jump enters; a
+//! loop whose head leaves it on a test is `while not (TEST):`, an `else` that is one such `if`
+//! alone its `elif`s ([`write`]). Where none of these say a jump in any of those ways of placing
+//! the blocks, a block of at most [`SMALL`] simple statements that several edges enter is copied to
+//! each (with the jump it ends in, written from there), as a person writes `log.append("else")` in
+//! two clauses rather than a flag for it. Where that does not say one either (out of two loops at
+//! once, to a larger block two places enter that is not the one after), and Python has no labelled
+//! `break` (Kosaraju, 1974: some such graphs need a variable or a copy), the jump sets a flag named
+//! after its label (`_goto_done = True; break`), read by `if _goto_done: break` after the loops it
+//! leaves and `if not _goto_done:` around the blocks it goes past, `False` before them; the way
+//! that sets the fewest is taken, and only for the functions that no way writes without (the passes
+//! may take the others once those are written, in the next round). A `global` or `nonlocal`
+//! statement, a function of more than [`NODES`] blocks, or code nesting deeper than [`LEVELS`] or
+//! CPython's blocks, and the function is left to the passes and the dispatch loop: so every jump is
+//! written as one that goes where the goto went, through the same statements (the function's own,
+//! no `with` or `try` in between), and the written function is the same program. Comments go with
+//! the statement after them, a label's before its block or on its `while True:`, a goto's with what
+//! it becomes; the statements keep their text, one level deeper or shallower, and the body its
+//! number of lines where it does not grow (blank lines after it).
 
 use super::*;
 use crate::translate::blocks;
 
+mod read;
 mod write;
 
+use read::{Blocks, End, Tail, simple};
 use write::Writer;
 
 /// The largest function taken, in blocks.
@@ -61,6 +65,9 @@ const NODES: usize = 1_000;
 
 /// How many levels deeper than its body the written function nests at most.
 const LEVELS: usize = 40;
+
+/// How many statements a block copied to its jumps holds at most.
+const SMALL: usize = 2;
 
 /// The source with the functions of `checked`'s scopes that still hold gotos as
 /// `written_checked` written from their graphs, where that writes any: where a block that
@@ -253,62 +260,6 @@ struct Graph<'g> {
     unreached: std::cell::Cell<bool>,
 }
 
-/// A block's statements, as they run: statements that hold no goto, then how the block goes
-/// on.
-#[derive(Clone)]
-struct Tail<'a> {
-    stmts: Vec<&'a Stmt>,
-    end: End<'a>,
-}
-
-#[derive(Clone)]
-enum End<'a> {
-    /// Falls off its statements (before the blocks are closed).
-    Open,
-    /// The last statement is a `return` or `raise`.
-    Stop,
-    /// Falls off the function's end.
-    Exit,
-    /// Goes to a block: by a goto (its statement), or falling into it.
-    Goto(usize, Option<&'a Stmt>),
-    /// An `if` that holds gotos, each of its clauses (one more, empty, when it has no
-    /// `else`) with what it runs.
-    If(&'a ast::StmtIf, Vec<Tail<'a>>),
-}
-
-impl<'a> Tail<'a> {
-    /// How many of its ways fall off its statements.
-    fn opens(&self) -> usize {
-        match &self.end {
-            End::Open => 1,
-            End::If(_, clauses) => clauses.iter().map(Tail::opens).sum(),
-            _ => 0,
-        }
-    }
-
-    /// Each way that falls off its statements goes on as `with` says.
-    fn fill(&mut self, with: &mut dyn FnMut() -> Tail<'a>) {
-        match &mut self.end {
-            End::Open => {
-                let then = with();
-                self.stmts.extend(then.stmts);
-                self.end = then.end;
-            }
-            End::If(_, clauses) => clauses.iter_mut().for_each(|clause| clause.fill(with)),
-            _ => {}
-        }
-    }
-
-    /// The blocks it goes to.
-    fn targets(&self, into: &mut Vec<usize>) {
-        match &self.end {
-            End::Goto(node, _) => into.push(*node),
-            End::If(_, clauses) => clauses.iter().for_each(|clause| clause.targets(into)),
-            _ => {}
-        }
-    }
-}
-
 /// Where a jump goes: a block, or off the function's end.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum To {
@@ -331,6 +282,8 @@ struct Flow<'a> {
     children: Vec<Vec<usize>>,
     /// The blocks that are one `return` or `raise` alone, which every jump to them copies.
     copied: Vec<bool>,
+    /// The blocks that a way may copy to every jump to them ([`Writer::copies`]).
+    small: Vec<bool>,
 }
 
 impl Flow<'_> {
@@ -369,7 +322,7 @@ impl<'g> Graph<'g> {
         // falling into what follows it. With flags where none writes it without, the way
         // that sets the fewest.
         let ways = [(true, false), (false, false), (true, true), (false, true)];
-        let write = |(exits_after, breaks), flags| {
+        let write = |(exits_after, breaks), (flags, copies)| {
             let mut writer = Writer {
                 graph: self,
                 flow: &flow,
@@ -383,16 +336,26 @@ impl<'g> Graph<'g> {
                 trees: 0,
                 breaks,
                 flags,
+                copies,
                 chains: Vec::new(),
                 names: HashMap::new(),
             };
             writer.tree(0, To::Exit, 0).map(|_| writer)
         };
-        let writer = (ways.into_iter().find_map(|way| write(way, false))).or_else(|| {
-            (ways.into_iter())
-                .filter_map(|way| write(way, true))
-                .min_by_key(|writer| writer.names.len())
-        })?;
+        // Then the same with small blocks copied to their jumps, where there are any.
+        let copies: &[bool] = if flow.small.contains(&true) {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        let writer = (copies.iter())
+            .find_map(|&copies| ways.into_iter().find_map(|way| write(way, (false, copies))))
+            .or_else(|| {
+                (copies.iter())
+                    .flat_map(|&copies| ways.map(|way| (way, copies)))
+                    .filter_map(|(way, copies)| write(way, (true, copies)))
+                    .min_by_key(|writer| writer.names.len())
+            })?;
         let flagged = !writer.names.is_empty();
         // Every comment of the body, once.
         let within = (self.comments.iter())
@@ -416,35 +379,23 @@ impl<'g> Graph<'g> {
     where
         'g: 'a,
     {
-        let at: Vec<usize> = (0..body.len())
-            .filter(|&at| self.markers.labels.contains_key(&body[at].start()))
-            .collect();
-        if at.is_empty() || at.len() != self.labels {
+        let mut found = Vec::new();
+        if !self.labels_of(body, &mut found, 0) || found.is_empty() || found.len() != self.labels {
             return None;
         }
-        let names: HashMap<&str, usize> = (at.iter().enumerate())
-            .map(|(nth, &at)| (self.markers.labels[&body[at].start()].as_str(), nth + 1))
+        let names: HashMap<&str, usize> = (found.iter().enumerate())
+            .map(|(nth, label)| (self.markers.labels[&label.start()].as_str(), nth + 1))
             .collect();
-        let mut starts = vec![0];
-        starts.extend(at.iter().map(|&at| at + 1));
-        let mut ends = at.clone();
-        ends.push(body.len());
         let mut labels = vec![None];
-        labels.extend(at.iter().map(|&at| Some(&body[at])));
-        let mut tails = Vec::with_capacity(starts.len());
-        for (node, (&start, &end)) in starts.iter().zip(&ends).enumerate() {
-            let mut tail = self.tail(&body[start..end], &names, 0)?;
-            let next = if node + 1 < starts.len() {
-                End::Goto(node + 1, None)
-            } else {
-                End::Exit
-            };
-            tail.fill(&mut || Tail {
-                stmts: Vec::new(),
-                end: next.clone(),
-            });
-            tails.push(tail);
-        }
+        labels.extend(found.iter().map(|&label| Some(label)));
+        let mut blocks = Blocks {
+            names: &names,
+            tails: vec![None; labels.len()],
+            labels,
+        };
+        blocks.tails[0] = Some(self.list(body, End::Exit, &mut blocks, 0)?);
+        let Blocks { labels, tails, .. } = blocks;
+        let tails: Vec<Tail> = tails.into_iter().collect::<Option<_>>()?;
         let count = tails.len();
         let succs: Vec<Vec<usize>> = (tails.iter())
             .map(|tail| {
@@ -521,6 +472,7 @@ impl<'g> Graph<'g> {
             loops: HashMap::new(),
             children: vec![Vec::new(); count],
             copied: vec![false; count],
+            small: vec![false; count],
         };
         for &node in &order[1..] {
             flow.children[flow.idom[node]].push(node);
@@ -542,117 +494,62 @@ impl<'g> Graph<'g> {
                 }
             }
         }
-        for node in 1..count {
+        // A copy would write its comments twice: the blocks copied have none.
+        let quiet: Vec<bool> = (0..count).map(|node| self.quiet(&flow, node)).collect();
+        flow.copied = (flow.tails.iter().zip(&quiet))
+            .map(|(tail, &quiet)| {
+                quiet
+                    && matches!(
+                        (tail.stmts.as_slice(), &tail.end),
+                        ([Stmt::Return(_) | Stmt::Raise(_)], End::Stop)
+                    )
+            })
+            .collect();
+        // Blocks of a few simple statements, each on a line of its own, that two or more
+        // edges enter and that dominate none, going on to a block that is no such one: a
+        // way may copy them to the jumps that reach them (each copy goes on as the block
+        // did), so that a block two places enter needs no flag.
+        let few = |node: usize| {
             let tail = &flow.tails[node];
-            let label = flow.labels[node]?;
-            let end = body[..ends[node]].last().map_or(label.end(), Ranged::end);
-            let range = TextRange::new(label.start(), self.line_end(self.lines.line(end)));
-            let inside = (self.comments).partition_point(|comment| comment.start() < range.start());
-            // A copy would write its comments twice.
-            let quiet = !self.commented(label)
-                && (self.comments.get(inside)).is_none_or(|comment| comment.end() > range.end());
-            flow.copied[node] = quiet
-                && matches!(
-                    (tail.stmts.as_slice(), &tail.end),
-                    ([Stmt::Return(_) | Stmt::Raise(_)], End::Stop)
-                );
-        }
+            node > 0
+                && quiet[node]
+                && !flow.copied[node]
+                && flow.forward[node] > 1
+                && flow.children[node].is_empty()
+                && !flow.loops.contains_key(&node)
+                && tail.stmts.len() <= SMALL
+                && (tail.stmts.iter()).all(|stmt| {
+                    simple(stmt) && self.lines.line(stmt.start()) == self.lines.line(stmt.end())
+                })
+                && matches!(tail.end, End::Goto(..) | End::Exit)
+        };
+        let few: Vec<bool> = (0..count).map(few).collect();
+        flow.small = (0..count)
+            .map(|node| {
+                few[node] && !matches!(flow.tails[node].end, End::Goto(next, _) if few[next])
+            })
+            .collect();
         Some(flow)
     }
 
-    /// The statements of `list` as they run; `None` where a goto or label is elsewhere than
-    /// under `if`s, a statement follows a goto, `return` or `raise`, or the statements after
-    /// an `if` would be written twice.
-    fn tail<'a>(
-        &self,
-        list: &'a [Stmt],
-        names: &HashMap<&str, usize>,
-        depth: usize,
-    ) -> Option<Tail<'a>>
-    where
-        'g: 'a,
-    {
-        if depth > LEVELS {
-            return None;
-        }
-        let mut tail = Tail {
-            stmts: Vec::new(),
-            end: End::Open,
+    /// Whether no comment goes with block `node`'s label or lies among its statements, up
+    /// to the goto that ends it (none for a block that no label starts).
+    fn quiet(&self, flow: &Flow, node: usize) -> bool {
+        let Some(label) = flow.labels[node] else {
+            return false;
         };
-        for (at, stmt) in list.iter().enumerate() {
-            let last = at + 1 == list.len();
-            if let Some(name) = self.markers.gotos.get(&stmt.start()) {
-                tail.end = End::Goto(*names.get(name.as_str())?, Some(stmt));
-                // What follows it never runs: the dead-code pass's, where it may go.
-                if !last {
-                    self.unreached.set(true);
-                }
-                return last.then_some(tail);
-            }
-            if !self.markers.goes(stmt.range()) {
-                // A `global` or `nonlocal` must come before the uses that the blocks moved may
-                // put before it.
-                if self.markers.labelled(stmt.range()) || declares(stmt) {
-                    return None;
-                }
-                tail.stmts.push(stmt);
-                if jumps(stmt) {
-                    // What follows it in its list never runs, and is written after it as it
-                    // is (the names it binds stay the function's), where it holds no marker.
-                    let dead = &list[at + 1..];
-                    if (dead.iter()).any(|stmt| {
-                        self.markers.labelled(stmt.range())
-                            || declares(stmt)
-                            || self.markers.goes(stmt.range())
-                    }) {
-                        self.unreached.set(true);
-                        return None;
-                    }
-                    tail.stmts.extend(dead);
-                    tail.end = End::Stop;
-                    return Some(tail);
-                }
-                continue;
-            }
-            let Stmt::If(branch) = stmt else { return None };
-            let mut clauses = vec![self.tail(&branch.body, names, depth + 1)?];
-            for clause in &branch.elif_else_clauses {
-                clauses.push(self.tail(&clause.body, names, depth + 1)?);
-            }
-            if (branch.elif_else_clauses.last()).is_none_or(|clause| clause.test.is_some()) {
-                clauses.push(Tail {
-                    stmts: Vec::new(),
-                    end: End::Open,
-                });
-            }
-            let mut then = Tail {
-                stmts: Vec::new(),
-                end: End::If(branch, clauses),
-            };
-            let rest = &list[at + 1..];
-            if !rest.is_empty() {
-                let rest = self.tail(rest, names, depth)?;
-                match then.opens() {
-                    0 => return None,
-                    1 => {
-                        let mut rest = Some(rest);
-                        then.fill(&mut || {
-                            rest.take().unwrap_or_else(|| Tail {
-                                stmts: Vec::new(),
-                                end: End::Open,
-                            })
-                        });
-                    }
-                    _ if rest.stmts.is_empty() && matches!(rest.end, End::Goto(..)) => {
-                        then.fill(&mut || rest.clone());
-                    }
-                    _ => return None,
-                }
-            }
-            tail.end = then.end;
-            return Some(tail);
-        }
-        Some(tail)
+        let tail = &flow.tails[node];
+        let goto = match tail.end {
+            End::Goto(_, goto) => goto,
+            _ => None,
+        };
+        let end = (tail.stmts.iter().copied().chain(goto))
+            .map(Ranged::end)
+            .fold(label.end(), TextSize::max);
+        let range = TextRange::new(label.start(), self.line_end(self.lines.line(end)));
+        let inside = (self.comments).partition_point(|comment| comment.start() < range.start());
+        !self.commented(label)
+            && (self.comments.get(inside)).is_none_or(|comment| comment.end() > range.end())
     }
 
     /// The end of line `line`, before its line break.
@@ -700,19 +597,4 @@ impl<'g> Graph<'g> {
     fn commented(&self, stmt: &Stmt) -> bool {
         self.trailing(stmt).is_some() || !self.leading(stmt.start(), 0).is_empty()
     }
-}
-
-/// Whether `stmt` is or holds a `global` or `nonlocal` statement of its scope.
-fn declares(stmt: &Stmt) -> bool {
-    let mut work = vec![std::slice::from_ref(stmt)];
-    while let Some(list) = work.pop() {
-        for stmt in list {
-            match stmt {
-                Stmt::Global(_) | Stmt::Nonlocal(_) => return true,
-                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
-                other => work.extend(child_lists(other)),
-            }
-        }
-    }
-    false
 }

@@ -40,6 +40,9 @@ pub(super) struct Writer<'w, 'g, 'a> {
     pub(super) breaks: bool,
     /// Whether a jump that no `continue`, `break` or fall reaches may set a flag.
     pub(super) flags: bool,
+    /// Whether the blocks of a few simple statements that several edges enter are copied
+    /// to the jumps that reach them ([`Flow::small`]) rather than written once.
+    pub(super) copies: bool,
     /// The lists of blocks around what is written, innermost last.
     pub(super) chains: Vec<Chain>,
     /// The flag of each block that a jump sets one for.
@@ -110,7 +113,7 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         // `exits_after` those outside its loop.
         let after: Vec<usize> = (flow.children[node].iter().copied())
             .filter(|&child| {
-                !flow.copied[child]
+                !self.copied(child)
                     && (flow.forward[child] > 1
                         || self.exits_after
                             && members.is_some_and(|members| !members.contains(&child)))
@@ -164,6 +167,11 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         Some(false)
     }
 
+    /// Whether every jump to `node` writes its code where it is.
+    fn copied(&self, node: usize) -> bool {
+        self.flow.copied[node] || self.copies && self.flow.small[node]
+    }
+
     /// `flag = False` at `depth`.
     fn unset(&self, flag: &str, depth: usize) -> String {
         format!("{}{}{flag} = False", self.indent, "    ".repeat(depth))
@@ -202,7 +210,7 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         let plain = tail.stmts.is_empty()
             && leave.stmts.is_empty()
             && To::Node(target) == follow
-            && !self.flow.copied[target]
+            && !self.copied(target)
             && goto.is_none_or(|goto| !graph.commented(goto))
             && quiet(branch.start())
             && graph.header_comment(branch.test.end()).is_none()
@@ -357,6 +365,10 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
                 self.stmt(flow.tails[target].stmts[0], depth)?;
                 self.own_line(depth, comment);
                 return Some(true);
+            }
+            (To::Node(target), _) if self.copied(target) => {
+                self.own_line(depth, comment);
+                return self.code(target, &flow.tails[target], fall, depth);
             }
             (_, Some((head, _))) if to == To::Node(head) => exit("continue"),
             (_, Some((_, follow))) if to == follow => exit("break"),
