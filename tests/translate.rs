@@ -1148,7 +1148,8 @@ fn jumps_no_loop_reaches_set_a_flag_named_after_their_label() {
 /// The state machines of tests/translate/graphs.py, whose gotos the passes leave, written
 /// from their flow graphs: no name added, each loop a `while True:`, every comment kept
 /// where it says something, gotos into an `if`'s clauses and a small block copied to its
-/// jumps as `if`s, and the program's own assertions (each goto function against
+/// jumps as `if`s, gotos between the cases of a `match` in the same `match`, and the
+/// program's own assertions (each goto function against
 /// the same function written without goto) pass on plain CPython.
 #[test]
 fn flow_graphs_become_loops_and_ifs() {
@@ -1198,6 +1199,11 @@ fn flow_graphs_become_loops_and_ifs() {
         2,
         "{translated}"
     );
+    // Gotos between the cases of a `match`: the same `match`, each goto the code it reaches.
+    let command = function("command");
+    assert!(!command.contains("while"), "{translated}");
+    assert_eq!(command.matches("case ").count(), 4, "{translated}");
+    assert!(command.contains("match words:"), "{translated}");
 }
 
 /// Switches in the shapes of tests/translate/switches.py, each beside a twin written as an
@@ -1205,7 +1211,8 @@ fn flow_graphs_become_loops_and_ifs() {
 /// module's assertions, on subjects of other types too), no function keeps the register or
 /// a dispatch loop, and a switch whose cases return, `break` or go to a label after it reads
 /// as an `if`/`elif` ladder on its case's number, named after its subject (or
-/// `switch_case`), with the search reading a parameter that the function only reads.
+/// `switch_case`), with the search reading a parameter that the function only reads; a
+/// switch in a case of another, a ladder in a branch of the other's.
 #[test]
 fn switches_become_ladders_on_their_case_number() {
     let dir = common::Scratch::dir("translate-switches");
@@ -1238,6 +1245,15 @@ fn switches_become_ladders_on_their_case_number() {
         assert!(run.contains(kept), "{translated}");
     }
     assert!(!run.contains("_goto_"), "{translated}");
+    // Switches inside the cases of another: a ladder in each branch of the outer one, the
+    // two on `key` sharing its case number, which each reads right after its search.
+    let moves = function("move");
+    assert!(!moves.contains("_goto_"), "{translated}");
+    assert!(
+        moves.contains("        if key_case == 1:\n"),
+        "{translated}"
+    );
+    assert!(!moves.contains("key_case_2"), "{translated}");
 }
 
 /// Gotos that leave statements for the label after them, or start them again from the label

@@ -7,7 +7,7 @@ a coroutine (`pulses`); two loops that enter each other, tests that go to one st
 comments on markers and tests (`ping_pong`, `grade_all`, which the passes take whole);
 gotos into the clauses of an `if` from before it (`admit`), and a block of one statement
 that two places enter, which a person writes twice rather than keep a flag for it
-(`classify`). Each goto function is checked against the same function written without goto, on many
+(`classify`); gotos between the cases of a `match` (`command`). Each goto function is checked against the same function written without goto, on many
 inputs."""
 
 from goto import goto, label
@@ -342,6 +342,42 @@ def classify_plain(n):
     return out + [n]
 
 
+@goto
+def command(words):
+    log = []
+    match words:
+        case ["go", where]:
+            if where == "home":
+                goto .arrive  # the short way
+            log.append("walk to " + where)
+        case ["wait", *_]:
+            log.append("wait")
+            if len(words) > 2:
+                goto .idle
+        case ["stop"]:
+            label .arrive
+            log.append("arrived")
+        case _:
+            label .idle
+            log.append("idle")
+    log.append(len(words))
+    return log
+
+
+def command_plain(words):
+    log = []
+    match words:
+        case ["go", "home"] | ["stop"]:
+            log.append("arrived")
+        case ["go", where]:
+            log.append("walk to " + where)
+        case ["wait", *rest]:
+            log += ["wait", "idle"] if rest[1:] else ["wait"]
+        case _:
+            log.append("idle")
+    return log + [len(words)]
+
+
 def finished(coroutine):
     try:
         coroutine.send(None)
@@ -367,4 +403,6 @@ for kind in ("trusted", "bulk", "plain"):
         assert admit(kind, size) == admit_plain(kind, size), (kind, size)
 for n in range(-3, 16):
     assert classify(n) == classify_plain(n), n
+for words in ([], ["go", "home"], ["go", "park"], ["wait"], ["wait", 1, 2], ["stop"], ["go"]):
+    assert command(words) == command_plain(words), words
 print("ok")

@@ -1,7 +1,8 @@
 """Switches in the shapes people write them: cases that return, cases that `break` out of
 the switch (in a loop, where `break` leaves only the switch), cases that fall through into
 the next as in C, an opcode dispatch on an expression that goes to a label after the switch,
-the default after the switch, and a subject that binds a name as it is evaluated. Each goto
+the default after the switch, a subject that binds a name as it is evaluated, and switches
+inside the cases of another, on the same key in two cases. Each goto
 function is checked against the same function written without goto (an `if`/`elif`
 chain), on many inputs: the module's assertions are the oracle."""
 
@@ -155,6 +156,37 @@ def size_word_twin(items):
     return f"{count} items"
 
 
+@switch
+def move(mode, key):
+    while switch *mode:
+        case["walk"]
+        while switch *key:
+            case["w"]
+            return (0, 1)
+            case["s"]
+            return (0, -1)
+        return (0, 0)
+        case["fly"]
+        step = 0
+        while switch *key:
+            case["w"]
+            step = 2
+            break
+            case["s", "x"]
+            step = -2
+        return (step, step)
+    return None
+
+
+def move_twin(mode, key):
+    if mode == "walk":
+        return {"w": (0, 1), "s": (0, -1)}.get(key, (0, 0)) if isinstance(key, str) else (0, 0)
+    if mode == "fly":
+        step = {"w": 2, "s": -2, "x": -2}.get(key, 0) if isinstance(key, str) else 0
+        return (step, step)
+    return None
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -172,6 +204,9 @@ for size in range(4):
     assert size_word([0] * size) == size_word_twin([0] * size), size
 for score in range(0, 101):
     assert grade(score) == grade_twin(score), score
+for mode in ("walk", "fly", "swim", None, 1):
+    for key in ("w", "s", "x", "q", None, 0):
+        assert move(mode, key) == move_twin(mode, key), (mode, key)
 programs = [
     ["push", 2, "push", 3, "add", "halt"],
     ["push", 0, "jz", 5, "push", 9, "halt"],

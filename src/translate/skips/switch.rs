@@ -25,9 +25,10 @@
 //! (under `if`, `with` and `try` statements) leaves what it leaves as the goto does
 //! (language reference, section 4); one in a `finally` body, a `try` with `except*` or a
 //! `match` keeps the scope as it is. Taken in a function with no computed goto (which may
-//! name any label of its scope, and whose error lists them) whose every switch nests in no
-//! other, has a case, its cases as statements of its body, alone on their lines, and its
-//! header on one line; the body's lines lose one level.
+//! name any label of its scope, and whose error lists them) whose every switch has a case,
+//! its cases as statements of its body, alone on their lines, and its header on one line;
+//! the body's lines lose one level. Switches that nest are written in rounds ([`rounds`]),
+//! the innermost first.
 
 use rustpython_compiler::ast::Expr;
 use rustpython_compiler::ast::visitor::{self, Visitor};
@@ -45,10 +46,30 @@ pub(in crate::translate) fn switches_written<T: Send>(
     options: Options,
     then: impl Fn(&Source, Checked, &Shifts) -> Result<T, CompileError> + Sync,
 ) -> Option<T> {
+    rounds(source, checked, options, &then, &Shifts::default())
+}
+
+/// [`switches_written`], a round for each level of nesting: the switches with no switch
+/// inside are written first, then those around them, in the source they wrote, while
+/// any is written (where a round fails, `then` of the one before). `before`: where the
+/// lines of `source` stand in the user's.
+fn rounds<T: Send>(
+    source: &Source,
+    checked: &Checked,
+    options: Options,
+    then: &(dyn Fn(&Source, Checked, &Shifts) -> Result<T, CompileError> + Sync),
+    before: &Shifts,
+) -> Option<T> {
     let (text, shifts) = desugared(source.text(), checked)?;
+    let mut layers = before.0.clone();
+    layers.push(shifts);
+    let shifts = Shifts(layers);
     let written = Source::new(source.path(), text);
     let done = on_checked(&written, options, |written_checked| {
-        then(&written, written_checked, &shifts)
+        match rounds(&written, &written_checked, options, then, &shifts) {
+            Some(done) => Ok(done),
+            None => then(&written, written_checked, &shifts),
+        }
     });
     // A test build says where the text it wrote does not parse.
     debug_assert!(
@@ -61,7 +82,7 @@ pub(in crate::translate) fn switches_written<T: Send>(
 
 /// The source with the switches of its functions written as searches, ladders and labels,
 /// where any function's are (each function whole or not at all), and where its lines stand.
-fn desugared(text: &str, checked: &Checked) -> Option<(String, Shifts)> {
+fn desugared(text: &str, checked: &Checked) -> Option<(String, Vec<Region>)> {
     let switched = (checked.module.scopes.iter()).any(|scope| !scope.switches.is_empty());
     if !switched || text.contains('\r') {
         return None;
@@ -87,6 +108,7 @@ fn desugared(text: &str, checked: &Checked) -> Option<(String, Shifts)> {
             let mut names = Names {
                 text,
                 taken: HashSet::new(),
+                numbers: HashMap::new(),
             };
             written.extend(desugar.scope(scope, &mut names).unwrap_or_default());
         }
@@ -112,7 +134,7 @@ fn desugared(text: &str, checked: &Checked) -> Option<(String, Shifts)> {
         edits.extend(switch.edits);
     }
     edits.sort_by_key(|(range, _): &(TextRange, String)| (range.start(), range.end()));
-    Some((edited(text, edits), Shifts(regions)))
+    Some((edited(text, edits), regions))
 }
 
 /// One switch written: its edits, its header's line and its last (zero-based), and how
@@ -125,9 +147,10 @@ struct Written {
 }
 
 /// Where the lines of a source with its switches written ([`desugared`]) stand in the
-/// source, by regions in order; none: each on its own.
+/// source: for each round of [`rounds`], by regions in order, where the lines of its source
+/// stand in the one before; none: each on its own.
 #[derive(Clone, Default)]
-pub(in crate::translate) struct Shifts(Vec<Region>);
+pub(in crate::translate) struct Shifts(Vec<Vec<Region>>);
 
 /// From line `from` (zero-based, of the written source) on, the source's line `to` and the
 /// lines after it, or (`fixed`) that line alone.
@@ -159,18 +182,20 @@ impl Region {
 impl Shifts {
     /// Whether some line stands elsewhere.
     pub(in crate::translate) fn moves(&self) -> bool {
-        !self.0.is_empty()
+        self.0.iter().any(|regions| !regions.is_empty())
     }
 
     /// The line of the source (one-based) that `line` (one-based, of the written source; 0:
     /// none) stands for: never before the one the line before stands for.
     pub(in crate::translate) fn source_line(&self, line: usize) -> usize {
-        let at = self.0.partition_point(|region| region.from < line);
-        match at.checked_sub(1).map(|before| self.0[before]) {
-            Some(region) if line > 0 && region.fixed => region.to + 1,
-            Some(region) if line > 0 => line - region.from + region.to,
-            _ => line,
-        }
+        (self.0.iter().rev()).fold(line, |line, regions| {
+            let at = regions.partition_point(|region| region.from < line);
+            match at.checked_sub(1).map(|before| regions[before]) {
+                Some(region) if line > 0 && region.fixed => region.to + 1,
+                Some(region) if line > 0 => line - region.from + region.to,
+                _ => line,
+            }
+        })
     }
 }
 
@@ -183,10 +208,12 @@ struct Desugar<'a> {
 }
 
 /// The names the pass gives in one scope: none that the source holds, none twice (`base`,
-/// else `base_2`, `base_3`, ...).
+/// else `base_2`, `base_3`, ...), but for a case number ([`Names::number`]).
 struct Names<'n> {
     text: &'n str,
     taken: HashSet<String>,
+    /// The case numbers given, by their base.
+    numbers: HashMap<String, String>,
 }
 
 impl Names<'_> {
@@ -201,20 +228,29 @@ impl Names<'_> {
         self.taken.insert(name.clone());
         name
     }
+
+    /// The variable of a switch's case number, the same for every switch of the round on a
+    /// subject of the same name: each is read only by its ladder, right after its search,
+    /// before any case runs (another switch among them), so none is read after another is
+    /// set.
+    fn number(&mut self, base: &str) -> String {
+        if let Some(name) = self.numbers.get(base) {
+            return name.clone();
+        }
+        let name = self.fresh(base);
+        self.numbers.insert(base.to_owned(), name.clone());
+        name
+    }
 }
 
 impl<'a> Desugar<'a> {
-    /// The edits that write every switch of `scope`, or `None` where one cannot be.
+    /// The edits that write every switch of `scope` that holds no other (those around them
+    /// are the next round's), or `None` where one cannot be.
     fn scope(&self, scope: &Scope, names: &mut Names) -> Option<Vec<Written>> {
-        let nested = (scope.switches.iter()).any(|outer| {
-            (scope.switches.iter()).any(|inner| {
-                inner.header != outer.header && self.range_of(outer).contains(inner.header.start())
-            })
-        });
         // A computed goto may name any label of its scope, and its error lists them.
         let by_value = (scope.markers.iter())
             .any(|marker| matches!(marker.kind, MarkerKind::ComputedGoto { .. }));
-        if nested || by_value {
+        if by_value {
             return None;
         }
         // A definition starts at its first decorator, as the scope does.
@@ -222,7 +258,13 @@ impl<'a> Desugar<'a> {
         else {
             return None;
         };
-        (0..scope.switches.len())
+        let innermost = (0..scope.switches.len()).filter(|&index| {
+            let outer = &scope.switches[index];
+            !(scope.switches.iter()).any(|inner| {
+                inner.header != outer.header && self.range_of(outer).contains(inner.header.start())
+            })
+        });
+        innermost
             .map(|index| self.switch(scope, SwitchId(index), def, names))
             .collect()
     }
@@ -329,7 +371,7 @@ impl<'a> Desugar<'a> {
             .and_then(Expr::as_name_expr)
             .map(|name| name.id.as_str());
         let read = name.filter(|&name| self.read_only(name, def));
-        let case = names.fresh(&format!("{}_case", name.unwrap_or("switch")));
+        let case = names.number(&format!("{}_case", name.unwrap_or("switch")));
         let mut head = String::new();
         let value = match read {
             Some(parameter) => parameter.to_owned(),

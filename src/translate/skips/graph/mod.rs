@@ -16,40 +16,41 @@
 //! goto .even
 //! ```
 //!
-//! Taken where every label of the function is a statement of its body or of a clause of an `if` in
-//! it (at any depth of `if`s), and every goto lies in that body under `if`s only: the body is then
-//! a list of blocks (the statements before the first label, then each label's up to the next; an
-//! `if` with a label in a clause ends a block, and what follows it starts one, which each clause
-//! falls into: [`read`]), each a tree of `if`s whose leaves are gotos, exits (`return`, `raise`,
-//! and what follows them in their list, which never runs) and falls into the next block. An `if`
-//! one of whose clauses falls through takes the statements after it into that clause (into none
-//! when no clause does, and only a goto when several do). The graph of the blocks is read as the
-//! Relooper family reads it ("Beyond Relooper", Ramsey 2022): a block's dominator writes it, inside
-//! its own code where one edge enters it, after its own code where more do (in reverse postorder)
-//! and after its loop where it lies outside the loop (else where its one edge is), and `while
-//! True:` around a block that an edge from a block it dominates enters again, its body falling back
-//! to its head (else into what follows it, by a `break` at its end). Each jump is then written by
-//! where it goes from where it is, and by nothing else: nothing where the code falls there anyway,
-//! `continue` to the innermost loop's head, `break` to what follows the innermost loop, a `return`
-//! or `raise` that a label holds alone copied, the code of a block that only this jump enters; a
-//! loop whose head leaves it on a test is `while not (TEST):`, an `else` that is one such `if`
-//! alone its `elif`s ([`write`]). Where none of these say a jump in any of those ways of placing
-//! the blocks, a block of at most [`SMALL`] simple statements that several edges enter is copied to
-//! each (with the jump it ends in, written from there), as a person writes `log.append("else")` in
-//! two clauses rather than a flag for it. Where that does not say one either (out of two loops at
-//! once, to a larger block two places enter that is not the one after), and Python has no labelled
-//! `break` (Kosaraju, 1974: some such graphs need a variable or a copy), the jump sets a flag named
-//! after its label (`_goto_done = True; break`), read by `if _goto_done: break` after the loops it
-//! leaves and `if not _goto_done:` around the blocks it goes past, `False` before them; the way
-//! that sets the fewest is taken, and only for the functions that no way writes without (the passes
-//! may take the others once those are written, in the next round). A `global` or `nonlocal`
-//! statement, a function of more than [`NODES`] blocks, or code nesting deeper than [`LEVELS`] or
-//! CPython's blocks, and the function is left to the passes and the dispatch loop: so every jump is
-//! written as one that goes where the goto went, through the same statements (the function's own,
-//! no `with` or `try` in between), and the written function is the same program. Comments go with
-//! the statement after them, a label's before its block or on its `while True:`, a goto's with what
-//! it becomes; the statements keep their text, one level deeper or shallower, and the body its
-//! number of lines where it does not grow (blank lines after it).
+//! Taken where every label of the function is a statement of its body or of a clause of an `if` or
+//! a case of a `match` in it (at any depth of those), and every goto lies in that body under `if`s
+//! and `match`es only: the body is then a list of blocks (the statements before the first label,
+//! then each label's up to the next; an `if` or `match` with a label in a clause ends a block, and
+//! what follows it starts one, which each clause falls into: [`read`]), each a tree of `if`s and
+//! `match`es whose leaves are gotos, exits (`return`, `raise`, and what follows them in their list,
+//! which never runs) and falls into the next block. An `if` one of whose clauses falls through
+//! takes the statements after it into that clause (into none when no clause does, and only a goto
+//! when several do). The graph of the blocks is read as the Relooper family reads it ("Beyond
+//! Relooper", Ramsey 2022): a block's dominator writes it, inside its own code where one edge
+//! enters it, after its own code where more do (in reverse postorder) and after its loop where it
+//! lies outside the loop (else where its one edge is), and `while True:` around a block that an
+//! edge from a block it dominates enters again, its body falling back to its head (else into what
+//! follows it, by a `break` at its end). Each jump is then written by where it goes from where it
+//! is, and by nothing else: nothing where the code falls there anyway, `continue` to the innermost
+//! loop's head, `break` to what follows the innermost loop, a `return` or `raise` that a label
+//! holds alone copied, the code of a block that only this jump enters; a loop whose head leaves it
+//! on a test is `while not (TEST):`, an `else` that is one such `if` alone its `elif`s ([`write`]).
+//! Where none of these say a jump in any of those ways of placing the blocks, a block of at most
+//! [`SMALL`] simple statements that several edges enter is copied to each (with the jump it ends
+//! in, written from there), as a person writes `log.append("else")` in two clauses rather than a
+//! flag for it. Where that does not say one either (out of two loops at once, to a larger block two
+//! places enter that is not the one after), and Python has no labelled `break` (Kosaraju, 1974:
+//! some such graphs need a variable or a copy), the jump sets a flag named after its label
+//! (`_goto_done = True; break`), read by `if _goto_done: break` after the loops it leaves and `if
+//! not _goto_done:` around the blocks it goes past, `False` before them; the way that sets the
+//! fewest is taken, and only for the functions that no way writes without (the passes may take the
+//! others once those are written, in the next round). A `global` or `nonlocal` statement, a
+//! function of more than [`NODES`] blocks, or code nesting deeper than [`LEVELS`] or CPython's
+//! blocks, and the function is left to the passes and the dispatch loop: so every jump is written
+//! as one that goes where the goto went, through the same statements (the function's own, no `with`
+//! or `try` in between), and the written function is the same program. Comments go with the
+//! statement after them, a label's before its block or on its `while True:`, a goto's with what it
+//! becomes; the statements keep their text, one level deeper or shallower, and the body its number
+//! of lines where it does not grow (blank lines after it).
 
 use super::*;
 use crate::translate::blocks;
@@ -572,6 +573,15 @@ impl<'g> Graph<'g> {
         let rest = self.text[usize::from(after)..usize::from(end)].trim_start_matches([')', ' ']);
         let rest = rest.strip_prefix(':')?.trim();
         rest.starts_with('#').then_some(rest)
+    }
+
+    /// The header of a compound statement from `start` to the colon after `end` (closing
+    /// brackets between), when it takes one line.
+    fn header(&self, start: TextSize, end: TextSize) -> Option<&'g str> {
+        let rest = &self.text[usize::from(end)..];
+        let colon = usize::from(end) + rest.len() - rest.trim_start_matches([')', ' ']).len();
+        let header = &self.text[usize::from(start)..colon];
+        (self.text[colon..].starts_with(':') && !header.contains('\n')).then_some(header)
     }
 
     /// The comments on lines of their own right above the line of `start`, from line

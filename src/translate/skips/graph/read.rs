@@ -1,5 +1,5 @@
 //! The blocks of a function as the graph reads them ([`Graph::list`]): each label starts
-//! one, and so does the code after an `if` with a label in a clause; each block's
+//! one, and so does the code after an `if` or `match` with a label in a clause; each block's
 //! statements as they run, to the gotos, exits and falls that end them ([`Tail`]).
 
 use super::*;
@@ -25,6 +25,16 @@ pub(super) enum End<'a> {
     /// An `if` that holds gotos, each of its clauses (one more, empty, when it has no
     /// `else`) with what it runs.
     If(&'a ast::StmtIf, Vec<Tail<'a>>),
+    /// A `match` that holds gotos, each of its cases (one more when no pattern need hold:
+    /// [`clauses`]) with what it runs.
+    Match(&'a ast::StmtMatch, Vec<Tail<'a>>),
+}
+
+impl End<'_> {
+    /// Whether it is an `if` or a `match`.
+    fn branches(&self) -> bool {
+        matches!(self, End::If(..) | End::Match(..))
+    }
 }
 
 impl<'a> Tail<'a> {
@@ -40,7 +50,7 @@ impl<'a> Tail<'a> {
     pub(super) fn opens(&self) -> usize {
         match &self.end {
             End::Open => 1,
-            End::If(_, clauses) => clauses.iter().map(Tail::opens).sum(),
+            End::If(_, clauses) | End::Match(_, clauses) => clauses.iter().map(Tail::opens).sum(),
             _ => 0,
         }
     }
@@ -53,7 +63,9 @@ impl<'a> Tail<'a> {
                 self.stmts.extend(then.stmts);
                 self.end = then.end;
             }
-            End::If(_, clauses) => clauses.iter_mut().for_each(|clause| clause.fill(with)),
+            End::If(_, clauses) | End::Match(_, clauses) => {
+                clauses.iter_mut().for_each(|clause| clause.fill(with));
+            }
             _ => {}
         }
     }
@@ -62,7 +74,9 @@ impl<'a> Tail<'a> {
     pub(super) fn targets(&self, into: &mut Vec<usize>) {
         match &self.end {
             End::Goto(node, _) => into.push(*node),
-            End::If(_, clauses) => clauses.iter().for_each(|clause| clause.targets(into)),
+            End::If(_, clauses) | End::Match(_, clauses) => {
+                clauses.iter().for_each(|clause| clause.targets(into));
+            }
             _ => {}
         }
     }
@@ -102,12 +116,10 @@ impl<'g> Graph<'g> {
         for stmt in list {
             if self.markers.labels.contains_key(&stmt.start()) {
                 into.push(stmt);
-            } else if let Stmt::If(branch) = stmt
+            } else if let Some((bodies, _)) = clauses(stmt)
                 && self.markers.labelled(stmt.range())
             {
-                let clauses = std::iter::once(&branch.body)
-                    .chain(branch.elif_else_clauses.iter().map(|clause| &clause.body));
-                for body in clauses {
+                for body in bodies {
                     if !self.labels_of(body, into, depth + 1) {
                         return false;
                     }
@@ -118,9 +130,9 @@ impl<'g> Graph<'g> {
     }
 
     /// The statements of `list` as they run, falling into `after`: a label ends a block and
-    /// starts the next (the one `blocks` holds for it), and so does an `if` with a label in
-    /// a clause, entered by its test there and by gotos into its clauses, each clause
-    /// going on to what follows the `if` (a block of its own where it holds statements).
+    /// starts the next (the one `blocks` holds for it), and so does an `if` or `match` with
+    /// a label in a clause, entered by its test there and by gotos into its clauses, each
+    /// clause going on to what follows it (a block of its own where it holds statements).
     pub(super) fn list<'a>(
         &self,
         list: &'a [Stmt],
@@ -137,7 +149,7 @@ impl<'g> Graph<'g> {
         let splits: Vec<usize> = (0..list.len())
             .filter(|&at| {
                 self.markers.labels.contains_key(&list[at].start())
-                    || matches!(list[at], Stmt::If(_)) && self.markers.labelled(list[at].range())
+                    || clauses(&list[at]).is_some() && self.markers.labelled(list[at].range())
             })
             .collect();
         // From the last split back: what runs from each on.
@@ -148,33 +160,30 @@ impl<'g> Graph<'g> {
         for (nth, &at) in splits.iter().enumerate().rev() {
             let end = splits.get(nth + 1).copied().unwrap_or(list.len());
             let rest = self.filled(&list[at + 1..end], then, blocks, depth)?;
-            then = match &list[at] {
-                Stmt::If(branch) if !self.markers.labels.contains_key(&branch.start()) => {
+            let stmt = &list[at];
+            then = match clauses(stmt) {
+                Some((bodies, none)) if !self.markers.labels.contains_key(&stmt.start()) => {
                     let join = match rest {
-                        Tail { stmts, end } if stmts.is_empty() && !matches!(end, End::If(..)) => {
-                            end
-                        }
+                        Tail { stmts, end } if stmts.is_empty() && !end.branches() => end,
                         rest => End::Goto(blocks.push(rest), None),
                     };
-                    let mut clauses = Vec::new();
-                    for body in std::iter::once(&branch.body)
-                        .chain(branch.elif_else_clauses.iter().map(|clause| &clause.body))
-                    {
-                        clauses.push(self.list(body, join.clone(), blocks, depth + 1)?);
+                    let mut tails = Vec::new();
+                    for body in bodies {
+                        tails.push(self.list(body, join.clone(), blocks, depth + 1)?);
                     }
-                    if (branch.elif_else_clauses.last()).is_none_or(|clause| clause.test.is_some())
-                    {
-                        clauses.push(Tail {
+                    if none {
+                        tails.push(Tail {
                             stmts: Vec::new(),
                             end: join,
                         });
                     }
                     Tail {
                         stmts: Vec::new(),
-                        end: End::If(branch, clauses),
+                        end: branched(stmt, tails)?,
                     }
                 }
-                label => {
+                _ => {
+                    let label = stmt;
                     let node = blocks.names[self.markers.labels[&label.start()].as_str()];
                     blocks.tails[node] = Some(rest);
                     Tail {
@@ -190,8 +199,8 @@ impl<'g> Graph<'g> {
 
     /// The statements of `list` (no label among them) as they run, each way that falls off
     /// them going on as `then` says (a block of its own where several do and it holds
-    /// statements). `None` where none does and `then` is an `if` that holds a label: its
-    /// test would never run.
+    /// statements). `None` where none does and `then` is an `if` or `match` that holds a
+    /// label: its test would never run.
     fn filled<'a>(
         &self,
         list: &'a [Stmt],
@@ -204,13 +213,13 @@ impl<'g> Graph<'g> {
     {
         let mut tail = self.tail(list, blocks.names, depth)?;
         match tail.opens() {
-            0 if matches!(then.end, End::If(..)) => return None,
+            0 if then.end.branches() => return None,
             0 | 1 => {
                 let mut then = Some(then);
                 tail.fill(&mut || then.take().unwrap_or_else(Tail::open));
             }
             _ => {
-                let then = if then.stmts.is_empty() && !matches!(then.end, End::If(..)) {
+                let then = if then.stmts.is_empty() && !then.end.branches() {
                     then
                 } else {
                     Tail {
@@ -225,8 +234,8 @@ impl<'g> Graph<'g> {
     }
 
     /// The statements of `list` as they run; `None` where a goto or label is elsewhere than
-    /// under `if`s, a statement follows a goto, `return` or `raise`, or the statements after
-    /// an `if` would be written twice.
+    /// under `if`s and `match`es, a statement follows a goto, `return` or `raise`, or the
+    /// statements after an `if` or `match` would be written twice.
     fn tail<'a>(
         &self,
         list: &'a [Stmt],
@@ -279,20 +288,17 @@ impl<'g> Graph<'g> {
                 continue;
             }
             let rest = &list[at + 1..];
-            let Stmt::If(branch) = stmt else { return None };
-            let mut clauses = vec![self.tail(&branch.body, names, depth + 1)?];
-            for clause in &branch.elif_else_clauses {
-                clauses.push(self.tail(&clause.body, names, depth + 1)?);
+            let (bodies, none) = clauses(stmt)?;
+            let mut tails = Vec::new();
+            for body in bodies {
+                tails.push(self.tail(body, names, depth + 1)?);
             }
-            if (branch.elif_else_clauses.last()).is_none_or(|clause| clause.test.is_some()) {
-                clauses.push(Tail {
-                    stmts: Vec::new(),
-                    end: End::Open,
-                });
+            if none {
+                tails.push(Tail::open());
             }
             let mut then = Tail {
                 stmts: Vec::new(),
-                end: End::If(branch, clauses),
+                end: branched(stmt, tails)?,
             };
             if !rest.is_empty() {
                 let rest = self.tail(rest, names, depth)?;
@@ -317,6 +323,42 @@ impl<'g> Graph<'g> {
             return Some(tail);
         }
         Some(tail)
+    }
+}
+
+/// The bodies of the clauses of `stmt`, an `if` or a `match`, and whether it may run none
+/// of them: an `if` with no `else`, a `match` whose last case is not irrefutable with no
+/// guard (`case _:`, `case name:`).
+fn clauses(stmt: &Stmt) -> Option<(Vec<&[Stmt]>, bool)> {
+    match stmt {
+        Stmt::If(branch) => Some((
+            std::iter::once(branch.body.as_slice())
+                .chain(
+                    branch
+                        .elif_else_clauses
+                        .iter()
+                        .map(|clause| clause.body.as_slice()),
+                )
+                .collect(),
+            (branch.elif_else_clauses.last()).is_none_or(|clause| clause.test.is_some()),
+        )),
+        Stmt::Match(matched) => Some((
+            (matched.cases.iter())
+                .map(|case| case.body.as_slice())
+                .collect(),
+            (matched.cases.last())
+                .is_none_or(|case| case.guard.is_some() || !case.pattern.is_irrefutable()),
+        )),
+        _ => None,
+    }
+}
+
+/// How `stmt`, an `if` or a `match`, ends a block whose clauses run `tails`.
+fn branched<'a>(stmt: &'a Stmt, tails: Vec<Tail<'a>>) -> Option<End<'a>> {
+    match stmt {
+        Stmt::If(branch) => Some(End::If(branch, tails)),
+        Stmt::Match(matched) => Some(End::Match(matched, tails)),
+        _ => None,
     }
 }
 

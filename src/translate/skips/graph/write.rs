@@ -335,7 +335,68 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
             End::Exit => self.jump(node, To::Exit, None, fall, depth),
             End::Goto(target, goto) => self.jump(node, To::Node(*target), *goto, fall, depth),
             End::If(branch, clauses) => self.branch(node, branch, clauses, fall, depth),
+            End::Match(matched, clauses) => self.matched(node, matched, clauses, fall, depth),
         }
+    }
+
+    /// A `match` whose cases hold jumps, of block `node`: its header and each case's as
+    /// the source has them, and `case _:` for the way no pattern holds where that does not
+    /// fall through. Whether it never falls through.
+    fn matched(
+        &mut self,
+        node: usize,
+        matched: &ast::StmtMatch,
+        clauses: &[Tail],
+        fall: To,
+        depth: usize,
+    ) -> Option<bool> {
+        let graph = self.graph;
+        let header = graph.header(matched.start(), matched.subject.end())?;
+        for comment in graph.leading(matched.start(), self.first) {
+            self.comment(depth, comment);
+        }
+        let comment = self.header_comment(matched.subject.end());
+        self.line(depth, format!("{header}:{comment}"));
+        let mut stops = true;
+        for (nth, tail) in clauses.iter().enumerate() {
+            let mark = self.out.len();
+            let case = matched.cases.get(nth);
+            if let Some(case) = case {
+                for comment in graph.leading(case.start(), self.first) {
+                    self.comment(depth + 1, comment);
+                }
+                let end = case
+                    .guard
+                    .as_ref()
+                    .map_or(case.pattern.end(), |guard| guard.end());
+                let header = graph.header(case.start(), end)?;
+                let comment = self.header_comment(end);
+                self.line(depth + 1, format!("{header}:{comment}"));
+            }
+            let at = self.out.len();
+            let falls = !self.code(node, tail, fall, depth + 2)?;
+            stops &= !falls;
+            match case {
+                Some(_) if self.out.len() == at => self.line(depth + 2, "pass".to_owned()),
+                // No pattern held: where that falls through, nothing is written.
+                None if self.out.len() == at => {}
+                Some(_) => {}
+                None => {
+                    let body = self.out.split_off(mark);
+                    self.line(depth + 1, "case _:".to_owned());
+                    self.out.extend(body);
+                }
+            }
+        }
+        Some(stops)
+    }
+
+    /// The comment after a header that ends at `after`, counted, as it ends the header's
+    /// line.
+    fn header_comment(&mut self, after: TextSize) -> String {
+        let comment = self.graph.header_comment(after);
+        self.written += usize::from(comment.is_some());
+        comment.map_or(String::new(), |comment| format!("  {comment}"))
     }
 
     /// A jump from block `node` to `to` (by `goto`): whether it never falls through.
