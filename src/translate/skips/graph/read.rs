@@ -83,7 +83,7 @@ impl<'a> Tail<'a> {
 }
 
 /// The blocks of a function as they are read: a label's, and those that start after an
-/// `if` with a label inside ([`Graph::list`]), which no label starts.
+/// `if` or `match` with a label inside ([`Graph::list`]), which no label starts.
 pub(super) struct Blocks<'n, 'a> {
     /// The block of each label, by its name.
     pub(super) names: &'n HashMap<&'a str, usize>,
@@ -102,8 +102,8 @@ impl<'a> Blocks<'_, 'a> {
 
 impl<'g> Graph<'g> {
     /// Pushes the labels of `list` that the graph takes onto `into`, in order: its own
-    /// statements', and those in the clauses of its `if`s, at any depth. `false` where it
-    /// nests deeper than [`LEVELS`].
+    /// statements', and those in the clauses of its `if`s and `match`es, at any depth.
+    /// `false` where it nests deeper than [`LEVELS`].
     pub(super) fn labels_of<'a>(
         &self,
         list: &'a [Stmt],
