@@ -1212,7 +1212,8 @@ fn flow_graphs_become_loops_and_ifs() {
 /// a dispatch loop, and a switch whose cases return, `break` or go to a label after it reads
 /// as an `if`/`elif` ladder on its case's number, named after its subject (or
 /// `switch_case`), with the search reading a parameter that the function only reads; a
-/// switch in a case of another, a ladder in a branch of the other's.
+/// switch in a case of another, a ladder in a branch of the other's; a switch with no case,
+/// its subject evaluated.
 #[test]
 fn switches_become_ladders_on_their_case_number() {
     let dir = common::Scratch::dir("translate-switches");
@@ -1254,6 +1255,10 @@ fn switches_become_ladders_on_their_case_number() {
         "{translated}"
     );
     assert!(!moves.contains("key_case_2"), "{translated}");
+    // A switch with no case: its subject, a statement, and nothing of its body.
+    let drop = function("drop_last");
+    assert!(drop.contains("    items.pop()\n"), "{translated}");
+    assert!(!drop.contains("append"), "{translated}");
 }
 
 /// Gotos that leave statements for the label after them, or start them again from the label

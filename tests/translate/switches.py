@@ -2,7 +2,8 @@
 the switch (in a loop, where `break` leaves only the switch), cases that fall through into
 the next as in C, an opcode dispatch on an expression that goes to a label after the switch,
 the default after the switch, a subject that binds a name as it is evaluated, and switches
-inside the cases of another, on the same key in two cases. Each goto
+inside the cases of another, on the same key in two cases, and a switch with no case, whose
+subject is still evaluated. Each goto
 function is checked against the same function written without goto (an `if`/`elif`
 chain), on many inputs: the module's assertions are the oracle."""
 
@@ -187,6 +188,18 @@ def move_twin(mode, key):
     return None
 
 
+@switch
+def drop_last(items):
+    while switch *items.pop():
+        items.append("never")  # no case: the body never runs
+    return items
+
+
+def drop_last_twin(items):
+    items.pop()
+    return items
+
+
 def outcome(function, *args):
     try:
         return function(*args)
@@ -215,4 +228,6 @@ programs = [
 ]
 for code in programs:
     assert outcome(run, code) == outcome(run_twin, code), code
+for items in ([], [1], [1, 2]):
+    assert outcome(drop_last, list(items)) == outcome(drop_last_twin, list(items)), items
 print("ok")

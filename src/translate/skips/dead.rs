@@ -409,8 +409,10 @@ impl<'a> Finder<'a> {
                 labels.insert(first.start());
             }
             let statements = &dead[usize::from(labelled)..];
-            // From the start of its first line, so that no indentation is left there.
-            let range = TextRange::new(self.lines.start(first.start()), last.end());
+            // From the start of its first line, so that no indentation is left there, to the
+            // end of the comment after the last, which goes with it.
+            let end = self.trailing(last).map_or(last.end(), Ranged::end);
+            let range = TextRange::new(self.lines.start(first.start()), end);
             let before = &list[*after];
             let apart = self.lines.alone(self.text, before.range())
                 && self.lines.line(before.end()) < self.lines.line(first.start())
@@ -485,10 +487,7 @@ impl<'a> Finder<'a> {
     /// it.
     fn skip_to_next(&mut self, list: &[Stmt], at: usize, label: &Stmt, mut edits: Edits) {
         let goto = &list[at];
-        edits.push((
-            goto.range(),
-            if self.may_empty(list, at) { "pass" } else { "" }.to_owned(),
-        ));
+        edits.push(self.gone(goto, if self.may_empty(list, at) { "pass" } else { "" }));
         self.take_each(label, 1, edits, None, None);
     }
 
@@ -505,9 +504,31 @@ impl<'a> Finder<'a> {
         for (clause, last) in clause_ends(stmt) {
             if self.markers.gotos.get(&last.start()) == Some(name) {
                 let pass = if clause.len() == 1 { "pass" } else { "" };
-                let edits = vec![(last.range(), pass.to_owned())];
+                let edits = vec![self.gone(last, pass)];
                 self.take_each(label, 1, edits, None, None);
             }
+        }
+    }
+
+    /// The comment after `stmt` on its last line, if nothing else lies between.
+    fn trailing(&self, stmt: &Stmt) -> Option<&TextRange> {
+        let next = (self.comments).partition_point(|comment| comment.start() < stmt.end());
+        (self.comments.get(next)).filter(|comment| {
+            self.lines.line(comment.start()) == self.lines.line(stmt.end())
+                && self.text[usize::from(stmt.end())..usize::from(comment.start())]
+                    .trim()
+                    .is_empty()
+        })
+    }
+
+    /// The edit that writes `stmt` as `with`: where that is nothing, up to the comment
+    /// after it on its line, if any, which then stands where the statement did.
+    fn gone(&self, stmt: &Stmt, with: &str) -> (TextRange, String) {
+        match self.trailing(stmt) {
+            Some(comment) if with.is_empty() => {
+                (TextRange::new(stmt.start(), comment.start()), String::new())
+            }
+            _ => (stmt.range(), with.to_owned()),
         }
     }
 

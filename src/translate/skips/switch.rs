@@ -25,9 +25,10 @@
 //! (under `if`, `with` and `try` statements) leaves what it leaves as the goto does
 //! (language reference, section 4); one in a `finally` body, a `try` with `except*` or a
 //! `match` keeps the scope as it is. Taken in a function with no computed goto (which may
-//! name any label of its scope, and whose error lists them) whose every switch has a case,
-//! its cases as statements of its body, alone on their lines, and its header on one line;
-//! the body's lines lose one level. Switches that nest are written in rounds ([`rounds`]),
+//! name any label of its scope, and whose error lists them) whose every switch has its
+//! cases as statements of its body, alone on their lines, and its header on one line; the
+//! body's lines lose one level. A switch with no case is its subject evaluated, then the
+//! goto past it. Switches that nest are written in rounds ([`rounds`]),
 //! the innermost first.
 
 use rustpython_compiler::ast::Expr;
@@ -300,8 +301,7 @@ impl<'a> Desugar<'a> {
             && (comment.is_empty() || comment.starts_with('#'))
             && first > header
             && deep > indent
-            && !lines.tabbed(stmt.start(), stmt.end())
-            && !switch.cases.is_empty();
+            && !lines.tabbed(stmt.start(), stmt.end());
         if !clear {
             return None;
         }
@@ -371,40 +371,51 @@ impl<'a> Desugar<'a> {
             .and_then(Expr::as_name_expr)
             .map(|name| name.id.as_str());
         let read = name.filter(|&name| self.read_only(name, def));
-        let case = names.number(&format!("{}_case", name.unwrap_or("switch")));
-        let mut head = String::new();
-        let value = match read {
-            Some(parameter) => parameter.to_owned(),
-            None => {
-                // An operand of `|` at most, never a tuple: as it is, but for what its
-                // parentheses, which its range leaves out, keep from being a statement.
-                let parenthesized = operand.is_none_or(|operand| {
-                    matches!(
-                        operand,
-                        Expr::Named(_) | Expr::Yield(_) | Expr::YieldFrom(_)
-                    )
-                });
-                let subject = match parenthesized {
-                    true => format!("({subject})"),
-                    false => subject.to_owned(),
-                };
-                head.push_str(&format!("{pad}{case} = {subject}\n"));
-                case.clone()
-            }
+        // An operand of `|` at most, never a tuple: as it is, but for what its parentheses,
+        // which its range leaves out, keep from being a statement.
+        let parenthesized = operand.is_none_or(|operand| {
+            matches!(
+                operand,
+                Expr::Named(_) | Expr::Yield(_) | Expr::YieldFrom(_)
+            )
+        });
+        let subject = match parenthesized {
+            true => format!("({subject})"),
+            false => subject.to_owned(),
         };
-        let search = crate::search::expression(&value, &keys);
-        head.push_str(&format!("{pad}try: {case} = {search}"));
-        if !comment.is_empty() {
-            head.push_str(&format!("  {comment}"));
-        }
-        head.push_str(&format!("\n{pad}except BaseException: {case} = 0\n"));
-        for (number, label) in labels.iter().enumerate() {
+        let comment = match comment {
+            "" => String::new(),
+            comment => format!("  {comment}"),
+        };
+        let mut head = String::new();
+        if keys.is_empty() {
+            // No case: the subject evaluated, where that may fail or do something (a
+            // parameter the function only reads is bound), and past the body.
+            if read.is_none() {
+                head.push_str(&format!("{pad}{subject}\n"));
+            }
+            head.push_str(&format!("{pad}goto .{end}{comment}"));
+        } else {
+            let case = names.number(&format!("{}_case", name.unwrap_or("switch")));
+            let value = match read {
+                Some(parameter) => parameter.to_owned(),
+                None => {
+                    head.push_str(&format!("{pad}{case} = {subject}\n"));
+                    case.clone()
+                }
+            };
+            let search = crate::search::expression(&value, &keys);
             head.push_str(&format!(
-                "{pad}if {case} == {}: goto .{label}\n",
-                number + 1
+                "{pad}try: {case} = {search}{comment}\n{pad}except BaseException: {case} = 0\n"
             ));
+            for (number, label) in labels.iter().enumerate() {
+                head.push_str(&format!(
+                    "{pad}if {case} == {}: goto .{label}\n",
+                    number + 1
+                ));
+            }
+            head.push_str(&format!("{pad}goto .{end}"));
         }
-        head.push_str(&format!("{pad}goto .{end}"));
         let added = head.matches('\n').count() + 1;
         edits.push((
             TextRange::new(lines.starts[header], TextSize::try_from(line_end).ok()?),
