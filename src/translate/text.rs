@@ -466,17 +466,13 @@ impl Lines {
     /// The statement that wants `line`, placed, took `taken` lines of the output: as many
     /// of the source as its lines stand for.
     fn wrote(&mut self, line: usize, taken: usize) {
-        let last = line + taken.max(1) - 1;
+        let more = taken.max(1) - 1;
         let span = match line {
-            0 => taken.max(1) - 1,
-            _ => self
-                .source_line(last)
-                .saturating_sub(self.source_line(line)),
+            0 => more,
+            _ => (self.source_line(line + more)).saturating_sub(self.source_line(line)),
         };
         self.source_at = self.source_at.max(self.at(line) + span);
-        self.wanted_at = self
-            .wanted_at
-            .max(line.max(self.wanted_at) + taken.max(1) - 1);
+        self.wanted_at = line.max(self.wanted_at) + more;
     }
 }
 

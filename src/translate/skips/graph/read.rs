@@ -38,11 +38,11 @@ impl End<'_> {
 }
 
 impl<'a> Tail<'a> {
-    /// No statement, falling off.
-    pub(super) fn open() -> Tail<'a> {
+    /// No statement, then `end`.
+    pub(super) fn bare(end: End<'a>) -> Tail<'a> {
         Tail {
             stmts: Vec::new(),
-            end: End::Open,
+            end,
         }
     }
 
@@ -53,6 +53,12 @@ impl<'a> Tail<'a> {
             End::If(_, clauses) | End::Match(_, clauses) => clauses.iter().map(Tail::opens).sum(),
             _ => 0,
         }
+    }
+
+    /// The one way, if any, that falls off its statements goes on as `then`.
+    fn then(&mut self, then: Tail<'a>) {
+        let mut then = Some(then);
+        self.fill(&mut || then.take().unwrap_or_else(|| Tail::bare(End::Open)));
     }
 
     /// Each way that falls off its statements goes on as `with` says.
@@ -153,43 +159,25 @@ impl<'g> Graph<'g> {
             })
             .collect();
         // From the last split back: what runs from each on.
-        let mut then = Tail {
-            stmts: Vec::new(),
-            end: after,
-        };
+        let mut then = Tail::bare(after);
         for (nth, &at) in splits.iter().enumerate().rev() {
             let end = splits.get(nth + 1).copied().unwrap_or(list.len());
             let rest = self.filled(&list[at + 1..end], then, blocks, depth)?;
             let stmt = &list[at];
-            then = match clauses(stmt) {
-                Some((bodies, none)) if !self.markers.labels.contains_key(&stmt.start()) => {
+            then = match self.markers.labels.get(&stmt.start()) {
+                Some(label) => {
+                    let node = blocks.names[label.as_str()];
+                    blocks.tails[node] = Some(rest);
+                    Tail::bare(End::Goto(node, None))
+                }
+                None => {
                     let join = match rest {
                         Tail { stmts, end } if stmts.is_empty() && !end.branches() => end,
                         rest => End::Goto(blocks.push(rest), None),
                     };
-                    let mut tails = Vec::new();
-                    for body in bodies {
-                        tails.push(self.list(body, join.clone(), blocks, depth + 1)?);
-                    }
-                    if none {
-                        tails.push(Tail {
-                            stmts: Vec::new(),
-                            end: join,
-                        });
-                    }
-                    Tail {
-                        stmts: Vec::new(),
-                        end: branched(stmt, tails)?,
-                    }
-                }
-                _ => {
-                    let label = stmt;
-                    let node = blocks.names[self.markers.labels[&label.start()].as_str()];
-                    blocks.tails[node] = Some(rest);
-                    Tail {
-                        stmts: Vec::new(),
-                        end: End::Goto(node, None),
-                    }
+                    branched(stmt, join.clone(), |body| {
+                        self.list(body, join.clone(), blocks, depth + 1)
+                    })?
                 }
             };
         }
@@ -214,18 +202,12 @@ impl<'g> Graph<'g> {
         let mut tail = self.tail(list, blocks.names, depth)?;
         match tail.opens() {
             0 if then.end.branches() => return None,
-            0 | 1 => {
-                let mut then = Some(then);
-                tail.fill(&mut || then.take().unwrap_or_else(Tail::open));
-            }
+            0 | 1 => tail.then(then),
             _ => {
                 let then = if then.stmts.is_empty() && !then.end.branches() {
                     then
                 } else {
-                    Tail {
-                        stmts: Vec::new(),
-                        end: End::Goto(blocks.push(then), None),
-                    }
+                    Tail::bare(End::Goto(blocks.push(then), None))
                 };
                 tail.fill(&mut || then.clone());
             }
@@ -248,10 +230,7 @@ impl<'g> Graph<'g> {
         if depth > LEVELS {
             return None;
         }
-        let mut tail = Tail {
-            stmts: Vec::new(),
-            end: End::Open,
-        };
+        let mut tail = Tail::bare(End::Open);
         for (at, stmt) in list.iter().enumerate() {
             let last = at + 1 == list.len();
             if let Some(name) = self.markers.gotos.get(&stmt.start()) {
@@ -288,31 +267,12 @@ impl<'g> Graph<'g> {
                 continue;
             }
             let rest = &list[at + 1..];
-            let (bodies, none) = clauses(stmt)?;
-            let mut tails = Vec::new();
-            for body in bodies {
-                tails.push(self.tail(body, names, depth + 1)?);
-            }
-            if none {
-                tails.push(Tail::open());
-            }
-            let mut then = Tail {
-                stmts: Vec::new(),
-                end: branched(stmt, tails)?,
-            };
+            let mut then = branched(stmt, End::Open, |body| self.tail(body, names, depth + 1))?;
             if !rest.is_empty() {
                 let rest = self.tail(rest, names, depth)?;
                 match then.opens() {
                     0 => return None,
-                    1 => {
-                        let mut rest = Some(rest);
-                        then.fill(&mut || {
-                            rest.take().unwrap_or_else(|| Tail {
-                                stmts: Vec::new(),
-                                end: End::Open,
-                            })
-                        });
-                    }
+                    1 => then.then(rest),
                     _ if rest.stmts.is_empty() && matches!(rest.end, End::Goto(..)) => {
                         then.fill(&mut || rest.clone());
                     }
@@ -353,13 +313,23 @@ fn clauses(stmt: &Stmt) -> Option<(Vec<&[Stmt]>, bool)> {
     }
 }
 
-/// How `stmt`, an `if` or a `match`, ends a block whose clauses run `tails`.
-fn branched<'a>(stmt: &'a Stmt, tails: Vec<Tail<'a>>) -> Option<End<'a>> {
-    match stmt {
-        Stmt::If(branch) => Some(End::If(branch, tails)),
-        Stmt::Match(matched) => Some(End::Match(matched, tails)),
-        _ => None,
+/// `stmt`, an `if` or a `match`, as what runs from it on: each clause's body as `read`
+/// reads it, and `none` where it may run none of them.
+fn branched<'a>(
+    stmt: &'a Stmt,
+    none: End<'a>,
+    read: impl FnMut(&'a [Stmt]) -> Option<Tail<'a>>,
+) -> Option<Tail<'a>> {
+    let (bodies, may) = clauses(stmt)?;
+    let mut tails: Vec<Tail> = bodies.into_iter().map(read).collect::<Option<_>>()?;
+    if may {
+        tails.push(Tail::bare(none));
     }
+    Some(Tail::bare(match stmt {
+        Stmt::If(branch) => End::If(branch, tails),
+        Stmt::Match(matched) => End::Match(matched, tails),
+        _ => return None,
+    }))
 }
 
 /// Whether `stmt` is a simple statement that goes on to the next: one that a block copied

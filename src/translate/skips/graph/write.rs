@@ -129,9 +129,7 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         let (inside, outside): (Vec<usize>, Vec<usize>) =
             after.iter().partition(|merge| members.contains(merge));
         let follow = outside.first().map_or(fall, |&next| To::Node(next));
-        let comment = (flow.labels[node]).and_then(|label| self.graph.trailing(label));
-        self.written += usize::from(comment.is_some());
-        let comment = comment.map_or(String::new(), |comment| format!("  {comment}"));
+        let comment = self.noted((flow.labels[node]).and_then(|label| self.graph.trailing(label)));
         // A head that leaves the loop when a test holds tests it in the `while`.
         let (test, tail) = match (self.head(node, follow)).filter(|_| !self.breaks) {
             Some((branch, rest)) => (skip::negated(self.graph.text, &branch.test), rest),
@@ -355,11 +353,10 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
         for comment in graph.leading(matched.start(), self.first) {
             self.comment(depth, comment);
         }
-        let comment = self.header_comment(matched.subject.end());
+        let comment = self.noted(graph.header_comment(matched.subject.end()));
         self.line(depth, format!("{header}:{comment}"));
         let mut stops = true;
         for (nth, tail) in clauses.iter().enumerate() {
-            let mark = self.out.len();
             let case = matched.cases.get(nth);
             if let Some(case) = case {
                 for comment in graph.leading(case.start(), self.first) {
@@ -370,31 +367,28 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
                     .as_ref()
                     .map_or(case.pattern.end(), |guard| guard.end());
                 let header = graph.header(case.start(), end)?;
-                let comment = self.header_comment(end);
+                let comment = self.noted(graph.header_comment(end));
                 self.line(depth + 1, format!("{header}:{comment}"));
             }
             let at = self.out.len();
-            let falls = !self.code(node, tail, fall, depth + 2)?;
-            stops &= !falls;
+            stops &= self.code(node, tail, fall, depth + 2)?;
+            let empty = self.out.len() == at;
             match case {
-                Some(_) if self.out.len() == at => self.line(depth + 2, "pass".to_owned()),
-                // No pattern held: where that falls through, nothing is written.
-                None if self.out.len() == at => {}
-                Some(_) => {}
-                None => {
-                    let body = self.out.split_off(mark);
+                Some(_) if empty => self.line(depth + 2, "pass".to_owned()),
+                // No pattern held: nothing where that falls through, else `case _:`.
+                None if !empty => {
                     self.line(depth + 1, "case _:".to_owned());
-                    self.out.extend(body);
+                    let header = self.out.pop()?;
+                    self.out.insert(at, header);
                 }
+                _ => {}
             }
         }
         Some(stops)
     }
 
-    /// The comment after a header that ends at `after`, counted, as it ends the header's
-    /// line.
-    fn header_comment(&mut self, after: TextSize) -> String {
-        let comment = self.graph.header_comment(after);
+    /// `comment`, counted, as it ends a line (`  # ...`), or nothing.
+    fn noted(&mut self, comment: Option<&str>) -> String {
         self.written += usize::from(comment.is_some());
         comment.map_or(String::new(), |comment| format!("  {comment}"))
     }
@@ -415,18 +409,12 @@ impl<'w, 'a> Writer<'w, '_, 'a> {
             }
         }
         let comment = goto.and_then(|goto| graph.trailing(goto));
-        self.written += usize::from(comment.is_some());
-        let after = comment.map_or(String::new(), |comment| format!("  {comment}"));
+        let after = self.noted(comment);
         let flow = self.flow;
         let exit = |word: &str| Some(format!("{word}{after}"));
         let innermost = self.loops.last().map(|inner| (inner.head, inner.follow));
         let written = match (to, innermost) {
             _ if to == fall => None,
-            (To::Node(target), _) if flow.copied[target] => {
-                self.stmt(flow.tails[target].stmts[0], depth)?;
-                self.own_line(depth, comment);
-                return Some(true);
-            }
             (To::Node(target), _) if self.copied(target) => {
                 self.own_line(depth, comment);
                 return self.code(target, &flow.tails[target], fall, depth);
