@@ -1443,7 +1443,8 @@ fn the_names_each_translation_adds_are_recorded() {
     println!("{without} of {files} files translate without an added variable");
 }
 
-/// Forward skips become `if`s and `else`s, a loop with its test a `while`, a loop that a
+/// Forward skips become `if`s and `else`s, a loop with its test a `while` (at its head, a
+/// test that leaves it: `while not (TEST):`, the exit after it), a loop that a
 /// goto restarts `while True:` around it with an `else:`, a goto to a `return` or `raise`
 /// that statement, and a loop left for the label after it `break` with an `else:`: the shapes of tests/translate/structured.py translate
 /// without a name added and, migrated, without the lines of their markers; the program's own
@@ -1456,7 +1457,7 @@ fn forward_skips_become_ifs_and_elses() {
     let output = dir.join("structured.py");
     let translated = translated_and_ok(&source, &output, true);
     assert!(!translated.contains("_goto_"), "{translated}");
-    assert_eq!(translated.matches("while not (").count(), 2, "{translated}");
+    assert_eq!(translated.matches("while not (").count(), 6, "{translated}");
     assert_eq!(translated.matches("else:").count(), 40, "{translated}");
     // As a person writes it, with no line left where a marker was.
     let gcd = "def gcd(a, b):\n    while not (b == 0):\n        a, b = b, a % b\n    return a\n";
@@ -1559,6 +1560,23 @@ fn forward_skips_become_ifs_and_elses() {
     assert!(function("table").contains(rows), "{translated}");
     let next = "        if i % 2 == 0:\n            continue\n";
     assert!(function("odd_squares").contains(next), "{translated}");
+    // A loop whose head leaves it: `while not (TEST):` over the rest, the exit after it; a
+    // goto back where the body ends anyway goes, one elsewhere is `continue`.
+    let head = "    while not (i >= len(text)):\n        c = text[i]\n";
+    assert!(function("words").contains(head), "{translated}");
+    let exit = "        out.append(c)\n    return out\n";
+    assert!(function("words").contains(exit), "{translated}");
+    let head = "    while not (n < 2):\n        n //= 2\n";
+    assert!(function("halvings").contains(head), "{translated}");
+    let head = "        while not (i == len(batch)\n                or batch[i] is None):\n            total += batch[i]\n";
+    assert!(function("batch_sums").contains(head), "{translated}");
+    let exit = "                total = 0\n        log.append(total)\n        # the batch is done\n        continue\n";
+    assert!(function("batch_sums").contains(exit), "{translated}");
+    assert_eq!(
+        function("batch_sums").matches("continue").count(),
+        1,
+        "{translated}"
+    );
     // The block a computed GO TO falls into, one line, copied as its `else`.
     let ladder = "    if k == 1:\n        log.append(\"one or none\")\n    elif k == 2:\n        log.append(\"two\")\n    else:\n        log.append(\"one or none\")\n    return log\n";
     assert!(function("dial").contains(ladder), "{translated}");

@@ -1,6 +1,7 @@
 """Shapes a person writes as `if`, `elif`, `else`, `while`, `return` and `raise` (a ladder of
 conditional gotos to blocks that meet again is one `if` with its `elif`s, a loop that tests
-at its end is `while True:` with `break`), a loop that
+at its end is `while True:` with `break`, one whose head leaves it a `while` on its `not`, with
+the exit after it, also where the test has no blank after `if`), a loop that
 restarts as `while True:` around it with an `else` clause, and a loop left for the label
 after it as `break` (from inside a `with` and a `try` too), what came between as its `else`
 clause, two loops left at once as `break`, `else:` and `continue`, and a `try` whose handlers
@@ -1265,6 +1266,61 @@ def words(text):
     goto .next
 
 
+@goto
+def batch_sums(batches, log):
+    """A goto loop inside a `for` whose head leaves it for the `for`'s next round: the `while`
+    a person writes, with the exit after it."""
+    for batch in batches:
+        i, total = 0, 0
+        label .item  # each item
+        if (i == len(batch)
+                or batch[i] is None):
+            log.append(total)
+    # the batch is done
+            continue
+        total += batch[i]
+        i += 1
+        if total > 10:
+            log.append("over")
+            total = 0
+            goto .item
+        goto .item
+    return log
+
+
+@goto
+def halvings(n):
+    """A test written with no blank after its keyword."""
+    steps = 0
+    label .top
+    if(n < 2):
+        return steps
+    n //= 2
+    steps += 1
+    goto .top
+
+
+def halvings_plain(n):
+    steps = 0
+    while n >= 2:
+        n //= 2
+        steps += 1
+    return steps
+
+
+def batch_sums_plain(batches, log):
+    for batch in batches:
+        i, total = 0, 0
+        while i < len(batch) and batch[i] is not None:
+            total += batch[i]
+            i += 1
+            if total > 10:
+                log.append("over")
+                total = 0
+        log.append(total)
+    return log
+
+
 def sum_below_plain(n):
     i = s = 0
     while i < n:
@@ -1418,6 +1474,10 @@ for events in ([], [1, 2], [3, None, 4]):
     assert poll(list(events), []) == poll_plain(list(events), []), events
 for text in ("", "a b\tc", "  x\t\t"):
     assert words(text) == words_plain(text), text
+for batches in ([], [[]], [[1, 2], [None, 5], [4, 9, None, 1]], [[6, 6, 6], [11]]):
+    assert batch_sums(batches, []) == batch_sums_plain(batches, []), batches
+for n in range(-2, 70):
+    assert halvings(n) == halvings_plain(n), n
 for values in ([], [1, 2], [-1], [-1, 2, 3, 4]):
     assert settle(list(values), []) == settle_plain(list(values), []), values
 print("ok")

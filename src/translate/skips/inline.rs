@@ -135,7 +135,7 @@ impl Finder<'_> {
     }
 
     /// How many gotos inside `range` name `name`.
-    fn gotos_within(&self, range: TextRange, name: &str) -> usize {
+    pub(super) fn gotos_within(&self, range: TextRange, name: &str) -> usize {
         let gotos = &self.markers.ordered_gotos;
         let from = gotos.partition_point(|&start| start < range.start());
         let to = gotos.partition_point(|&start| start < range.end());
@@ -143,6 +143,24 @@ impl Finder<'_> {
         (gotos[from..to].iter())
             .filter(|&start| self.markers.gotos[start] == name)
             .count()
+    }
+
+    /// The lines of `region` as deep as `new` where they were as deep as `old` (a comment
+    /// less deep than that: as deep as `new`), its blank lines as they are.
+    pub(super) fn reindented(&self, region: TextRange, old: &str, new: &str) -> String {
+        let mut moved = String::new();
+        for line in self.text[region].split_inclusive('\n') {
+            if line.trim().is_empty() {
+                moved.push_str(line);
+            } else if let Some(rest) = line.strip_prefix(old) {
+                moved.push_str(new);
+                moved.push_str(rest);
+            } else {
+                moved.push_str(new);
+                moved.push_str(line.trim_start());
+            }
+        }
+        moved
     }
 
     /// The edits that move the statements of `block` (and its `label`, where gotos inside
@@ -181,19 +199,7 @@ impl Finder<'_> {
         let indent = |at: TextSize| &text[usize::from(lines.start(at))..usize::from(at)];
         let (old, new) = (indent(label.start()), indent(goto.start()));
         let region = TextRange::new(lines.starts[first], lines.starts[last + 1]);
-        let mut moved = String::new();
-        for line in text[region].split_inclusive('\n') {
-            if line.trim().is_empty() {
-                moved.push_str(line);
-            } else if let Some(rest) = line.strip_prefix(old) {
-                moved.push_str(new);
-                moved.push_str(rest);
-            } else {
-                // A comment less deep than the block: as deep as the goto.
-                moved.push_str(new);
-                moved.push_str(line.trim_start());
-            }
-        }
+        let mut moved = self.reindented(region, old, new);
         let Some(next) = falls else {
             return Some(vec![(site, moved), (region, "\n".to_owned())]);
         };

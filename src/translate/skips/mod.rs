@@ -4,7 +4,8 @@
 //! statement list, is the same program as `if not (TEST):` over those statements ([`skip`]); an `if`
 //! whose body ends with `goto .l` before some statements and `label .l` is that `if` with an
 //! `else:` over them; `label .l` then an `if TEST:` whose body ends with `goto .l` is `while
-//! TEST:` over the rest of that body; a loop that a goto restarts is `while True:` around
+//! TEST:` over the rest of that body, and `label .l`, `if TEST:` over an exit, some
+//! statements, `goto .l` is `while not (TEST):` over them, the exit after it; a loop that a goto restarts is `while True:` around
 //! it with an `else:`; a loop that a goto leaves for the label after it is that loop with a
 //! `break`, what came between its `else:`; two loops left at once are `break`, `else:` and
 //! `continue` ([`escape`]); a `try` whose handlers go past the statements after it is that
@@ -439,6 +440,9 @@ enum Shape {
     /// through) / S / `label .l`: the goto's line becomes the `try`'s `else:` over S
     /// ([`handled`]).
     Handled,
+    /// `label .l` / `if TEST:` / E (never falling through) / S / `goto .l`: `while not
+    /// (TEST):` / S, then E where the goto was ([`skip`]).
+    Until,
     /// `label .l` / `if TEST:` / S / `goto .l` (the last of its body): `while TEST:` / S, when
     /// no `break` or `continue` in S would be the new loop's.
     Loop,
@@ -493,7 +497,7 @@ enum Shape {
 /// enters move to it, gotos to where they fall anyway go, what gotos leave from inside
 /// `with` and `try` statements is a block they `break`, and the loops the moves bring
 /// together are taken, then the loops around those.
-const SHAPES: [Shape; 22] = [
+const SHAPES: [Shape; 23] = [
     Shape::Dead,
     Shape::Unelse,
     Shape::Ladder,
@@ -502,6 +506,7 @@ const SHAPES: [Shape; 22] = [
     Shape::Nested,
     Shape::Else,
     Shape::Handled,
+    Shape::Until,
     Shape::Loop,
     Shape::Repeat,
     Shape::Restart,
@@ -573,6 +578,7 @@ impl<'a> Finder<'a> {
     fn list(&mut self, list: &[Stmt]) {
         match self.shape {
             Shape::Loop => self.loops(list),
+            Shape::Until => self.untils(list),
             Shape::Restart => self.restarts(list),
             Shape::Repeat => self.repeats(list),
             Shape::Leave => self.leaves(list),

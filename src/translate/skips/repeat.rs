@@ -106,22 +106,12 @@ impl Finder<'_> {
         let mut edits = vec![(goto.range(), "break".to_owned())];
         match out {
             Some(renamed) => edits.push(renamed),
-            None => edits.push((branch.test.range(), skip::negated(self.text, &branch.test))),
+            None => edits.push(self.negated_test(stmt, &branch.test)),
         }
         edits.extend(inner.iter().map(|&goto| (goto, "continue".to_owned())));
         let after = self.lines.starts[self.lines.line(label.end()) + 1];
-        let mut skipped = Some(TextRange::new(after, stmt.end()));
-        // A skip per goto, so that the label goes with its last; the first carries the
-        // edits.
-        for _ in 0..=inner.len() {
-            self.skips.push(Skip {
-                edits: std::mem::take(&mut edits),
-                skipped: skipped.take(),
-                label: Some(label.range()),
-                dead: None,
-                becomes: Some("while True:"),
-            });
-        }
+        let skipped = Some(TextRange::new(after, stmt.end()));
+        self.take_each(label, inner.len() + 1, edits, skipped, Some("while True:"));
         true
     }
 }

@@ -2,6 +2,7 @@
 //! list ([`Shape::Merge`], [`Shape::Skip`], [`Shape::Nested`], [`Shape::Else`],
 //! [`Shape::Loop`]), and the test of a skip written as its `not`.
 
+use super::repeat::Held;
 use super::*;
 
 impl<'a> Finder<'a> {
@@ -80,7 +81,7 @@ impl<'a> Finder<'a> {
             let text = |stmt: &Stmt| self.text[stmt.range()].to_owned();
             self.skips.push(Skip {
                 edits: vec![
-                    (branch.test.range(), negated(self.text, &branch.test)),
+                    self.negated_test(stmt, &branch.test),
                     (goto.range(), text(exit)),
                     (exit.range(), text(goto)),
                 ],
@@ -108,22 +109,14 @@ impl<'a> Finder<'a> {
         })
     }
 
-    /// The text of `test` as an operand of `or`: as it is where it binds at least as tightly
-    /// (a name, attribute, call, subscript, comparison, operation or `and`/`or`), else in
-    /// parentheses (a conditional expression, a `lambda`, an assignment expression, a
-    /// `yield`, a tuple: the parentheses around a test are not part of its range).
+    /// The text of `test` as an operand of `or`: as it is where it [`binds`] at least as
+    /// tightly, else in parentheses (the parentheses around a test are not part of its
+    /// range).
     fn or_operand(&self, test: &ast::Expr) -> String {
         let text = &self.text[test.range()];
-        match test {
-            ast::Expr::Name(_)
-            | ast::Expr::Attribute(_)
-            | ast::Expr::Call(_)
-            | ast::Expr::Subscript(_)
-            | ast::Expr::Compare(_)
-            | ast::Expr::UnaryOp(_)
-            | ast::Expr::BinOp(_)
-            | ast::Expr::BoolOp(_) => text.to_owned(),
-            _ => format!("({text})"),
+        match binds(test) {
+            true => text.to_owned(),
+            false => format!("({text})"),
         }
     }
 
@@ -187,10 +180,11 @@ impl<'a> Finder<'a> {
                 if !one_line || nested || self.shape == Shape::Nested && tests.len() == 1 {
                     continue;
                 }
-                vec![
-                    (branch.test.range(), tests.join(" or ")),
-                    self.emptied(gone),
-                ]
+                let test = match tests.len() {
+                    1 => self.negated_test(stmt, &branch.test),
+                    _ => self.test_edit(stmt, branch.test.range(), tests.join(" or ")),
+                };
+                vec![test, self.emptied(gone)]
             } else {
                 // The goto's line is the `else:`, as deep as the `if`.
                 let indent = self.indent(stmt);
@@ -246,6 +240,168 @@ impl<'a> Finder<'a> {
         }
     }
 
+    /// The loops of one list that leave at their head ([`Shape::Until`]): `label .l`, an
+    /// `if` with no other branch whose body E ends in a statement that never falls through,
+    /// some statements S, then `goto .l`. The `if`'s header becomes `while not (TEST):`
+    /// over S, which moves up into the lines E left, each goto to `.l` in S (under `if`,
+    /// `with` and `try` statements only) `continue`, and E goes after the loop, on the lines
+    /// that end with the goto's, a blank line before it. Taken where the header's lines hold
+    /// no comment and E's no string over several lines, no label lies between the `if` and
+    /// the goto, no `break` or `continue` in S would be the new loop's, and no other such
+    /// loop of the pass meets this one; E's `break`, `continue` and `return` leave what they
+    /// left before, as the loop is all that comes between.
+    pub(super) fn untils(&mut self, list: &[Stmt]) {
+        let (lines, text) = (self.lines, self.text);
+        let mut held: Option<Held> = None;
+        for (at, stmt) in list.iter().enumerate().skip(1) {
+            let (label, Stmt::If(branch)) = (&list[at - 1], stmt) else {
+                continue;
+            };
+            let (Some(name), Some(exit), true) = (
+                self.markers.labels.get(&label.start()),
+                branch.body.last(),
+                branch.elif_else_clauses.is_empty(),
+            ) else {
+                continue;
+            };
+            // The goto back: the first goto of the list after the `if`.
+            let Some(back) = (at + 1..list.len())
+                .find(|&next| self.markers.gotos.contains_key(&list[next].start()))
+            else {
+                continue;
+            };
+            let (body, goto) = (&list[at + 1..back], list[back].range());
+            let Some(first) = body.first() else { continue };
+            // The header's last line, the colon's (after the test's closing parentheses).
+            let rest = &text[usize::from(branch.test.end())..];
+            let Some(colon) = rest.find(':').and_then(|at| TextSize::try_from(at).ok()) else {
+                continue;
+            };
+            let header = lines.line(branch.test.end() + colon);
+            let (last, end) = (lines.line(exit.end()), lines.line(goto.start()));
+            let Some(&after) = lines.starts.get(end + 1) else {
+                continue;
+            };
+            let site = TextRange::new(lines.starts[end], after);
+            let region = TextRange::new(label.start(), goto.end());
+            let held = held.get_or_insert_with(|| Held::of(self, list));
+            let inner: Vec<TextRange> = (held.found(name, at + 1, back).iter())
+                .map(|&(_, goto)| goto)
+                .collect();
+            let fits = self.markers.gotos.get(&goto.start()) == Some(name)
+                && lines.alone(text, label.range())
+                && !text[usize::from(stmt.start())..usize::from(lines.starts[header + 1])]
+                    .contains('#')
+                && header < lines.line(branch.body[0].start())
+                && text[site].trim() == &text[goto]
+                && self.never_falls(exit)
+                && !lines.inside[header + 1..=last + 1].contains(&true)
+                && !lines.tabbed(label.start(), goto.end())
+                && !self
+                    .markers
+                    .labelled(TextRange::new(stmt.start(), goto.start()))
+                && self.gotos_within(TextRange::new(first.start(), goto.start()), name)
+                    == inner.len()
+                && inner.iter().all(|&goto| lines.alone(text, goto))
+                && !held.exits(at + 1, back)
+                && !(self.shifted.iter()).any(|other| other.intersect(region).is_some());
+            if !fits {
+                continue;
+            }
+            // The gotos back in S, and S's last line once E's lines and those of the gotos
+            // that go are out.
+            let (mut edits, gone) = self.continues(body, &inner);
+            let Some(bottom) = (end - 1)
+                .checked_sub(last - header + gone)
+                .filter(|&bottom| bottom > header)
+            else {
+                continue;
+            };
+            // E's lines, as deep as the `if`, and the lines that go after them.
+            let exits = TextRange::new(lines.starts[header + 1], lines.starts[last + 1]);
+            let moved = self.reindented(exits, self.indent(&branch.body[0]), self.indent(stmt));
+            edits.extend([
+                (
+                    TextRange::at(stmt.start(), TextSize::of("if")),
+                    "while".to_owned(),
+                ),
+                self.negated_test(stmt, &branch.test),
+                (exits, String::new()),
+                (site, format!("\n{moved}{}", "\n".repeat(gone))),
+            ]);
+            self.shifted.push(region);
+            let skipped = TextRange::new(lines.starts[header + 1], lines.starts[bottom]);
+            self.take_each(label, inner.len() + 1, edits, Some(skipped), None);
+        }
+    }
+
+    /// The edits that write each of `gotos`, back to the head of a loop made of `body`, as
+    /// `continue`, or take it out where `body` ends with it anyway: its line goes, or it is
+    /// `pass` where it is its clause's only statement (a comment on its line keeps it as
+    /// `continue`); with how many lines go.
+    fn continues(&self, body: &[Stmt], gotos: &[TextRange]) -> (Vec<(TextRange, String)>, usize) {
+        let (lines, text) = (self.lines, self.text);
+        let ends = tails(body);
+        let mut gone = 0;
+        let edits = (gotos.iter())
+            .map(|&goto| {
+                let line = lines.line(goto.start());
+                let whole = TextRange::new(lines.starts[line], lines.starts[line + 1]);
+                let tail = (ends.iter()).find(|(stmt, _)| stmt.start() == goto.start());
+                match tail {
+                    Some(&(_, true)) => (goto, "pass".to_owned()),
+                    Some(_) if text[whole].trim() == &text[goto] => {
+                        gone += 1;
+                        (whole, String::new())
+                    }
+                    _ => (goto, "continue".to_owned()),
+                }
+            })
+            .collect();
+        (edits, gone)
+    }
+
+    /// The edit that writes the test of `stmt`, an `if`, as its `not` ([`negated`]): where
+    /// that is `not (TEST)` and the test has parentheses of its own, those (`if (A or B):`
+    /// is `not (A or B)`, not `(not (A or B))`).
+    pub(super) fn negated_test(&self, stmt: &Stmt, test: &ast::Expr) -> (TextRange, String) {
+        let text = self.text;
+        let plain = negated(text, test);
+        let keyword = stmt.start() + TextSize::of("if");
+        let before = &text[usize::from(keyword)..usize::from(test.start())];
+        let rest = &text[usize::from(test.end())..];
+        let after = rest.trim_start();
+        let wrapped = plain == format!("not ({})", &text[test.range()])
+            && before.trim() == "("
+            && after.starts_with(')');
+        match (
+            before.find('('),
+            TextSize::try_from(rest.len() - after.len() + 1),
+        ) {
+            (Some(open), Ok(close)) if wrapped => {
+                let open = keyword + TextSize::try_from(open).unwrap_or_default();
+                let range = TextRange::new(open, test.end() + close);
+                self.test_edit(stmt, range, format!("not {}", &text[range]))
+            }
+            _ => self.test_edit(stmt, test.range(), plain),
+        }
+    }
+
+    /// The edit that writes `written` over `range`, the test of `stmt` (an `if`) or that
+    /// test in its parentheses: a blank before it where it follows the keyword right away
+    /// (`if(x):`).
+    pub(super) fn test_edit(
+        &self,
+        stmt: &Stmt,
+        range: TextRange,
+        written: String,
+    ) -> (TextRange, String) {
+        match range.start() == stmt.start() + TextSize::of("if") {
+            true => (range, format!(" {written}")),
+            false => (range, written),
+        }
+    }
+
     /// The name and range of the goto of `stmt`, an `if` with no other branch: its only
     /// statement (a skip), or its last after others (an else).
     fn goto_branch(&self, stmt: &Stmt) -> Option<(&'a String, TextRange)> {
@@ -263,6 +419,34 @@ impl<'a> Finder<'a> {
     }
 }
 
+/// The statements that end `list` where falling off them falls off `list`: its last, or
+/// (where that is an `if`, a `with` or a `try`) the ends of the clauses it falls off from,
+/// each with whether it is its clause's only statement.
+fn tails(list: &[Stmt]) -> Vec<(&Stmt, bool)> {
+    let (mut found, mut work) = (Vec::new(), vec![list]);
+    while let Some(list) = work.pop() {
+        match list.last() {
+            Some(last @ (Stmt::If(_) | Stmt::With(_))) => work.extend(child_lists(last)),
+            Some(Stmt::Try(attempt)) if !attempt.is_star => {
+                // The body falls into the `else` where there is one; a `finally` runs
+                // whichever way the `try` is left.
+                work.push(if attempt.orelse.is_empty() {
+                    &attempt.body
+                } else {
+                    &attempt.orelse
+                });
+                work.extend(attempt.handlers.iter().map(|handler| {
+                    let ast::ExceptHandler::ExceptHandler(handler) = handler;
+                    handler.body.as_slice()
+                }));
+            }
+            Some(last) => found.push((last, list.len() == 1)),
+            None => {}
+        }
+    }
+    found
+}
+
 /// `stmt` and the statements nested in it, each the only statement of an `if` with no other
 /// branch before it: `if A:` / `if B:` / `goto .l` is those three.
 fn nested(stmt: &Stmt) -> Vec<&Stmt> {
@@ -273,8 +457,26 @@ fn nested(stmt: &Stmt) -> Vec<&Stmt> {
     chain
 }
 
+/// Whether `expr` binds at least as tightly as `or`, so that it needs no parentheses as a
+/// test or an operand of `or`: a name, attribute, call, subscript, comparison, operation or
+/// `and`/`or` (not a conditional expression, a `lambda`, an assignment expression, a
+/// `yield` or a tuple).
+fn binds(expr: &ast::Expr) -> bool {
+    matches!(
+        expr,
+        ast::Expr::Name(_)
+            | ast::Expr::Attribute(_)
+            | ast::Expr::Call(_)
+            | ast::Expr::Subscript(_)
+            | ast::Expr::Compare(_)
+            | ast::Expr::UnaryOp(_)
+            | ast::Expr::BinOp(_)
+            | ast::Expr::BoolOp(_)
+    )
+}
+
 /// The text of `not (TEST)` for an `if`'s test: `not x` (or `not (x)`) is tested as `x`
-/// (or `(x)`), a name, attribute, call or subscript without parentheses, and `x is y`
+/// (a tuple or a test over several lines as `(x)`), a name, attribute, call or subscript without parentheses, and `x is y`
 /// as `x is not y` (`is not` as `is`, `in` as `not in`, `not in` as `in`: Python
 /// defines each as the other's `not`, where `==` and `<` call methods of their own).
 pub(super) fn negated(source: &str, test: &ast::Expr) -> String {
@@ -282,8 +484,16 @@ pub(super) fn negated(source: &str, test: &ast::Expr) -> String {
     match test {
         ast::Expr::UnaryOp(ast::ExprUnaryOp {
             op: ast::UnaryOp::Not,
+            operand,
             ..
-        }) => text[3..].trim_start().to_owned(),
+        }) => {
+            // Without the parentheses around it where it needs none as a test or an
+            // operand of `or`, on one line (they may hold the line's continuation).
+            match binds(operand) && !text.contains('\n') {
+                true => source[operand.range()].to_owned(),
+                false => text[3..].trim_start().to_owned(),
+            }
+        }
         ast::Expr::Compare(compare) if let Some(inverse) = inverse(source, compare) => inverse,
         ast::Expr::Name(_)
         | ast::Expr::Attribute(_)
