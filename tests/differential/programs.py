@@ -32,7 +32,9 @@ switch or loop they leave, outside `finally` bodies. One block in twelve holds a
 chain of conditional gotos (`if x % 3 == 1: goto .L4`), a default by goto or by falling into
 the first block, and the blocks in any order, each but the last going to a label after
 them all (a Fortran arithmetic IF or computed GO TO, ported line for line); one in twelve a
-loop that tests at its end, a label and a conditional goto back to it, bounded by `c`.
+loop that tests at its end, a label and a conditional goto back to it, bounded by `c`; one
+in twelve a loop that tests at its head, a label, an `if` on `c` whose body leaves the loop
+(a goto past it, `return` or `break`), the body and a goto back.
 Gotos only target labels SPEC section 4 allows from where they are, except in one program in
 twelve, where one goto enters a frame or leaves a finally body on purpose: gotopy must reject
 it with the matching code (`invalid.json`).
@@ -105,8 +107,8 @@ class Generator:
         size = size if size is not None else self.rng.randint(1, 4)
         statements = [self.statement(depth) for _ in range(size)]
         r = self.rng.random()
-        if r < 1 / 6:
-            shape = self.ladder() if r < 1 / 12 else self.repeat()
+        if r < 1 / 4:
+            shape = self.ladder() if r < 1 / 12 else self.repeat() if r < 1 / 6 else self.until()
             statements.insert(self.rng.randint(0, size), shape)
         return statements
 
@@ -122,6 +124,30 @@ class Generator:
         if rng.random() < 0.4:
             body.insert(2, ["exit", name, f"c % {m} == 1"])
         body.append(["exit", name, f"c % {m} != 0"])
+        return ["seq", body]
+
+    def until(self):
+        """A loop whose head leaves it: a label, an `if` on the counter `c` whose body goes
+        past the loop (or returns, or breaks the loop around it), the body, and a goto back
+        (which translate writes as `while not (TEST):` with the exit after it), sometimes
+        with a goto back from inside (`continue`)."""
+        rng = self.rng
+        head, out = f"L{len(self.labels)}", f"L{len(self.labels) + 1}"
+        for name in (head, out):
+            self.labels.append((name, list(self.frames), list(self.tries)))
+        ways = [["exit", out, None]]
+        if not self.in_finally:
+            ways.append(["return", self.fresh(), None])
+        if self.breakable:
+            ways.append(["break", None])
+        m = rng.randint(2, 4)
+        leave = [["trace", self.fresh()], rng.choice(ways)]
+        body = [["label", head], ["if", f"c % {m} == {rng.randint(0, m - 1)}", leave, []],
+                ["assign", "c = c + 1"], ["trace", self.fresh()]]
+        if rng.random() < 0.4:
+            again = [["trace", self.fresh()], ["exit", head, None]]
+            body.append(["if", f"x % 2 == {rng.randint(0, 1)}", again, []])
+        body += [["exit", head, None], ["label", out]]
         return ["seq", body]
 
     def ladder(self):

@@ -502,7 +502,15 @@ impl<'a> Finder<'a> {
             return;
         }
         for (clause, last) in clause_ends(stmt) {
-            if self.markers.gotos.get(&last.start()) == Some(name) {
+            // Not one that nothing reaches (after a statement that never falls through, or
+            // in a block that nothing reaches): the pass takes those with the dead code.
+            let at = clause.len() - 1;
+            let reached = (at.checked_sub(1)).is_none_or(|before| {
+                !self.never_falls(&clause[before])
+                    && !(self.unreached(clause).iter())
+                        .any(|&(label, end)| (label..end).contains(&at))
+            });
+            if reached && self.markers.gotos.get(&last.start()) == Some(name) {
                 let pass = if clause.len() == 1 { "pass" } else { "" };
                 let edits = vec![self.gone(last, pass)];
                 self.take_each(label, 1, edits, None, None);
