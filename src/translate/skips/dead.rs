@@ -15,7 +15,8 @@
 //!
 //! Later, after the passes that read them as a ladder's or a loop's ([`Shape::Fall`]), a
 //! goto that ends a clause of an `if` (at any depth of `if`s) right before its label goes
-//! too: `if C: goto .l` / `label .l` is `if C: pass`, the test still made.
+//! too: `if C: goto .l` / `label .l` is `if C: pass`, the test still made (one that nothing
+//! reaches goes with the dead code instead).
 //!
 //! Code that never runs still decides what its scope is: a name it binds is a local of the
 //! function, a name it loads may be a free variable passed down, a `yield` makes a

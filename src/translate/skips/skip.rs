@@ -1,6 +1,6 @@
 //! The first passes' forward skips and loops, each an `if` and its goto in one statement
 //! list ([`Shape::Merge`], [`Shape::Skip`], [`Shape::Nested`], [`Shape::Else`],
-//! [`Shape::Loop`]), and the test of a skip written as its `not`.
+//! [`Shape::Loop`], [`Shape::Until`]), and the test of a skip written as its `not`.
 
 use super::repeat::Held;
 use super::*;
